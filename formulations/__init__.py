@@ -1,0 +1,1 @@
+"""Exact mathematical programs (PuLP / highspy) of Kafka's assignment rules: ``exact.*`` methods."""

@@ -1,0 +1,153 @@
+"""Small, strict readers for JSON values: every failure names its field.
+
+These are the only places that turn untrusted JSON into Python values, so the
+rules of ``instance-format.md`` (unknown fields are errors, integers are not
+booleans, racks are non-empty strings) live here once.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any, Iterable
+
+from .errors import InstanceError
+
+JAVA_LONG_MAX = 2**63 - 1
+JAVA_INT_MAX = 2**31 - 1
+
+
+def obj(value: Any, path: str, required: Iterable[str] = (), optional: Iterable[str] = ()) -> dict:
+    """A JSON object with exactly the allowed keys."""
+    if not isinstance(value, dict):
+        raise InstanceError(path or "(top level)", f"must be an object, got {_kind(value)}")
+    required = tuple(required)
+    allowed = set(required) | set(optional)
+    for key in value:
+        if key not in allowed:
+            raise InstanceError(_join(path, key), "unknown field")
+    for key in required:
+        if key not in value:
+            raise InstanceError(_join(path, key), "required field is missing")
+    return value
+
+
+def mapping(value: Any, path: str) -> dict:
+    """A JSON object used as a map (any keys)."""
+    if not isinstance(value, dict):
+        raise InstanceError(path, f"must be an object, got {_kind(value)}")
+    return value
+
+
+def array(value: Any, path: str) -> list:
+    if not isinstance(value, list):
+        raise InstanceError(path, f"must be an array, got {_kind(value)}")
+    return value
+
+
+def integer(value: Any, path: str, minimum: int | None = None, maximum: int = JAVA_LONG_MAX) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InstanceError(path, f"must be an integer, got {_kind(value)}")
+    if minimum is not None and value < minimum:
+        raise InstanceError(path, f"must be an integer >= {minimum}, got {value}")
+    if value > maximum:
+        raise InstanceError(path, f"must be an integer <= {maximum}, got {value}")
+    return value
+
+
+def string(value: Any, path: str) -> str:
+    if not isinstance(value, str):
+        raise InstanceError(path, f"must be a string, got {_kind(value)}")
+    if value == "":
+        raise InstanceError(path, "must be a non-empty string")
+    return value
+
+
+def rack(value: Any, path: str) -> str | None:
+    """A rack: a non-empty string, or null for "no rack configured"."""
+    return None if value is None else string(value, path)
+
+
+def boolean(value: Any, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise InstanceError(path, f"must be true or false, got {_kind(value)}")
+    return value
+
+
+def choice(value: Any, path: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise InstanceError(path, f"must be one of {', '.join(allowed)}, got {json.dumps(value)}")
+    return value
+
+
+def unique_strings(value: Any, path: str) -> tuple[str, ...]:
+    items = tuple(string(v, f"{path}[{i}]") for i, v in enumerate(array(value, path)))
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        if item in seen:
+            raise InstanceError(f"{path}[{i}]", f"{item!r} is listed twice")
+        seen.add(item)
+    return items
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return f"the string {json.dumps(value)[:60]}"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+    result: dict = {}
+    for key, value in pairs:
+        if key in result:
+            raise InstanceError(key, "field appears twice in one JSON object")
+        result[key] = value
+    return result
+
+
+def _no_constants(name: str) -> Any:
+    raise InstanceError("(json)", f"{name} is not valid JSON")
+
+
+def parse_json(text: str | bytes, what: str = "input") -> Any:
+    """Parse JSON strictly: duplicate keys, NaN and Infinity are errors."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+    except json.JSONDecodeError as exc:
+        raise InstanceError(what, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except UnicodeDecodeError:
+        raise InstanceError(what, "not valid UTF-8 text") from None
+    except RecursionError:
+        raise InstanceError(what, "JSON nested too deeply") from None
+
+
+def read_json_file(source: str, what: str = "input") -> Any:
+    """Read and parse a JSON file, or standard input for ``-``."""
+    if source == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(source, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise InstanceError(what, f"cannot read {source}: {exc.strerror or exc}") from None
+    return parse_json(data, what)
+
+
+def finite_number(value: Any, path: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InstanceError(path, f"must be a finite number, got {_kind(value)}")
+    return value

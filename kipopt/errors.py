@@ -1,0 +1,24 @@
+"""Errors that the command line turns into one line and exit status 2."""
+
+from __future__ import annotations
+
+
+class KipoptError(Exception):
+    """Base class for every error kipopt reports to a user without a traceback."""
+
+
+class InstanceError(KipoptError, ValueError):
+    """A malformed instance, solution or argument, naming the offending field.
+
+    >>> str(InstanceError("clients.p1.capacity", "must be an integer >= 1, got 0"))
+    'clients.p1.capacity: must be an integer >= 1, got 0'
+    """
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}")
+
+
+class MethodError(KipoptError):
+    """A method that cannot run on a valid instance (e.g. no unique current owner)."""

@@ -1,0 +1,506 @@
+"""Typed, validated instances of the three families of ``instance-format.md``.
+
+Each family is a frozen dataclass built only through :func:`from_dict` (or
+:func:`load_instance`), which enforces every rule of the format and fills in
+Kafka's defaults; :func:`to_dict` writes the canonical JSON back, and
+``from_dict(to_dict(x)) == x``.
+
+>>> inst = from_dict({"format": 1, "family": "replicas", "partitions": 2,
+...                   "replication_factor": 2,
+...                   "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}]})
+>>> inst.racks
+('a', 'b')
+>>> from_dict(to_dict(inst)) == inst
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Mapping, Union
+
+from . import _read as r
+from .errors import InstanceError
+
+FORMAT_VERSION = 1
+FAMILIES = ("replicas", "consumers", "tasks")
+STRATEGIES = ("none", "min_traffic", "balance_subtopology")
+COST_PARTITIONS = ("kafka", "all")
+
+
+# --------------------------------------------------------------------------- ids
+
+
+def java_string_key(text: str) -> bytes:
+    """Sort key equal to Java's ``String.compareTo`` (UTF-16 code units).
+
+    >>> sorted(["p2", "p10", "p1"], key=java_string_key)
+    ['p1', 'p10', 'p2']
+    """
+    return text.encode("utf-16-be", "surrogatepass")
+
+
+def parse_partition(text: str, path: str = "partition") -> tuple[str, int]:
+    """Split ``"<topic>-<partition>"`` on its last ``-``.
+
+    >>> parse_partition("my-topic-12")
+    ('my-topic', 12)
+    """
+    if not isinstance(text, str):
+        raise InstanceError(path, f"must be a partition string like \"orders-3\", got {text!r}")
+    topic, sep, number = text.rpartition("-")
+    if not sep or not topic or not _canonical_nonnegative(number):
+        raise InstanceError(path, f"{text!r} is not a partition like \"orders-3\" (<topic>-<partition>)")
+    return topic, int(number)
+
+
+def parse_task_id(text: str, path: str = "task") -> tuple[int, int]:
+    """Split a Kafka Streams task id ``"<subtopology>_<partition>"``.
+
+    >>> parse_task_id("2_10")
+    (2, 10)
+    """
+    head, sep, tail = text.partition("_") if isinstance(text, str) else ("", "", "")
+    if not sep or not _canonical_nonnegative(head) or not _canonical_nonnegative(tail):
+        raise InstanceError(path, f"{text!r} is not a task id like \"0_3\" (<subtopology>_<partition>)")
+    return int(head), int(tail)
+
+
+def _canonical_nonnegative(text: str) -> bool:
+    return text.isascii() and text.isdigit() and str(int(text)) == text and int(text) <= r.JAVA_INT_MAX
+
+
+# --------------------------------------------------------------------------- topics
+
+
+@dataclass(frozen=True)
+class Topic:
+    """A topic: entry ``p`` of ``racks`` holds the racks with a replica of partition ``p``."""
+
+    racks: tuple[tuple[str, ...], ...]
+
+    @property
+    def partitions(self) -> int:
+        return len(self.racks)
+
+
+def _read_topics(value: Any, path: str) -> dict[str, Topic]:
+    topics: dict[str, Topic] = {}
+    for name, spec in r.mapping(value, path).items():
+        tpath = f"{path}.{name}"
+        if name == "":
+            raise InstanceError(tpath, "topic name must be non-empty")
+        spec = r.obj(spec, tpath, required=("racks",))
+        entries = r.array(spec["racks"], f"{tpath}.racks")
+        if not entries:
+            raise InstanceError(f"{tpath}.racks", "a topic needs at least one partition")
+        racks = tuple(r.unique_strings(e, f"{tpath}.racks[{p}]") for p, e in enumerate(entries))
+        topics[name] = Topic(racks)
+    return topics
+
+
+def _topics_to_dict(topics: Mapping[str, Topic]) -> dict:
+    return {name: {"racks": [list(p) for p in t.racks]} for name, t in topics.items()}
+
+
+def _check_partition(topics: Mapping[str, Topic], text: Any, path: str) -> str:
+    topic, number = parse_partition(text, path)
+    known = topics.get(topic)
+    if known is None:
+        raise InstanceError(path, f"{text!r} names topic {topic!r}, which is not in topics")
+    if number >= known.partitions:
+        raise InstanceError(path, f"{text!r}: topic {topic!r} has {known.partitions} partitions")
+    return text
+
+
+# --------------------------------------------------------------------------- replicas
+
+
+@dataclass(frozen=True)
+class Broker:
+    id: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True)
+class ReplicasInstance:
+    """KIP-36: place ``partitions`` partitions of ``replication_factor`` replicas on brokers."""
+
+    brokers: tuple[Broker, ...]
+    partitions: int
+    replication_factor: int
+    start_index: int = 0
+    start_partition_id: int = 0
+    current: Mapping[int, tuple[int, ...]] | None = None
+    family: str = field(default="replicas", init=False)
+
+    @cached_property
+    def broker_ids(self) -> tuple[int, ...]:
+        return tuple(sorted(b.id for b in self.brokers))
+
+    @cached_property
+    def rack_of(self) -> dict[int, str | None]:
+        return {b.id: b.rack for b in self.brokers}
+
+    @cached_property
+    def racks(self) -> tuple[str, ...]:
+        """Distinct broker racks, sorted (rack-less brokers contribute none)."""
+        return tuple(sorted({b.rack for b in self.brokers if b.rack is not None}))
+
+    @property
+    def partition_ids(self) -> range:
+        return range(self.start_partition_id, self.start_partition_id + self.partitions)
+
+
+def _read_replicas(d: dict) -> ReplicasInstance:
+    r.obj(d, "", required=("format", "family", "brokers", "partitions", "replication_factor"),
+          optional=("start_index", "start_partition_id", "current"))
+    brokers = []
+    seen: set[int] = set()
+    for i, b in enumerate(r.array(d["brokers"], "brokers")):
+        bpath = f"brokers[{i}]"
+        b = r.obj(b, bpath, required=("id",), optional=("rack",))
+        bid = r.integer(b["id"], f"{bpath}.id", 0, r.JAVA_INT_MAX)
+        if bid in seen:
+            raise InstanceError(f"{bpath}.id", f"broker id {bid} is listed twice")
+        seen.add(bid)
+        brokers.append(Broker(bid, r.rack(b.get("rack"), f"{bpath}.rack")))
+    if not brokers:
+        raise InstanceError("brokers", "at least one broker is needed")
+    partitions = r.integer(d["partitions"], "partitions", 1, r.JAVA_INT_MAX)
+    rf = r.integer(d["replication_factor"], "replication_factor", 1, r.JAVA_INT_MAX)
+    start_index = r.integer(d.get("start_index", 0), "start_index", 0, r.JAVA_INT_MAX)
+    start_pid = r.integer(d.get("start_partition_id", 0), "start_partition_id", 0, r.JAVA_INT_MAX)
+    current = None
+    if "current" in d:
+        current = {}
+        for key, replicas in r.mapping(d["current"], "current").items():
+            cpath = f"current.{key}"
+            if not _canonical_nonnegative(key):
+                raise InstanceError(cpath, f"partition id {key!r} is not a non-negative integer")
+            pid = int(key)
+            if not start_pid <= pid < start_pid + partitions:
+                raise InstanceError(cpath, f"partition {pid} is outside {start_pid}..{start_pid + partitions - 1}")
+            ids = [r.integer(x, f"{cpath}[{j}]", 0) for j, x in enumerate(r.array(replicas, cpath))]
+            for j, x in enumerate(ids):
+                if x not in seen:
+                    raise InstanceError(f"{cpath}[{j}]", f"broker {x} is not in brokers")
+            if len(set(ids)) != len(ids):
+                raise InstanceError(cpath, "a broker is listed twice")
+            if not ids:
+                raise InstanceError(cpath, "an existing assignment lists at least one broker")
+            current[pid] = tuple(ids)
+        current = dict(sorted(current.items()))
+    return ReplicasInstance(tuple(brokers), partitions, rf, start_index, start_pid, current)
+
+
+def _replicas_to_dict(x: ReplicasInstance) -> dict:
+    d: dict[str, Any] = {
+        "format": FORMAT_VERSION, "family": "replicas",
+        "brokers": [{"id": b.id, "rack": b.rack} for b in x.brokers],
+        "partitions": x.partitions, "replication_factor": x.replication_factor,
+        "start_index": x.start_index, "start_partition_id": x.start_partition_id,
+    }
+    if x.current is not None:
+        d["current"] = {str(p): list(bs) for p, bs in x.current.items()}
+    return d
+
+
+# --------------------------------------------------------------------------- consumers
+
+
+@dataclass(frozen=True)
+class Member:
+    id: str
+    rack: str | None
+    topics: tuple[str, ...]
+    owned: tuple[str, ...] = ()
+    generation: int = -1
+
+
+@dataclass(frozen=True)
+class ConsumersInstance:
+    """KIP-881: assign the partitions of the subscribed topics to group members."""
+
+    topics: Mapping[str, Topic]
+    members: tuple[Member, ...]
+    family: str = field(default="consumers", init=False)
+
+    @cached_property
+    def member_by_id(self) -> dict[str, Member]:
+        return {m.id: m for m in self.members}
+
+    @cached_property
+    def partition_racks(self) -> dict[str, frozenset[str]]:
+        """Every partition string of every topic, with its replica racks."""
+        return {f"{t}-{p}": frozenset(rs) for t, topic in self.topics.items() for p, rs in enumerate(topic.racks)}
+
+    @cached_property
+    def subscribed_partitions(self) -> tuple[str, ...]:
+        """Partitions of topics someone subscribes to, by topic name then partition."""
+        names = sorted({t for m in self.members for t in m.topics}, key=java_string_key)
+        return tuple(f"{t}-{p}" for t in names for p in range(self.topics[t].partitions))
+
+
+def _read_consumers(d: dict) -> ConsumersInstance:
+    r.obj(d, "", required=("format", "family", "topics", "members"))
+    topics = _read_topics(d["topics"], "topics")
+    members = []
+    seen: set[str] = set()
+    for i, m in enumerate(r.array(d["members"], "members")):
+        mpath = f"members[{i}]"
+        m = r.obj(m, mpath, required=("id", "topics"), optional=("rack", "owned", "generation"))
+        mid = r.string(m["id"], f"{mpath}.id")
+        if mid in seen:
+            raise InstanceError(f"{mpath}.id", f"member id {mid!r} is listed twice")
+        seen.add(mid)
+        subscribed = r.unique_strings(m["topics"], f"{mpath}.topics")
+        for j, t in enumerate(subscribed):
+            if t not in topics:
+                raise InstanceError(f"{mpath}.topics[{j}]", f"topic {t!r} is not in topics")
+        owned = r.unique_strings(m.get("owned", []), f"{mpath}.owned")
+        for j, p in enumerate(owned):
+            _check_partition(topics, p, f"{mpath}.owned[{j}]")
+        generation = r.integer(m.get("generation", -1), f"{mpath}.generation", -1, r.JAVA_INT_MAX)
+        members.append(Member(mid, r.rack(m.get("rack"), f"{mpath}.rack"), subscribed, owned, generation))
+    if not members:
+        raise InstanceError("members", "at least one member is needed")
+    return ConsumersInstance(topics, tuple(members))
+
+
+def _consumers_to_dict(x: ConsumersInstance) -> dict:
+    return {
+        "format": FORMAT_VERSION, "family": "consumers", "topics": _topics_to_dict(x.topics),
+        "members": [{"id": m.id, "rack": m.rack, "topics": list(m.topics), "owned": list(m.owned),
+                     "generation": m.generation} for m in x.members],
+    }
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    inputs: tuple[str, ...]
+    changelogs: tuple[str, ...] = ()
+    stateful: bool = False
+    end_offset: int = 0
+
+    @property
+    def subtopology(self) -> int:
+        return parse_task_id(self.id)[0]
+
+    @property
+    def sort_key(self) -> tuple[int, int]:
+        return parse_task_id(self.id)
+
+
+@dataclass(frozen=True)
+class Client:
+    id: str
+    rack: str | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+    capacity: int = 1
+    active: tuple[str, ...] = ()
+    standby: tuple[str, ...] = ()
+    lags: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TasksConfig:
+    """Kafka Streams settings; ``None`` costs mean "unset" (Kafka's HA assignor then uses 10 and 1)."""
+
+    num_standby_replicas: int = 0
+    acceptable_recovery_lag: int = 10_000
+    max_warmup_replicas: int = 2
+    rack_aware_assignment_strategy: str = "none"
+    rack_aware_assignment_traffic_cost: int | None = None
+    rack_aware_assignment_non_overlap_cost: int | None = None
+    rack_aware_assignment_tags: tuple[str, ...] = ()
+    rack_aware_assignment_cost_partitions: str = "kafka"
+
+    @property
+    def traffic_cost(self) -> int:
+        """The traffic cost the high-availability assignor uses (10 when unset)."""
+        c = self.rack_aware_assignment_traffic_cost
+        return 10 if c is None else c
+
+    @property
+    def non_overlap_cost(self) -> int:
+        """The non-overlap cost the high-availability assignor uses (1 when unset)."""
+        c = self.rack_aware_assignment_non_overlap_cost
+        return 1 if c is None else c
+
+
+@dataclass(frozen=True)
+class TasksInstance:
+    """Kafka Streams task assignment (KIP-441, KIP-708, KIP-925)."""
+
+    topics: Mapping[str, Topic]
+    tasks: Mapping[str, Task]
+    clients: Mapping[str, Client]
+    config: TasksConfig = TasksConfig()
+    family: str = field(default="tasks", init=False)
+
+    @cached_property
+    def task_ids(self) -> tuple[str, ...]:
+        """Task ids in Kafka's ``TaskId`` order: (subtopology, partition)."""
+        return tuple(sorted(self.tasks, key=parse_task_id))
+
+    @cached_property
+    def client_ids(self) -> tuple[str, ...]:
+        """Client ids in Kafka's process order (Java ``String.compareTo`` of the ids)."""
+        return tuple(sorted(self.clients, key=java_string_key))
+
+    @cached_property
+    def subtopologies(self) -> tuple[int, ...]:
+        return tuple(sorted({parse_task_id(t)[0] for t in self.tasks}))
+
+    @cached_property
+    def partition_racks(self) -> dict[str, frozenset[str]]:
+        return {f"{t}-{p}": frozenset(rs) for t, topic in self.topics.items() for p, rs in enumerate(topic.racks)}
+
+    def lag(self, client: str, task: str) -> int:
+        """Restore lag of ``client`` on stateful ``task``; its end offset if it holds no state."""
+        t = self.tasks[task]
+        return self.clients[client].lags.get(task, t.end_offset)
+
+    def cost_partitions(self, task: str, role: str) -> tuple[str, ...]:
+        """The partitions whose rack decides the traffic cost of ``task`` in ``role``."""
+        t = self.tasks[task]
+        if role == "standby":
+            return t.changelogs
+        if self.config.rack_aware_assignment_cost_partitions == "all":
+            return t.inputs + tuple(p for p in t.changelogs if p not in t.inputs)
+        return t.inputs
+
+
+def _read_tasks(d: dict) -> TasksInstance:
+    r.obj(d, "", required=("format", "family", "topics", "tasks", "clients"), optional=("config",))
+    topics = _read_topics(d["topics"], "topics")
+    tasks: dict[str, Task] = {}
+    for tid, spec in r.mapping(d["tasks"], "tasks").items():
+        tasks[tid] = _read_task(tid, spec, topics)
+    if not tasks:
+        raise InstanceError("tasks", "at least one task is needed")
+    clients = {cid: _read_client(cid, spec, tasks) for cid, spec in r.mapping(d["clients"], "clients").items()}
+    if not clients:
+        raise InstanceError("clients", "at least one client is needed")
+    return TasksInstance(topics, tasks, clients, _read_config(d.get("config", {})))
+
+
+def _read_task(tid: str, spec: Any, topics: Mapping[str, Topic]) -> Task:
+    path = f"tasks.{tid}"
+    parse_task_id(tid, path)
+    spec = r.obj(spec, path, required=("inputs",), optional=("changelogs", "stateful", "end_offset"))
+    inputs = r.unique_strings(spec["inputs"], f"{path}.inputs")
+    if not inputs:
+        raise InstanceError(f"{path}.inputs", "a task reads at least one input partition")
+    changelogs = r.unique_strings(spec.get("changelogs", []), f"{path}.changelogs")
+    for key, parts in (("inputs", inputs), ("changelogs", changelogs)):
+        for j, p in enumerate(parts):
+            _check_partition(topics, p, f"{path}.{key}[{j}]")
+    stateful = r.boolean(spec.get("stateful", bool(changelogs)), f"{path}.stateful")
+    if stateful and not changelogs:
+        raise InstanceError(f"{path}.changelogs", "a stateful task needs at least one changelog partition")
+    end_offset = r.integer(spec.get("end_offset", 0), f"{path}.end_offset", 0)
+    return Task(tid, inputs, changelogs, stateful, end_offset)
+
+
+def _read_client(cid: str, spec: Any, tasks: Mapping[str, Task]) -> Client:
+    path = f"clients.{cid}"
+    if cid == "":
+        raise InstanceError(path, "client id must be non-empty")
+    spec = r.obj(spec, path, optional=("rack", "tags", "capacity", "active", "standby", "lags"))
+    tags = {}
+    for key, value in r.mapping(spec.get("tags", {}), f"{path}.tags").items():
+        tags[r.string(key, f"{path}.tags")] = r.string(value, f"{path}.tags.{key}")
+    roles = {}
+    for role in ("active", "standby"):
+        roles[role] = r.unique_strings(spec.get(role, []), f"{path}.{role}")
+        for j, t in enumerate(roles[role]):
+            if t not in tasks:
+                raise InstanceError(f"{path}.{role}[{j}]", f"task {t!r} is not in tasks")
+    for j, t in enumerate(roles["standby"]):
+        if t in roles["active"]:
+            raise InstanceError(f"{path}.standby[{j}]", f"task {t!r} is also active on this client")
+        if not tasks[t].stateful:
+            raise InstanceError(f"{path}.standby[{j}]", f"task {t!r} is stateless and cannot have a standby")
+    lags = {}
+    for t, lag in r.mapping(spec.get("lags", {}), f"{path}.lags").items():
+        if t not in tasks:
+            raise InstanceError(f"{path}.lags.{t}", f"task {t!r} is not in tasks")
+        if not tasks[t].stateful:
+            raise InstanceError(f"{path}.lags.{t}", f"task {t!r} is stateless and has no lag")
+        lags[t] = r.integer(lag, f"{path}.lags.{t}", 0)
+    return Client(cid, r.rack(spec.get("rack"), f"{path}.rack"), tags,
+                  r.integer(spec.get("capacity", 1), f"{path}.capacity", 1, r.JAVA_INT_MAX),
+                  roles["active"], roles["standby"], lags)
+
+
+def _read_config(value: Any) -> TasksConfig:
+    names = [f for f in TasksConfig.__dataclass_fields__]
+    c = r.obj(value, "config", optional=names)
+    p = "config."
+    costs = {}
+    for key in ("rack_aware_assignment_traffic_cost", "rack_aware_assignment_non_overlap_cost"):
+        costs[key] = None if c.get(key) is None else r.integer(c[key], p + key, 0, r.JAVA_INT_MAX)
+    tags = r.unique_strings(c.get("rack_aware_assignment_tags", []), p + "rack_aware_assignment_tags")
+    return TasksConfig(
+        num_standby_replicas=r.integer(c.get("num_standby_replicas", 0), p + "num_standby_replicas", 0, r.JAVA_INT_MAX),
+        acceptable_recovery_lag=r.integer(c.get("acceptable_recovery_lag", 10_000), p + "acceptable_recovery_lag", 0),
+        max_warmup_replicas=r.integer(c.get("max_warmup_replicas", 2), p + "max_warmup_replicas", 1, r.JAVA_INT_MAX),
+        rack_aware_assignment_strategy=r.choice(c.get("rack_aware_assignment_strategy", "none"),
+                                                p + "rack_aware_assignment_strategy", STRATEGIES),
+        rack_aware_assignment_tags=tags,
+        rack_aware_assignment_cost_partitions=r.choice(c.get("rack_aware_assignment_cost_partitions", "kafka"),
+                                                       p + "rack_aware_assignment_cost_partitions", COST_PARTITIONS),
+        **costs,
+    )
+
+
+def _tasks_to_dict(x: TasksInstance) -> dict:
+    tasks = {}
+    for tid, t in x.tasks.items():
+        tasks[tid] = {"inputs": list(t.inputs), "changelogs": list(t.changelogs), "stateful": t.stateful,
+                      "end_offset": t.end_offset}
+    clients = {cid: {"rack": c.rack, "tags": dict(c.tags), "capacity": c.capacity, "active": list(c.active),
+                     "standby": list(c.standby), "lags": dict(c.lags)} for cid, c in x.clients.items()}
+    config = {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.config.__dict__.items() if v is not None}
+    return {"format": FORMAT_VERSION, "family": "tasks", "topics": _topics_to_dict(x.topics),
+            "tasks": tasks, "clients": clients, "config": config}
+
+
+# --------------------------------------------------------------------------- façade
+
+Instance = Union[ReplicasInstance, ConsumersInstance, TasksInstance]
+
+_READERS = {"replicas": _read_replicas, "consumers": _read_consumers, "tasks": _read_tasks}
+_WRITERS = {ReplicasInstance: _replicas_to_dict, ConsumersInstance: _consumers_to_dict, TasksInstance: _tasks_to_dict}
+
+
+def from_dict(data: Any) -> Instance:
+    """Validate a decoded JSON instance and return its typed model."""
+    data = r.mapping(data, "(top level)")
+    if "format" not in data:
+        raise InstanceError("format", "required field is missing (instances carry \"format\": 1)")
+    if data["format"] != FORMAT_VERSION or isinstance(data["format"], bool):
+        raise InstanceError("format", f"unsupported format {data['format']!r}; this kipopt reads format 1")
+    if "family" not in data:
+        raise InstanceError("family", "required field is missing")
+    family = r.choice(data["family"], "family", FAMILIES)
+    return _READERS[family](data)
+
+
+def to_dict(instance: Instance) -> dict:
+    """The canonical JSON object of an instance (Kafka's defaults written out)."""
+    return _WRITERS[type(instance)](instance)
+
+
+def load_instance(source: str | Mapping) -> Instance:
+    """Load and validate an instance from a path, ``-`` (stdin) or a decoded dict."""
+    if isinstance(source, Mapping):
+        return from_dict(source)
+    return from_dict(r.read_json_file(source, "INSTANCE"))

@@ -1,0 +1,142 @@
+"""The registry of methods (``kafka.*`` ports, ``exact.*`` programs) and rules.
+
+A *rule* is a decision problem with one exact objective (``rack_active``,
+``spread``, ...): its ``objective`` and ``violations`` are recomputed from an
+assignment alone, and its ``exact_method`` solves it to optimality. A *method*
+produces an assignment; the façade :func:`kipopt.api.solve` times it,
+evaluates the result and reports the objective *of the method's rule*, so a
+port and its exact model compare directly.
+
+Provider modules (listed in ``_PROVIDERS``) each export ``METHODS`` and
+``RULES``; they are imported on first use so that ``kipopt validate`` never
+pays for HiGHS or Spark.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from .errors import InstanceError
+from .solution import Assignment, Status
+
+_PROVIDERS = (
+)
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """What the command line passes to every method."""
+
+    time_limit: float | None = None
+    threads: int | None = None
+    seed: int | None = None
+
+
+@dataclass
+class MethodResult:
+    """What a method returns; the façade adds timing, metrics and the rule's objective.
+
+    ``objective`` is the method's own claim (checked against the recomputed
+    value); ``bound`` its proven bound, if any.
+    """
+
+    assignment: Assignment
+    status: Status = Status.FEASIBLE
+    objective: float | None = None
+    bound: float | None = None
+    message: str | None = None
+    seed: int | None = None
+    target: Assignment | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class Runner(Protocol):
+    def __call__(self, instance: Any, options: SolveOptions) -> MethodResult: ...
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A hard rule an assignment breaks: its name, how often, and a few examples."""
+
+    rule: str
+    count: int
+    examples: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "count": self.count, "examples": list(self.examples)}
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    family: str
+    exact_method: str
+    objective: Callable[[Any, Assignment], float]
+    violations: Callable[[Any, Assignment], list[Violation]]
+    description: str
+    sense: str = "min"
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    family: str
+    rule: str
+    run: Runner
+    description: str
+
+    @property
+    def exact(self) -> bool:
+        return self.name.startswith("exact.")
+
+
+_methods: dict[str, Method] | None = None
+_rules: dict[str, Rule] | None = None
+
+
+def _load() -> tuple[dict[str, Method], dict[str, Rule]]:
+    global _methods, _rules
+    if _methods is None or _rules is None:
+        methods: dict[str, Method] = {}
+        rules: dict[str, Rule] = {}
+        for name in _PROVIDERS:
+            module = importlib.import_module(name)
+            for m in getattr(module, "METHODS", ()):
+                methods[m.name] = m
+            for rule in getattr(module, "RULES", ()):
+                rules[rule.name] = rule
+        _methods, _rules = methods, rules
+    return _methods, _rules
+
+
+def methods() -> dict[str, Method]:
+    return _load()[0]
+
+
+def rules() -> dict[str, Rule]:
+    return _load()[1]
+
+
+def get_method(name: str, family: str | None = None) -> Method:
+    found = methods().get(name)
+    if found is None:
+        raise InstanceError("--method", f"unknown method {name!r}; available: {', '.join(sorted(methods())) or 'none'}")
+    if family is not None and found.family != family:
+        names = sorted(m for m, x in methods().items() if x.family == family)
+        raise InstanceError("--method", f"{name} is for family {found.family!r}, the instance is {family!r}; "
+                                        f"methods for {family}: {', '.join(names) or 'none yet'}")
+    return found
+
+
+DEFAULT_RULES = {"tasks": "rack_active", "replicas": "spread", "consumers": "balanced"}
+
+
+def get_rule(name: str | None, family: str) -> Rule:
+    name = name or DEFAULT_RULES[family]
+    found = rules().get(name)
+    names = sorted(r for r, x in rules().items() if x.family == family)
+    if found is None or found.family != family:
+        raise InstanceError("--rule", f"no rule {name!r} for family {family!r}; available: {', '.join(names) or 'none yet'}")
+    return found

@@ -1,0 +1,206 @@
+"""Assignments and the solution object of ``cli.md``.
+
+An *assignment* is the family-specific part (``{"assignment": ...}`` of
+``instance-format.md``), held as plain typed Python containers:
+
+* replicas: ``dict[int, tuple[int, ...]]`` partition id -> brokers, leader first;
+* consumers: ``dict[str, tuple[str, ...]]`` member -> partitions;
+* tasks: ``dict[str, TaskRoles]`` client -> its active, standby and warm-up tasks.
+
+Parsing rejects what is not an assignment of *this* instance (unknown ids,
+wrong shapes) with an :class:`~kipopt.errors.InstanceError`; what is an
+assignment but breaks a rule (a duplicate, an unassigned task) is left for
+the evaluator to report.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Union
+
+from . import _read as r
+from .errors import InstanceError
+from .instance import ConsumersInstance, Instance, ReplicasInstance, TasksInstance, parse_partition
+
+
+@dataclass(frozen=True)
+class TaskRoles:
+    """The tasks one Kafka Streams client runs, by role."""
+
+    active: tuple[str, ...] = ()
+    standby: tuple[str, ...] = ()
+    warmup: tuple[str, ...] = ()
+
+
+Assignment = Union[dict[int, tuple[int, ...]], dict[str, tuple[str, ...]], dict[str, TaskRoles]]
+
+
+class Status(str, enum.Enum):
+    OPTIMAL = "optimal"
+    FEASIBLE = "feasible"
+    INFEASIBLE = "infeasible"
+    ERROR = "error"
+
+
+@dataclass
+class Solution:
+    """What ``kipopt solve`` prints: an assignment with its quality and provenance.
+
+    ``objective`` is the value of the rule's exact objective (the same for a
+    ``kafka.*`` port and its ``exact.*`` model, so they compare directly);
+    ``bound`` the best proven bound on it; ``gap`` the relative gap between them.
+    """
+
+    family: str
+    method: str
+    assignment: Assignment
+    status: Status
+    objective: float | None = None
+    bound: float | None = None
+    seconds: float = 0.0
+    metrics: dict[str, Any] = field(default_factory=dict)
+    message: str | None = None
+    seed: int | None = None
+    target: Assignment | None = None
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)
+        if self.seconds < 0:
+            raise ValueError(f"negative solve time {self.seconds} not understood")
+
+    @property
+    def gap(self) -> float | None:
+        return relative_gap(self.objective, self.bound)
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {
+            "family": self.family, "method": self.method,
+            "assignment": assignment_to_json(self.family, self.assignment),
+            "status": self.status.value, "objective": _num(self.objective), "bound": _num(self.bound),
+            "gap": self.gap, "seconds": round(self.seconds, 6), "metrics": self.metrics,
+        }
+        if self.target is not None:
+            d["target"] = assignment_to_json(self.family, self.target)
+        if self.seed is not None:
+            d["seed"] = self.seed
+        if self.message is not None:
+            d["message"] = self.message
+        return d
+
+
+def relative_gap(objective: float | None, bound: float | None) -> float | None:
+    """``|objective - bound| / max(1, |objective|)``; 0 when they meet.
+
+    >>> relative_gap(40, 40), relative_gap(50, 40), relative_gap(None, 3)
+    (0.0, 0.2, None)
+    """
+    if objective is None or bound is None:
+        return None
+    return abs(objective - bound) / max(1.0, abs(objective))
+
+
+def _num(x: float | None) -> float | int | None:
+    if x is None:
+        return None
+    if isinstance(x, float) and x.is_integer() and math.isfinite(x):
+        return int(x)
+    return x
+
+
+# --------------------------------------------------------------------------- reading
+
+SOLUTION_FIELDS = ("family", "method", "assignment", "status", "objective", "bound", "gap", "seconds",
+                   "metrics", "message", "seed", "target", "violations")
+
+
+def parse_solution(instance: Instance, data: Any) -> Assignment:
+    """The assignment of a solution object (or of a bare ``{"assignment": ...}``)."""
+    d = r.obj(data, "", required=("assignment",), optional=SOLUTION_FIELDS)
+    if "family" in d and d["family"] != instance.family:
+        raise InstanceError("family", f"solution is for family {d['family']!r}, instance is {instance.family!r}")
+    return parse_assignment(instance, d["assignment"])
+
+
+def parse_assignment(instance: Instance, value: Any, path: str = "assignment") -> Assignment:
+    if isinstance(instance, ReplicasInstance):
+        return _replicas(instance, value, path)
+    if isinstance(instance, ConsumersInstance):
+        return _consumers(instance, value, path)
+    return _tasks(instance, value, path)
+
+
+def _replicas(x: ReplicasInstance, value: Any, path: str) -> dict[int, tuple[int, ...]]:
+    out: dict[int, tuple[int, ...]] = {}
+    known = set(x.broker_ids)
+    for key, brokers in r.mapping(value, path).items():
+        kpath = f"{path}.{key}"
+        if not (key.isascii() and key.isdigit()) or int(key) not in x.partition_ids:
+            raise InstanceError(kpath, f"{key!r} is not a partition id of this instance "
+                                       f"({x.partition_ids.start}..{x.partition_ids.stop - 1})")
+        ids = tuple(r.integer(b, f"{kpath}[{j}]", 0) for j, b in enumerate(r.array(brokers, kpath)))
+        for j, b in enumerate(ids):
+            if b not in known:
+                raise InstanceError(f"{kpath}[{j}]", f"broker {b} is not in the instance")
+        out[int(key)] = ids
+    return out
+
+
+def _consumers(x: ConsumersInstance, value: Any, path: str) -> dict[str, tuple[str, ...]]:
+    value = r.mapping(value, path)
+    out: dict[str, tuple[str, ...]] = {}
+    for mid, parts in value.items():
+        mpath = f"{path}.{mid}"
+        if mid not in x.member_by_id:
+            raise InstanceError(mpath, f"member {mid!r} is not in the instance")
+        items = r.array(parts, mpath)
+        for j, p in enumerate(items):
+            if p not in x.partition_racks:
+                parse_partition(p, f"{mpath}[{j}]")
+                raise InstanceError(f"{mpath}[{j}]", f"partition {p!r} is not in the instance's topics")
+        out[mid] = tuple(items)
+    for m in x.members:
+        if m.id not in out:
+            raise InstanceError(f"{path}.{m.id}", "every member must appear (with [] if it gets nothing)")
+    return out
+
+
+def _tasks(x: TasksInstance, value: Any, path: str) -> dict[str, TaskRoles]:
+    value = r.mapping(value, path)
+    out: dict[str, TaskRoles] = {}
+    for cid, roles in value.items():
+        cpath = f"{path}.{cid}"
+        if cid not in x.clients:
+            raise InstanceError(cpath, f"client {cid!r} is not in the instance")
+        roles = r.obj(roles, cpath, optional=("active", "standby", "warmup"))
+        lists = {}
+        for role in ("active", "standby", "warmup"):
+            items = r.array(roles.get(role, []), f"{cpath}.{role}")
+            for j, t in enumerate(items):
+                if t not in x.tasks:
+                    raise InstanceError(f"{cpath}.{role}[{j}]", f"task {t!r} is not in the instance")
+            lists[role] = tuple(items)
+        out[cid] = TaskRoles(**lists)
+    for cid in x.clients:
+        if cid not in out:
+            raise InstanceError(f"{path}.{cid}", "every client must appear (with empty lists if it gets nothing)")
+    return out
+
+
+def assignment_to_json(family: str, assignment: Assignment) -> dict:
+    if family == "replicas":
+        return {str(p): list(bs) for p, bs in sorted(assignment.items())}
+    if family == "consumers":
+        return {m: list(ps) for m, ps in assignment.items()}
+    return {c: {"active": list(t.active), "standby": list(t.standby), "warmup": list(t.warmup)}
+            for c, t in assignment.items()}
+
+
+def current_assignment(instance: Instance) -> Assignment:
+    """The assignment the instance starts from (its owners), in solution form."""
+    if isinstance(instance, TasksInstance):
+        return {c: TaskRoles(cl.active, cl.standby) for c, cl in instance.clients.items()}
+    if isinstance(instance, ConsumersInstance):
+        return {m.id: tuple(p for p in m.owned) for m in instance.members}
+    return dict(instance.current or {})

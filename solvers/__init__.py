@@ -1,0 +1,1 @@
+"""Faithful Python ports of Kafka's production assignment algorithms: ``kafka.*`` methods."""
