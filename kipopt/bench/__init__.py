@@ -1,0 +1,1 @@
+"""The optimality-gap benchmark on Spark (``kipopt bench``)."""
