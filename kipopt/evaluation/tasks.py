@@ -1,0 +1,183 @@
+"""Evaluator of Kafka Streams task assignments (KIP-441, KIP-708, KIP-925).
+
+Metrics, all recomputed from the assignment:
+
+* KIP-925 costs (``kipopt.costs``): traffic and non-overlap, for actives and
+  standbys, with the instance's configured costs (Kafka's 10 and 1 when unset);
+* load per client (active, standby, warm-up, total) and per thread of
+  capacity, and their max - min imbalance;
+* sub-topology spread: per sub-topology, max - min of the active counts;
+* KIP-708 tag distinctness: for each tag dimension (the configured
+  ``rack_aware_assignment_tags``, else every tag key in use), the distinct
+  values over each task's active + standby hosts, against the best possible
+  ``min(hosts, values of that key)``;
+* standby shortfall against ``num_standby_replicas`` and the least shortfall
+  any assignment could have (``clients - 1`` copies at most);
+* KIP-441: stateful actives on a client that is not among the most caught-up
+  (rank 0 when ``lag <= acceptable_recovery_lag``, else the lag).
+
+Hard rules broken (violations): ``unassigned_active``, ``duplicate_active``,
+``active_standby_colocated``, ``standby_of_stateless``, ``duplicate_in_list``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Mapping
+
+from ..costs import ROLES, role_cost
+from ..instance import TasksInstance, parse_task_id
+from ..solution import TaskRoles
+from . import Evaluation, ViolationLog, spread
+
+
+def evaluate_tasks(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> Evaluation:
+    log = ViolationLog()
+    _check_lists(instance, assignment, log)
+    metrics: dict = {}
+    metrics.update(_costs(instance, assignment))
+    metrics.update(_loads(instance, assignment))
+    metrics.update(_subtopology_spread(instance, assignment))
+    metrics.update(_tags(instance, assignment))
+    metrics.update(_standbys(instance, assignment))
+    metrics.update(_caught_up(instance, assignment))
+    return Evaluation("tasks", metrics, log.violations())
+
+
+def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], log: ViolationLog) -> None:
+    owners: dict[str, list[str]] = defaultdict(list)
+    for cid, roles in assignment.items():
+        for role in ("active", "standby", "warmup"):
+            for task, n in Counter(getattr(roles, role)).items():
+                if n > 1:
+                    log.add("duplicate_in_list", f"{cid} lists {task} {n} times as {role}")
+        for task in roles.active:
+            owners[task].append(cid)
+        actives = set(roles.active)
+        for task in set(roles.standby) | set(roles.warmup):
+            if task in actives:
+                log.add("active_standby_colocated", f"{task} is active and standby/warm-up on {cid}")
+            if not instance.tasks[task].stateful:
+                log.add("standby_of_stateless", f"{task} is stateless but has a standby/warm-up on {cid}")
+        for task in set(roles.standby) & set(roles.warmup):
+            log.add("duplicate_in_list", f"{cid} lists {task} as both standby and warm-up")
+    for task in instance.task_ids:
+        holders = owners.get(task, ())
+        if not holders:
+            log.add("unassigned_active", f"{task} has no active client")
+        elif len(holders) > 1:
+            log.add("duplicate_active", f"{task} is active on {', '.join(sorted(set(holders)))}")
+
+
+def _costs(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+    out: dict = {}
+    for role in ROLES:
+        cost = role_cost(instance, assignment, role)
+        out[f"{role}_traffic_cost"] = cost.traffic
+        out[f"{role}_non_overlap_cost"] = cost.non_overlap
+    out["traffic_cost"] = out["active_traffic_cost"] + out["standby_traffic_cost"]
+    out["non_overlap_cost"] = out["active_non_overlap_cost"] + out["standby_non_overlap_cost"]
+    out["total_cost"] = out["traffic_cost"] + out["non_overlap_cost"]
+    return out
+
+
+def _loads(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+    per_client = {}
+    for cid in instance.client_ids:
+        roles = assignment.get(cid, TaskRoles())
+        cap = instance.clients[cid].capacity
+        a, s, w = len(roles.active), len(roles.standby), len(roles.warmup)
+        per_client[cid] = {"capacity": cap, "active": a, "standby": s, "warmup": w, "total": a + s + w,
+                           "active_per_thread": a / cap, "total_per_thread": (a + s + w) / cap}
+    rows = per_client.values()
+    out = {f"{k}_imbalance": spread(r[k] for r in rows)
+           for k in ("active", "standby", "total", "active_per_thread", "total_per_thread")}
+    out["per_client"] = per_client
+    return out
+
+
+def _subtopology_spread(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+    counts: dict[int, Counter] = {g: Counter() for g in instance.subtopologies}
+    for cid, roles in assignment.items():
+        for task in roles.active:
+            counts[parse_task_id(task)[0]][cid] += 1
+    per = {str(g): spread(c.get(cid, 0) for cid in instance.clients) for g, c in counts.items()}
+    return {"subtopology_spread": per, "subtopology_imbalance": max(per.values(), default=0)}
+
+
+def _tag_keys(instance: TasksInstance) -> tuple[str, ...]:
+    configured = instance.config.rack_aware_assignment_tags
+    if configured:
+        return configured
+    return tuple(sorted({k for c in instance.clients.values() for k in c.tags}))
+
+
+def _tags(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+    keys = _tag_keys(instance)
+    if not keys:
+        return {"tag_distinct": {}, "tag_shortfall": 0}
+    hosts: dict[str, set[str]] = defaultdict(set)
+    for cid, roles in assignment.items():
+        for task in roles.active + roles.standby:
+            hosts[task].add(cid)
+    clients = instance.clients
+    per_key = {}
+    for key in keys:
+        values = {c.tags[key] for c in clients.values() if key in c.tags}
+        actual = best = 0
+        for task, where in hosts.items():
+            actual += len({clients[c].tags[key] for c in where if key in clients[c].tags})
+            best += min(len(where), len(values))
+        per_key[key] = {"distinct": actual, "best": best, "shortfall": best - actual}
+    return {"tag_distinct": per_key, "tag_shortfall": sum(v["shortfall"] for v in per_key.values())}
+
+
+def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+    wanted = instance.config.num_standby_replicas
+    copies: Counter = Counter()
+    warmups = 0
+    for roles in assignment.values():
+        copies.update(set(roles.standby))
+        warmups += len(roles.warmup)
+    possible = min(wanted, len(instance.clients) - 1)
+    stateful = [t for t in instance.task_ids if instance.tasks[t].stateful]
+    return {
+        "standby_shortfall": sum(max(0, wanted - copies[t]) for t in stateful),
+        "standby_shortfall_min": (wanted - possible) * len(stateful),
+        "standby_excess": sum(max(0, copies[t] - wanted) for t in stateful),
+        "warmups": warmups,
+    }
+
+
+def _caught_up(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+    acceptable = instance.config.acceptable_recovery_lag
+    tasks = instance.tasks
+
+    def rank(lag: int) -> int:
+        return 0 if lag <= acceptable else lag
+
+    best = _lowest_lags(instance)
+    not_caught_up = 0
+    for cid, roles in assignment.items():
+        lags = instance.clients[cid].lags
+        for task in roles.active:
+            if tasks[task].stateful:
+                not_caught_up += rank(lags.get(task, tasks[task].end_offset)) > rank(best[task])
+    return {"actives_not_caught_up": not_caught_up}
+
+
+def _lowest_lags(instance: TasksInstance) -> dict[str, int]:
+    """Per stateful task, the lowest lag of any client (a client without state has the end offset)."""
+    lowest: dict[str, int] = {}
+    listed: Counter = Counter()
+    for client in instance.clients.values():
+        for task, lag in client.lags.items():
+            listed[task] += 1
+            if lag < lowest.get(task, lag + 1):
+                lowest[task] = lag
+    everyone = len(instance.clients)
+    for task in instance.task_ids:
+        t = instance.tasks[task]
+        if t.stateful and listed[task] < everyone:
+            lowest[task] = min(lowest.get(task, t.end_offset), t.end_offset)
+    return lowest
