@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_generator_params(p: argparse.ArgumentParser) -> None:
     from .datasets import generator_params
     for name, (kind, help_text) in generator_params().items():
-        p.add_argument(f"--{name.replace('_', '-')}", dest=f"p_{name}", type=kind, default=None, help=help_text)
+        p.add_argument(f"--{name.replace('_', '-')}", dest=f"p_{name}", type=kind, default=None,
+                       metavar=name.upper(), help=help_text)
 
 
 def _add_bench(sub: Any) -> None:
@@ -199,12 +200,21 @@ def _add_bench(sub: Any) -> None:
     add_bench_parser(sub)
 
 
+def _one_line(text: str) -> str:
+    """Escape control characters (a field name may hold a newline) so a message stays one line.
+
+    >>> _one_line("tasks.0_0\\n: bad")
+    'tasks.0_0\\\\n: bad'
+    """
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
     except KipoptError as exc:
-        print(f"kipopt: error: {exc}", file=sys.stderr)
+        print(f"kipopt: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kipopt: interrupted", file=sys.stderr)
@@ -214,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
         if os.environ.get("KIPOPT_DEBUG"):
             traceback.print_exc()
-        print(f"kipopt: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"kipopt: internal error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
         return 3
 
 

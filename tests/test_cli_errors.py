@@ -1,0 +1,241 @@
+"""Bad input on the command line: exit status 2 and ONE stderr line naming the field, never a traceback.
+
+Every error rule of the spec goes through ``kipopt validate`` (in-process
+through ``kipopt.cli.main``, plus real runs of the installed script), and a
+hypothesis fuzz feeds truncated and mutated instances to it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kipopt.cli import main
+from kipopt.datasets import generate, load_scenario, scenario_names
+from kipopt.instance import from_dict, to_dict
+
+from test_instance import ERROR_CASES, SPEC_EXAMPLES, _case_document
+
+KIPOPT = Path(sys.executable).with_name("kipopt")
+
+
+def validate_text(text: str | bytes, tmp_path: Path, capsys) -> tuple[int, str, str]:
+    """Run ``kipopt validate`` in-process on a document; return (exit, stdout, stderr)."""
+    path = tmp_path / "instance.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    capsys.readouterr()
+    code = main(["validate", str(path)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assert_one_error_line(code: int, out: str, err: str, field: str | None = None) -> str:
+    """Exit 2, nothing on stdout, exactly one stderr line ``kipopt: error: ...`` naming the field."""
+    assert code == 2, (code, err)
+    assert out == ""
+    assert "Traceback" not in err
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert err.startswith("kipopt: error: "), err
+    if field is not None:
+        assert err.startswith(f"kipopt: error: {field}: "), err
+    return err
+
+
+# --------------------------------------------------------------------------- every rule
+
+
+@pytest.mark.parametrize("case", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_validate_reports_each_rule(case, tmp_path, capsys):
+    """Each error rule of the spec: exit 2 and one line that starts with the field's path."""
+    _, base, path, value, field, words = case
+    code, out, err = validate_text(json.dumps(_case_document(base, path, value)), tmp_path, capsys)
+    assert words in assert_one_error_line(code, out, err, field)
+
+
+@pytest.mark.parametrize("task_id", ["0-1", "a_1", "0_1_2", "00_1"])
+def test_validate_bad_task_id(task_id, tmp_path, capsys):
+    """A task id that is not <subtopology>_<partition> names the task."""
+    d = copy.deepcopy(SPEC_EXAMPLES["tasks"])
+    d["tasks"][task_id] = {"inputs": ["input-0"]}
+    code, out, err = validate_text(json.dumps(d), tmp_path, capsys)
+    assert "not a task id" in assert_one_error_line(code, out, err, f"tasks.{task_id}")
+
+
+@pytest.mark.parametrize("text,field", [
+    ('{"format": 1, "family": "replicas", "family": "tasks"}', "family"),
+    ('{"format": 1, "family": "tasks", "topics": {}, "tasks": {}, "clients": {"p": {"capacity": NaN}}}', "(json)"),
+    ('{"format": 1, "family": "replicas", "partitions": Infinity}', "(json)"),
+    ('{"format": 1, "family": "replicas", "brokers": [', "INSTANCE"),
+    ("", "INSTANCE"),
+    ("[]", "(top level)"),
+    ("null", "(top level)"),
+    ('"tasks"', "(top level)"),
+    (b"\xff\xfe\x00", "INSTANCE"),
+])
+def test_validate_bad_json(text, field, tmp_path, capsys):
+    """Duplicate keys, NaN, Infinity, truncated or non-UTF-8 text, non-object documents."""
+    assert_one_error_line(*validate_text(text, tmp_path, capsys), field)
+
+
+def test_validate_missing_file(tmp_path, capsys):
+    """An unreadable path is a one-line error naming INSTANCE."""
+    code = main(["validate", str(tmp_path / "nope.json")])
+    captured = capsys.readouterr()
+    assert_one_error_line(code, captured.out, captured.err, "INSTANCE")
+
+
+@pytest.mark.parametrize("name", scenario_names())
+def test_validate_accepts_scenarios(name, tmp_path, capsys):
+    """Valid documents: exit 0 and ``{"ok": true, "family": ...}`` on stdout."""
+    inst = load_scenario(name)
+    code, out, err = validate_text(json.dumps(to_dict(inst)), tmp_path, capsys)
+    assert code == 0 and err == ""
+    assert json.loads(out) == {"ok": True, "family": inst.family}
+
+
+@pytest.mark.parametrize("argv,field", [
+    (["generate", "replicas", "--seed", "1", "--members", "3"], "--members"),
+    (["generate", "tasks", "--seed", "1", "--racks", "0"], "--racks"),
+    (["generate", "consumers", "--seed", "1", "--subscriptions", "some"], "--subscriptions"),
+    (["generate", "tasks", "--seed", "1", "--caught-up", "2.5"], "--caught-up"),
+    (["generate", "tasks", "--seed", "1", "--tasks", "many"], None),
+    (["generate", "brokers", "--seed", "1"], None),
+    (["generate", "tasks"], None),
+    (["schema", "brokers"], None),
+    (["validate"], None),
+])
+def test_usage_errors_are_one_line(argv, field, capsys):
+    """Bad generator parameters and usage errors: exit 2, one line, the flag named where it is ours."""
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert_one_error_line(code, captured.out, captured.err, field)
+
+
+# --------------------------------------------------------------------------- real processes
+
+
+def test_installed_script_valid_and_invalid(tmp_path):
+    """The installed ``kipopt`` script: exit 0 on a valid file, exit 2 and one line on a bad one."""
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(SPEC_EXAMPLES["tasks"]))
+    run = subprocess.run([str(KIPOPT), "validate", str(good)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and json.loads(run.stdout) == {"ok": True, "family": "tasks"}
+    bad = copy.deepcopy(SPEC_EXAMPLES["tasks"])
+    bad["clients"]["p2"]["capacity"] = 0
+    run = subprocess.run([str(KIPOPT), "validate", "-"], input=json.dumps(bad), capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.startswith("kipopt: error: clients.p2.capacity: ") and run.stderr.count("\n") == 1
+
+
+def test_control_characters_in_a_field_stay_on_one_line(tmp_path, capsys):
+    """A key like "a\\nb" must not split the error message over two lines."""
+    code, out, err = validate_text('{"format": 1, "family": "replicas", "a\\nb": 1}', tmp_path, capsys)
+    assert_one_error_line(code, out, err)
+
+
+# --------------------------------------------------------------------------- fuzz
+
+_SEEDS = [json.dumps(SPEC_EXAMPLES[f]) for f in sorted(SPEC_EXAMPLES)]
+_SEEDS += [json.dumps(to_dict(load_scenario(n))) for n in ("kip36_six_brokers", "kip925_two_tasks")]
+_SEEDS += [json.dumps(to_dict(generate(f, 3, **p))) for f, p in
+           (("replicas", {"added_brokers": 2}), ("consumers", {"members": 3}), ("tasks", {"tasks": 6, "clients": 3}))]
+
+_FUZZ = settings(max_examples=150, deadline=None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+def _nodes(doc, path=()):
+    """Every (path, value) below the root."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield path + (k,), v
+            yield from _nodes(v, path + (k,))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield path + (i,), v
+            yield from _nodes(v, path + (i,))
+
+
+def _replace(doc, path, value):
+    doc = copy.deepcopy(doc)
+    node = doc
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return doc
+
+
+def _broken(doc, kind: str, pick: int):
+    """A mutation that makes any valid instance invalid, whatever node it hits."""
+    nodes = list(_nodes(doc))
+    if kind == "unknown_key":  # every object of the format rejects this key or this value
+        objects = [()] + [p for p, v in nodes if isinstance(v, dict)]
+        where = objects[pick % len(objects)]
+        doc = copy.deepcopy(doc)
+        node = doc
+        for k in where:
+            node = node[k]
+        node["zz_unknown"] = 12345
+        return doc
+    path, value = nodes[pick % len(nodes)]
+    if kind == "container_swap":  # no position takes an object where another kind is expected, and so on
+        return _replace(doc, path, [1] if isinstance(value, dict) else {"zz": []})
+    if kind == "negative":  # no integer of the format may be below -1
+        ints = [(p, v) for p, v in nodes if isinstance(v, int) and not isinstance(v, bool)]
+        return _replace(doc, ints[pick % len(ints)][0], -7)
+    if kind == "empty_string":  # no string of the format may be empty
+        strings = [(p, v) for p, v in nodes if isinstance(v, str)]
+        return _replace(doc, strings[pick % len(strings)][0], "")
+    if kind == "delete_required":
+        doc = copy.deepcopy(doc)
+        required = ["format", "family"] + {"replicas": ["brokers", "partitions", "replication_factor"],
+                                           "consumers": ["topics", "members"],
+                                           "tasks": ["topics", "tasks", "clients"]}[doc["family"]]
+        del doc[required[pick % len(required)]]
+        return doc
+    raise AssertionError(kind)
+
+
+@_FUZZ
+@given(source=st.sampled_from(_SEEDS), cut=st.floats(0, 1, exclude_max=True))
+def test_fuzz_truncated_documents(source, cut, tmp_path, capsys):
+    """A valid instance cut anywhere short of its end: exit 2, one line, no traceback."""
+    text = source[: int(cut * len(source))]
+    assert_one_error_line(*validate_text(text, tmp_path, capsys))
+
+
+@_FUZZ
+@given(source=st.sampled_from(_SEEDS),
+       kind=st.sampled_from(["unknown_key", "container_swap", "negative", "empty_string", "delete_required"]),
+       pick=st.integers(0, 10_000))
+def test_fuzz_mutated_documents(source, kind, pick, tmp_path, capsys):
+    """Mutations that always break the format (keys, types, values): exit 2, one line, no traceback."""
+    doc = _broken(json.loads(source), kind, pick)
+    assert_one_error_line(*validate_text(json.dumps(doc), tmp_path, capsys))
+
+
+@_FUZZ
+@given(source=st.sampled_from(_SEEDS), data=st.data())
+def test_fuzz_text_noise(source, data, tmp_path, capsys):
+    """Random edits of the text may or may not stay valid: exit 0 exactly when the model accepts it, else 2;
+    never a traceback, never an internal error."""
+    text = list(source)
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(text) - 1))
+        text[i] = data.draw(st.sampled_from(list('{}[]",:-0123456789 aez_') + ["NaN", "true", "null", '"x":1,']))
+    mutated = "".join(text)
+    code, out, err = validate_text(mutated, tmp_path, capsys)
+    assert code in (0, 2) and "Traceback" not in err and "internal error" not in err
+    if code == 0:
+        from_dict(json.loads(mutated))
+        assert json.loads(out)["ok"] is True
+    else:
+        assert_one_error_line(code, out, err)
