@@ -107,24 +107,24 @@ def cmd_schema(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
+def _number(minimum: float, strict: bool):
+    """An argparse type: a finite float above ``minimum`` (or at least it, when not ``strict``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        low_ok = value > minimum if strict else value >= minimum
+        if not (low_ok and value != float("inf")):
+            raise argparse.ArgumentTypeError(f"must be a number {'>' if strict else '>='} {minimum:g}, got {text}")
+        return value
+
+    return parse
 
 
-def _nonnegative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
-    return value
+_positive_float = _number(0, strict=True)
+_nonnegative_float = _number(0, strict=False)
 
 
 def _positive_int(text: str) -> int:
