@@ -95,6 +95,9 @@ def test_check_verdicts(toy_registry, instance):
     result = check(instance, worse, rule="toy")
     assert (result.objective, result.optimum, result.ok) == (12, 0, False)
     assert check(instance, worse, rule="toy", tolerance=20).ok
+    assert result.gap == 1.0  # |12 - 0| / max(1, 12)
+    assert check(instance, worse, rule="toy", tolerance=result.gap).ok, "a tolerance equal to the printed gap passes"
+    assert not check(instance, worse, rule="toy", tolerance=0.99).ok
     assert check(instance, current_assignment(instance), rule="toy").ok
 
 

@@ -1,0 +1,305 @@
+"""KIP-925 rules and exact methods for Kafka Streams tasks: ``rack_active``, ``rack_standby``, ``balanced_subtopology``.
+
+Rules (objective and hard constraints, recomputed from an assignment alone):
+
+``rack_active``
+    KIP-925 active cost relative to the instance's ``active`` lists
+    (:func:`kipopt.costs.role_cost`, configured costs, Kafka's 10/1 when
+    unset). Hard: every client keeps its number of actives; with strategy
+    ``balance_subtopology`` every (client, sub-topology) count stays within
+    Kafka's cap ``ceil(((orig_j * 1.0) / T) * n_g)`` (IEEE doubles). This is
+    exactly the network Kafka's ``MinTrafficGraphConstructor`` /
+    ``BalanceSubtopologyGraphConstructor`` build over all tasks, so a correct
+    port of ``RackAwareTaskAssignor.optimizeActiveTasks`` (cycle canceling is
+    exact for its graph) costs exactly the optimum. Strategies ``none`` and
+    ``min_traffic`` both mean "no caps" here (with ``none`` Kafka does not
+    optimise at all, so its port then simply keeps the input).
+``balanced_subtopology``
+    The research variant: same cost and per-client counts, but each
+    (client, sub-topology) count lies between ``floor`` and ``ceil`` of the
+    exact share ``orig_j × n_g / T`` (integer arithmetic, no caps from
+    floating point). Always feasible: the fractional assignment giving every
+    task of group g to client j with weight ``orig_j / T`` meets every bound,
+    and the constraint matrix is totally unimodular, so an integral point
+    exists too. Its optimum is never below ``rack_active``'s with Kafka's caps
+    on the same instance (the feasible set is smaller: exact ceilings are at
+    most Kafka's, and there are floors).
+``rack_standby``
+    KIP-925 standby cost relative to the instance's ``standby`` lists. Hard:
+    actives stay the instance's; every client keeps its number of standbys,
+    every task its number of standby copies; no standby on a client where
+    the task is active; with ``rack_aware_assignment_tags`` the KIP-708 tag
+    spread of :mod:`kipopt.formulations.rack_standby_model`.
+
+Methods: ``exact.rack_active`` (PuLP full model when ``T × C <=``
+:data:`PULP_MAX_PAIRS`, else the rack-grouped array LP of
+:mod:`kipopt.formulations.rack_model`; :func:`solve_active` reaches either),
+``exact.balanced_subtopology`` (same choice) and ``exact.rack_standby``.
+Read-back: tasks not optimised keep their instance roles; warm-ups are
+empty. A client that becomes active on a task it held as a standby drops
+that standby (a task is never both on one client).
+
+Two clients on racks a and b, each running the task whose input lives on
+the other rack: swapping costs two moves and saves all traffic.
+
+>>> from kipopt.instance import from_dict
+>>> x = from_dict({"format": 1, "family": "tasks",
+...     "topics": {"in": {"racks": [["a"], ["b"]]}},
+...     "tasks": {"0_0": {"inputs": ["in-0"]}, "0_1": {"inputs": ["in-1"]}},
+...     "clients": {"x": {"rack": "b", "active": ["0_0"]}, "y": {"rack": "a", "active": ["0_1"]}}})
+>>> for model in ("pulp", "arrays"):
+...     problem, sol = solve_active(x, model=model)
+...     print(model, sol.status, sol.objective, [problem.clients[c] for c in sol.placement])
+pulp optimal 2 ['y', 'x']
+arrays optimal 2 ['y', 'x']
+>>> r = run_rack_active(x, SolveOptions())
+>>> r.assignment["y"].active, r.objective, r.bound
+(('0_0',), 2.0, 2.0)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Mapping
+
+import numpy as np
+
+from kipopt.costs import role_cost
+from kipopt.instance import TasksInstance
+from kipopt.methods import Method, MethodResult, Rule, SolveOptions, Violation
+from kipopt.solution import TaskRoles, Status
+
+from .rack_model import ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap, solve_rack_grouped
+from .rack_standby_model import required_spread, solve_standby, standby_problem, tag_values
+
+PULP_MAX_PAIRS = 2_000
+"""``exact.rack_active`` uses the readable PuLP model up to this many task × client pairs."""
+
+MODELS = ("auto", "pulp", "arrays")
+EXAMPLES = 5
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def active_objective(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> float:
+    return role_cost(instance, assignment, "active").total
+
+
+def standby_objective(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> float:
+    return role_cost(instance, assignment, "standby").total
+
+
+def _violation(rule: str, found: list[str]) -> list[Violation]:
+    return [Violation(rule, len(found), tuple(found[:EXAMPLES]))] if found else []
+
+
+def _count_changes(instance: TasksInstance, assignment: Mapping[str, TaskRoles], role: str) -> list[str]:
+    out = []
+    for cid, client in instance.clients.items():
+        roles = assignment.get(cid)
+        now = len(getattr(roles, role)) if roles is not None else 0
+        before = len(getattr(client, role))
+        if now != before:
+            out.append(f"{cid}: {now} {role} tasks, had {before}")
+    return out
+
+
+def _group_counts(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict[tuple[str, int], int]:
+    sub = {t: task.subtopology for t, task in instance.tasks.items()}
+    counts: Counter = Counter()
+    for cid, roles in assignment.items():
+        for t in roles.active:
+            counts[cid, sub[t]] += 1
+    return counts
+
+
+def _group_sizes(instance: TasksInstance) -> Counter:
+    return Counter(task.subtopology for task in instance.tasks.values())
+
+
+def rack_active_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
+    """Per-client active counts changed; with ``balance_subtopology`` Kafka's caps exceeded."""
+    found = _violation("active_count_changed", _count_changes(instance, assignment, "active"))
+    if instance.config.rack_aware_assignment_strategy != "balance_subtopology":
+        return found
+    total, sizes, counts = len(instance.tasks), _group_sizes(instance), _group_counts(instance, assignment)
+    over = []
+    for (cid, g), n in sorted(counts.items()):
+        cap = kafka_cap(len(instance.clients[cid].active), total, sizes[g])
+        if n > cap:
+            over.append(f"{cid}: {n} active tasks of sub-topology {g}, Kafka's cap is {cap}")
+    return found + _violation("subtopology_cap", over)
+
+
+def balanced_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
+    """Per-client active counts changed; a (client, sub-topology) count outside floor/ceil of its share."""
+    found = _violation("active_count_changed", _count_changes(instance, assignment, "active"))
+    total, sizes, counts = len(instance.tasks), _group_sizes(instance), _group_counts(instance, assignment)
+    off = []
+    for cid in sorted(instance.clients):
+        orig = len(instance.clients[cid].active)
+        for g in sorted(sizes):
+            lo, hi = fair_bounds(orig, total, sizes[g])
+            n = counts.get((cid, g), 0)
+            if not lo <= n <= hi:
+                off.append(f"{cid}: {n} active tasks of sub-topology {g}, fair share allows {lo}..{hi}")
+    return found + _violation("subtopology_share", off)
+
+
+def rack_standby_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
+    """Standby counts per client and per task, standbys on active clients, changed actives, tag spread."""
+    found = _violation("standby_count_changed", _count_changes(instance, assignment, "standby"))
+    before = Counter(t for c in instance.clients.values() for t in c.standby)
+    after = Counter(t for r in assignment.values() for t in r.standby)
+    changed = [f"{t}: {after[t]} standby copies, had {before[t]}" for t in instance.task_ids if after[t] != before[t]]
+    found += _violation("task_standby_count_changed", changed)
+    active_on = {(cid, t) for cid, c in instance.clients.items() for t in c.active}
+    on_active = [f"{cid}: standby of {t}, which is active there" for cid, r in sorted(assignment.items())
+                 for t in r.standby if (cid, t) in active_on]
+    found += _violation("standby_on_active_client", on_active)
+    moved = [f"{cid}: active tasks differ from the instance's" for cid, r in sorted(assignment.items())
+             if set(r.active) != set(instance.clients[cid].active)]
+    found += _violation("active_changed", moved)
+    return found + _violation("tag_spread", _tag_spread_failures(instance, assignment))
+
+
+def _tag_spread_failures(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[str]:
+    keys = instance.config.rack_aware_assignment_tags
+    if not keys:
+        return []
+    hosts: dict[str, set[str]] = {t: set() for t in instance.tasks}
+    for cid, roles in assignment.items():
+        for t in roles.active + roles.standby:
+            hosts[t].add(cid)
+    out = []
+    for key in keys:
+        values = len(tag_values(instance, key))
+        for t in instance.task_ids:
+            seen = {instance.clients[c].tags[key] for c in hosts[t] if key in instance.clients[c].tags}
+            need = required_spread(len(hosts[t]), values)
+            if len(seen) < need:
+                out.append(f"{t}: hosts carry {len(seen)} distinct {key!r} values, {need} possible")
+    return out
+
+
+# --------------------------------------------------------------------------- solving
+
+
+def active_bounds(instance: TasksInstance, rule: str) -> str:
+    """Which per-(client, sub-topology) bounds ``rule`` imposes on ``instance``."""
+    if rule == "balanced_subtopology":
+        return "fair"
+    if rule == "rack_active":
+        return "kafka" if instance.config.rack_aware_assignment_strategy == "balance_subtopology" else "none"
+    raise ValueError(f"not an active rule: {rule!r}")
+
+
+def choose_model(problem: ActiveProblem, model: str = "auto") -> str:
+    """``"pulp"`` up to :data:`PULP_MAX_PAIRS` task × client pairs, else ``"arrays"``."""
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    if model != "auto":
+        return model
+    return "pulp" if problem.num_tasks * problem.num_clients <= PULP_MAX_PAIRS else "arrays"
+
+
+def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str = "auto",
+                 time_limit: float | None = None, threads: int | None = None
+                 ) -> tuple[ActiveProblem, ActiveSolution]:
+    """Solve the active problem of ``rule`` with the chosen model (``auto``, ``pulp`` or ``arrays``)."""
+    problem = active_problem(instance, active_bounds(instance, rule))
+    if choose_model(problem, model) == "pulp":
+        from .rack_pulp import solve_active_pulp
+        return problem, solve_active_pulp(problem, time_limit, threads)
+    return problem, solve_rack_grouped(problem, time_limit, threads)
+
+
+def placement_assignment(instance: TasksInstance, problem: ActiveProblem,
+                         placement: np.ndarray) -> dict[str, TaskRoles]:
+    """Assignment with actives from ``placement``; standbys as in the instance, minus new actives."""
+    lists: list[list[str]] = [[] for _ in problem.clients]
+    for t, c in zip(problem.tasks, placement.tolist()):
+        lists[c].append(t)
+    out = {}
+    for cid, active in zip(problem.clients, lists):
+        mine = set(active)
+        standby = tuple(t for t in instance.clients[cid].standby if t not in mine)
+        out[cid] = TaskRoles(tuple(active), standby, ())
+    return out
+
+
+def _current(instance: TasksInstance) -> dict[str, TaskRoles]:
+    return {cid: TaskRoles(c.active, c.standby, ()) for cid, c in instance.clients.items()}
+
+
+_STATUS = {"optimal": Status.OPTIMAL, "feasible": Status.FEASIBLE, "infeasible": Status.INFEASIBLE}
+
+
+def _active_result(instance: TasksInstance, rule: str, options: SolveOptions, model: str = "auto") -> MethodResult:
+    problem, sol = solve_active(instance, rule, model, options.time_limit, options.threads)
+    if sol.placement is None:
+        start = _current(instance)
+        broken = RULE_VIOLATIONS[rule](instance, start)
+        if sol.status in ("time_limit", "feasible") and not broken:
+            return MethodResult(start, Status.FEASIBLE, active_objective(instance, start), sol.bound,
+                                message="time limit: HiGHS found no solution, returning the starting assignment",
+                                info=sol.info)
+        return MethodResult(start, Status.ERROR, message=f"HiGHS ended with status {sol.status}", info=sol.info)
+    assignment = placement_assignment(instance, problem, sol.placement)
+    return MethodResult(assignment, _STATUS.get(sol.status, Status.FEASIBLE), float(sol.objective),
+                        sol.bound, info=sol.info)
+
+
+def run_rack_active(instance: TasksInstance, options: SolveOptions) -> MethodResult:
+    """``exact.rack_active``: the KIP-925 active problem with the configured strategy, solved exactly."""
+    return _active_result(instance, "rack_active", options)
+
+
+def run_balanced_subtopology(instance: TasksInstance, options: SolveOptions) -> MethodResult:
+    """``exact.balanced_subtopology``: active cost with floor/ceil fair shares per sub-topology."""
+    return _active_result(instance, "balanced_subtopology", options)
+
+
+def run_rack_standby(instance: TasksInstance, options: SolveOptions) -> MethodResult:
+    """``exact.rack_standby``: standbys placed at minimum KIP-925 standby cost (KIP-708 tags if set)."""
+    problem = standby_problem(instance)
+    sol = solve_standby(problem, options.time_limit, options.threads)
+    start = _current(instance)
+    if sol.chosen is None:
+        status = Status.INFEASIBLE if sol.status == "infeasible" else Status.ERROR
+        reason = sol.info.get("reason", f"HiGHS ended with status {sol.status}")
+        return MethodResult(start, status, message=f"rack_standby: {reason}", info=sol.info)
+    lists: list[list[str]] = [[] for _ in problem.clients]
+    for e in np.nonzero(sol.chosen)[0]:
+        lists[problem.edge_client[e]].append(problem.tasks[problem.edge_task[e]])
+    order = {t: i for i, t in enumerate(problem.tasks)}
+    assignment = {cid: TaskRoles(instance.clients[cid].active, tuple(sorted(s, key=order.__getitem__)), ())
+                  for cid, s in zip(problem.clients, lists)}
+    return MethodResult(assignment, _STATUS.get(sol.status, Status.FEASIBLE), float(sol.objective),
+                        sol.bound, info=sol.info)
+
+
+RULE_VIOLATIONS = {"rack_active": rack_active_violations, "balanced_subtopology": balanced_violations,
+                   "rack_standby": rack_standby_violations}
+
+RULES = [
+    Rule("rack_active", "tasks", "exact.rack_active", active_objective, rack_active_violations,
+         "KIP-925 active cost (traffic + non-overlap) with per-client counts fixed; "
+         "Kafka's ceil caps per sub-topology under balance_subtopology"),
+    Rule("rack_standby", "tasks", "exact.rack_standby", standby_objective, rack_standby_violations,
+         "KIP-925 standby cost with per-client and per-task standby counts fixed, "
+         "no standby on an active client, KIP-708 tag spread when tags are configured"),
+    Rule("balanced_subtopology", "tasks", "exact.balanced_subtopology", active_objective, balanced_violations,
+         "KIP-925 active cost with per-client counts fixed and every (client, sub-topology) count "
+         "between floor and ceil of its exact fair share"),
+]
+
+METHODS = [
+    Method("exact.rack_active", "tasks", "rack_active", run_rack_active,
+           "RackAwareTaskAssignor.optimizeActiveTasks' problem (same counts, strategy, costs) as an LP"),
+    Method("exact.rack_standby", "tasks", "rack_standby", run_rack_standby,
+           "standby placement at minimum KIP-925 cost, counts fixed, KIP-708 tag spread (LP/ILP)"),
+    Method("exact.balanced_subtopology", "tasks", "balanced_subtopology", run_balanced_subtopology,
+           "active placement with floor/ceil fair shares per sub-topology (LP)"),
+]
