@@ -64,7 +64,7 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     if result.status in (Status.INFEASIBLE, Status.ERROR):
         return solution
     evaluation = _evaluate(instance, result.assignment)
-    broken = evaluation.violations + rule.violations(instance, result.assignment)
+    broken = evaluation.violations + _new_rules(evaluation.violations, rule.violations(instance, result.assignment))
     solution.objective = rule.objective(instance, result.assignment)
     solution.metrics = dict(evaluation.metrics, **result.info)
     solution.metrics["violations"] = [v.to_dict() for v in broken]
@@ -72,6 +72,12 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
         solution.metrics["peak_traced_mb"] = round(peak / 2**20, 3)
     _trust_but_verify(m.exact, result, solution, broken)
     return solution
+
+
+def _new_rules(known: list[Violation], extra: list[Violation]) -> list[Violation]:
+    """The rule's own violations that the evaluator has not already reported under the same name."""
+    seen = {v.rule for v in known}
+    return [v for v in extra if v.rule not in seen]
 
 
 def _trust_but_verify(exact: bool, result: MethodResult, solution: Solution, broken: list[Violation]) -> None:
@@ -134,5 +140,7 @@ def check(instance: Instance, assignment: Assignment, rule: str | None = None, t
     objective = found.objective(instance, assignment)
     optimum = exact.objective
     bound = exact.bound if exact.bound is not None else optimum
+    evaluation = _evaluate(instance, assignment)
+    rule_violations = _new_rules(evaluation.violations, found.violations(instance, assignment))
     return CheckResult(found.name, objective, optimum, bound, relative_gap(objective, bound), tolerance,
-                       _evaluate(instance, assignment), found.violations(instance, assignment), exact)
+                       evaluation, rule_violations, exact)

@@ -22,6 +22,10 @@ from .errors import InstanceError
 from .solution import Assignment, Status
 
 _PROVIDERS = (
+    "kipopt.formulations.rack_tasks",
+    "kipopt.solvers.kafka_rack_aware",
+    "kipopt.solvers.kafka_replicas",
+    "kipopt.formulations.replica_spread",
 )
 
 

@@ -143,3 +143,19 @@ def test_cli_bad_arguments_are_one_line(argv, field, tmp_path, capsys):
     assert main([str(path) if a == "INSTANCE" else a for a in argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and field in err[0]
+
+
+def test_a_rule_restating_an_evaluator_rule_is_reported_once(toy_registry, instance, monkeypatch):
+    """A rule may re-check what the evaluator checks (e.g. replica counts); the report names it once."""
+    def also_duplicate(inst, assignment):
+        actives = [t for roles in assignment.values() for t in roles.active]
+        twice = sorted({t for t in actives if actives.count(t) > 1})
+        return _keeps_counts(inst, assignment) + ([Violation("duplicate_active", len(twice), tuple(twice))]
+                                                  if twice else [])
+
+    rule = registry._rules["toy"]
+    monkeypatch.setitem(registry._rules, "toy", Rule(rule.name, rule.family, rule.exact_method, rule.objective,
+                                                     also_duplicate, rule.description))
+    both = {"p1": TaskRoles(("0_0", "0_1")), "p2": TaskRoles(("0_0",))}
+    names = [v["rule"] for v in check(instance, both, rule="toy").to_dict()["violations"]]
+    assert sorted(names) == ["active_count_changed", "duplicate_active"]

@@ -1,0 +1,275 @@
+"""Bit-exact Python versions of the few JDK behaviours Kafka's assignors depend on.
+
+* :class:`JavaRandom` is ``java.util.Random`` (JDK 17): a 48-bit linear
+  congruential generator with multiplier ``0x5DEECE66D``, seed scrambling, and
+  ``nextInt(bound)`` with its power-of-two path and its rejection loop.
+* :func:`collections_shuffle` is ``Collections.shuffle(list, rnd)``.
+* :func:`java_string_hash` is ``String.hashCode`` over UTF-16 code units.
+* :class:`JavaHashMapOrder` / :func:`hashmap_order` reproduce the iteration
+  order of ``java.util.HashMap`` (and so ``HashSet``): buckets by the spread
+  hash, chains in insertion order for ``put``, at the head for
+  ``computeIfAbsent``, resizing (and bucket splitting) exactly when the JDK does.
+
+Reference values in the examples below were produced by OpenJDK 17.
+
+>>> r = JavaRandom(42)
+>>> [r.next_int(10) for _ in range(5)]
+[0, 3, 8, 4, 0]
+>>> java_string_hash("rack1")
+108269626
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Hashable, Iterable, MutableSequence, TypeVar
+
+T = TypeVar("T")
+
+_MULTIPLIER = 0x5DEECE66D
+_ADDEND = 0xB
+_MASK48 = (1 << 48) - 1
+
+
+def to_int32(x: int) -> int:
+    """Wrap an integer to Java ``int`` (two's complement, 32 bits).
+
+    >>> to_int32(2**31), to_int32(-2**31 - 1), to_int32(7)
+    (-2147483648, 2147483647, 7)
+    """
+    x &= 0xFFFFFFFF
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+def to_int64(x: int) -> int:
+    """Wrap an integer to Java ``long``.
+
+    >>> to_int64(2**63)
+    -9223372036854775808
+    """
+    x &= 0xFFFFFFFFFFFFFFFF
+    return x - (1 << 64) if x & 0x8000000000000000 else x
+
+
+def java_rem(a: int, b: int) -> int:
+    """Java's ``%`` (the sign follows the dividend), unlike Python's.
+
+    >>> java_rem(-7, 3), -7 % 3
+    (-1, 2)
+    """
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+class JavaRandom:
+    """``java.util.Random(seed)``; subclasses may override :meth:`next_bits` as Java's ``next(int)``.
+
+    >>> JavaRandom(0).next_int()
+    -1155484576
+    >>> r = JavaRandom(7)
+    >>> r.next_long(), round(r.next_double(), 12), r.next_boolean()
+    (-4967725919621401576, 0.749169603134, False)
+    """
+
+    def __init__(self, seed: int = 0):
+        self.set_seed(seed)
+
+    def set_seed(self, seed: int) -> None:
+        self._seed = (seed ^ _MULTIPLIER) & _MASK48
+
+    def next_bits(self, bits: int) -> int:
+        """``next(bits)``: advance the LCG, return its top ``bits`` bits as a Java ``int``."""
+        self._seed = (self._seed * _MULTIPLIER + _ADDEND) & _MASK48
+        return to_int32(self._seed >> (48 - bits))
+
+    def next_int(self, bound: int | None = None) -> int:
+        """``nextInt()`` or ``nextInt(bound)`` (uniform in ``[0, bound)``)."""
+        if bound is None:
+            return self.next_bits(32)
+        if bound <= 0:
+            raise ValueError("bound must be positive")
+        r = self.next_bits(31)
+        m = bound - 1
+        if bound & m == 0:  # a power of two: take the high bits
+            return to_int32((bound * r) >> 31)
+        u = r
+        while True:
+            r = u % bound  # u >= 0 here, so Python's % equals Java's
+            if to_int32(u - r + m) >= 0:  # Java detects the overflow of the last, partial block
+                return r
+            u = self.next_bits(31)
+
+    def next_long(self) -> int:
+        return to_int64((self.next_bits(32) << 32) + self.next_bits(32))
+
+    def next_boolean(self) -> bool:
+        return self.next_bits(1) != 0
+
+    def next_double(self) -> float:
+        return ((self.next_bits(26) << 27) + self.next_bits(27)) * 2.0**-53
+
+
+def collections_shuffle(items: MutableSequence[T], rnd: JavaRandom) -> None:
+    """``Collections.shuffle(list, rnd)`` in place: for i = size..2, swap i-1 with ``nextInt(i)``.
+
+    >>> xs = list(range(6)); collections_shuffle(xs, JavaRandom(42)); xs
+    [1, 0, 4, 5, 3, 2]
+    """
+    for i in range(len(items), 1, -1):
+        j = rnd.next_int(i)
+        items[i - 1], items[j] = items[j], items[i - 1]
+
+
+def java_string_hash(s: str) -> int:
+    """``String.hashCode()``: ``s[0]*31^(n-1) + ... + s[n-1]`` over UTF-16 code units, as an ``int``.
+
+    >>> java_string_hash(""), java_string_hash("a"), java_string_hash("\\U0001F600")
+    (0, 97, 1772899)
+    """
+    h = 0
+    data = s.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    return to_int32(h)
+
+
+# --------------------------------------------------------------------------- HashMap order
+
+_TREEIFY_THRESHOLD = 8
+_MIN_TREEIFY_CAPACITY = 64
+_MAXIMUM_CAPACITY = 1 << 30
+
+
+def spread_hash(h: int) -> int:
+    """``HashMap.hash``: ``h ^ (h >>> 16)`` on the key's ``hashCode``.
+
+    >>> spread_hash(java_string_hash("rack1")) & 15
+    14
+    """
+    h &= 0xFFFFFFFF
+    return h ^ (h >> 16)
+
+
+def table_size_for(cap: int) -> int:
+    """``HashMap.tableSizeFor``: the smallest power of two >= ``cap`` (at least 1).
+
+    >>> table_size_for(0), table_size_for(13), table_size_for(16)
+    (1, 16, 16)
+    """
+    n = 1
+    while n < cap:
+        n <<= 1
+    return min(n, _MAXIMUM_CAPACITY)
+
+
+def copy_capacity(size: int) -> int:
+    """The initial capacity ``new HashMap<>(m)`` (JDK 17 ``putMapEntries``) uses for a map of ``size``.
+
+    ``ft = size / 0.75f + 1.0f`` in float arithmetic, then ``tableSizeFor``.
+
+    >>> copy_capacity(12), copy_capacity(13)
+    (32, 32)
+    """
+    import numpy as np
+    ft = np.float32(size) / np.float32(0.75) + np.float32(1.0)
+    return table_size_for(int(ft)) if size > 0 else 16
+
+
+class JavaHashMapOrder:
+    """Tracks only the keys of a ``java.util.HashMap`` and reports its iteration order.
+
+    ``initial_capacity`` plays the role of ``new HashMap<>(initialCapacity)``
+    (the table is allocated at ``tableSizeFor`` of it on first insertion).
+    Bins are never turned into trees here: an insertion that would make the
+    JDK treeify a bin (9 colliding keys in a table of 64 or more) raises
+    ``NotImplementedError`` rather than silently diverge.
+
+    >>> m = JavaHashMapOrder(java_string_hash)
+    >>> for k in ["c1", "c2", "b", "a"]: m.put(k)
+    >>> m.keys()
+    ['a', 'b', 'c1', 'c2']
+    """
+
+    def __init__(self, hash_fn: Callable[[Hashable], int], initial_capacity: int = 16):
+        self._hash_fn = hash_fn
+        self._initial = table_size_for(initial_capacity)
+        self._table: list[list[tuple[int, Hashable]]] | None = None
+        self._threshold = 0
+        self._size = 0
+        self._keys: set = set()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._keys
+
+    @property
+    def capacity(self) -> int:
+        return len(self._table) if self._table is not None else 0
+
+    def put(self, key: Hashable) -> None:
+        """``map.put(key, v)``: a new key goes to the tail of its bin; then resize past the threshold."""
+        if self._table is None:
+            self._resize()
+        if key in self._keys:
+            return
+        h = spread_hash(self._hash_fn(key))
+        chain = self._table[h & (len(self._table) - 1)]
+        chain.append((h, key))
+        self._keys.add(key)
+        if len(chain) - 1 >= _TREEIFY_THRESHOLD:
+            self._treeify_bin()
+        self._size += 1
+        if self._size > self._threshold:
+            self._resize()
+
+    def compute_if_absent(self, key: Hashable) -> None:
+        """``map.computeIfAbsent(key, f)`` with ``f`` non-null: resize first if over threshold, insert at the head."""
+        if self._table is None or self._size > self._threshold:
+            self._resize()
+        if key in self._keys:
+            return
+        h = spread_hash(self._hash_fn(key))
+        chain = self._table[h & (len(self._table) - 1)]
+        chain.insert(0, (h, key))
+        self._keys.add(key)
+        if len(chain) - 1 >= _TREEIFY_THRESHOLD - 1:  # the JDK counts differently here than in put
+            self._treeify_bin()
+        self._size += 1
+
+    def keys(self) -> list:
+        """Iteration order of ``keySet()`` / ``values()`` / ``entrySet()``."""
+        return [k for chain in (self._table or []) for _, k in chain]
+
+    def _treeify_bin(self) -> None:
+        if len(self._table) < _MIN_TREEIFY_CAPACITY:
+            self._resize()
+        else:
+            raise NotImplementedError("a HashMap bin would become a tree (9+ colliding keys); order not modelled")
+
+    def _resize(self) -> None:
+        if self._table is None:
+            cap = self._initial
+        else:
+            cap = len(self._table) * 2
+        new: list[list[tuple[int, Hashable]]] = [[] for _ in range(cap)]
+        for chain in self._table or []:
+            for h, k in chain:  # relative order within each split half is kept
+                new[h & (cap - 1)].append((h, k))
+        self._table = new
+        self._threshold = int(cap * 0.75)
+
+
+def hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] = java_string_hash,
+                  initial_capacity: int = 16) -> list:
+    """Iteration order of a ``HashMap`` (or ``HashSet``) filled by ``put`` with ``keys`` in order.
+
+    >>> hashmap_order(["rack3", "rack1", "rack2"])
+    ['rack3', 'rack1', 'rack2']
+    >>> hashmap_order(["b", "a", "q"])
+    ['a', 'q', 'b']
+    """
+    m = JavaHashMapOrder(hash_fn, initial_capacity)
+    for k in keys:
+        m.put(k)
+    return m.keys()
