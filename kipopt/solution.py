@@ -102,6 +102,7 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
 
 
 def _num(x: float | None) -> float | int | None:
+    """Integral floats as ints in JSON (objectives are integers for every rule so far)."""
     if x is None:
         return None
     if isinstance(x, float) and x.is_integer() and math.isfinite(x):
