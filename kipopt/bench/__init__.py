@@ -1,1 +1,10 @@
-"""The optimality-gap benchmark on Spark (``kipopt bench``)."""
+"""The optimality-gap benchmark on Spark (``kipopt bench``).
+
+* :mod:`.grid` reads and validates the grid file (TOML);
+* :mod:`.pipeline` expands it into work items and runs them on Spark, one
+  Parquet part file per item under ``<out>/results/``;
+* :mod:`.summary` reads the results back: the summary table and the plots;
+* :mod:`.cli` is the ``kipopt bench`` command.
+
+See ``kipopt/bench/README.md`` for the grid format and for running on a cluster.
+"""

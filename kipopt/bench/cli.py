@@ -1,0 +1,104 @@
+"""``kipopt bench [GRID] [--master URL] [--out DIR]``: the optimality-gap benchmark on Spark.
+
+Progress goes to stderr, the summary table to stdout; the Parquet results
+and the PNG plots go under ``--out``. Rerunning the same command resumes:
+items whose part file exists are skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, TextIO
+
+
+def add_bench_parser(sub: Any) -> None:
+    p = sub.add_parser("bench", help="the optimality-gap benchmark on Spark",
+                       description="Run every method of a grid on generated instances with Spark, write "
+                                   "Parquet results, plots and a summary table.")
+    p.add_argument("grid", nargs="?", default=None,
+                   help="grid TOML file (default: the small packaged grid, kipopt/bench/default_grid.toml)")
+    p.add_argument("--master", default=None,
+                   help="Spark master URL (default local[*]; under spark-submit, the master it was given)")
+    p.add_argument("--out", default="bench-out", help="results folder (default bench-out/)")
+    p.add_argument("--resume", action=argparse.BooleanOptionalAction, default=True,
+                   help="skip items already in --out (default); --no-resume recomputes everything")
+    p.add_argument("--dry-run", action="store_true", help="validate the grid and list its items, run nothing")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.set_defaults(func=cmd_bench)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .grid import load_grid
+    from .pipeline import expand
+    grid = load_grid(args.grid)
+    if args.dry_run:
+        for item in expand(grid):
+            params = " ".join(f"{k}={v}" for k, v in item.params)
+            print(f"{item.item_id}  {item.family:9s} seed={item.seed:<4d} {params}  "
+                  f"methods={','.join(m for m, _ in item.methods)}")
+        return 0
+    return _run(grid, args)
+
+
+def _run(grid: Any, args: argparse.Namespace) -> int:
+    from .pipeline import expand, run_bench, spark_session
+    from .summary import format_table, load_results, plot, summarize
+    master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
+    bar = ProgressBar(sys.stderr)
+    print(f"kipopt bench: {grid.size} items from {grid.source}, master {master or '(spark-submit)'}, "
+          f"results in {args.out}", file=sys.stderr)
+    from pyspark import SparkContext
+    owned = SparkContext._active_spark_context is None  # a caller's session (tests, notebooks) stays up
+    spark = spark_session(master)
+    try:
+        run = run_bench(spark, grid, args.out, resume=args.resume, progress=bar.update)
+    except KeyboardInterrupt:
+        bar.close()
+        print(f"kipopt bench: interrupted; finished items are saved in {args.out}, rerun to resume",
+              file=sys.stderr)
+        raise
+    finally:
+        bar.close()
+        if owned:
+            spark.stop()
+    print(f"kipopt bench: {run.ran} items run, {run.skipped} already done, {run.wall_seconds:.1f} s",
+          file=sys.stderr)
+    rows = load_results(args.out, [it.item_id for it in expand(grid)])
+    print(format_table(summarize(rows)))
+    if not args.no_plots:
+        for path in plot(rows, args.out):
+            print(f"kipopt bench: wrote {path}", file=sys.stderr)
+    errors = int((rows["status"] == "error").sum()) if len(rows) else 0
+    if errors:
+        print(f"kipopt bench: {errors} method runs ended in status error (see the error column)", file=sys.stderr)
+    return 0
+
+
+class ProgressBar:
+    """``[#####.....] 12/40 items  0:42`` on stderr: redrawn in place on a terminal, a line per change otherwise."""
+
+    def __init__(self, stream: TextIO, width: int = 30):
+        self.stream = stream
+        self.width = width
+        self.tty = stream.isatty()
+        self.last: tuple[int, int] | None = None
+        self.drawn = False
+
+    def update(self, done: int, total: int, elapsed: float) -> None:
+        if not self.tty and self.last == (done, total):
+            return
+        self.last = (done, total)
+        filled = self.width * done // total if total else self.width
+        minutes, seconds = divmod(int(elapsed), 60)
+        text = f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} items  {minutes}:{seconds:02d} elapsed"
+        self.stream.write(("\r" + text) if self.tty else (text + "\n"))
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        if self.tty and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+        self.drawn = False

@@ -1,0 +1,141 @@
+"""Reading the benchmark's Parquet results back: the summary table and the plots.
+
+>>> import pandas as pd
+>>> rows = pd.DataFrame({"family": ["tasks"] * 3, "method": ["kafka.x"] * 3, "item_id": ["a", "b", "c"],
+...                      "status": ["feasible", "optimal", "error"], "gap": [0.5, 0.0, None],
+...                      "optimal": [False, True, False], "seconds": [1.0, 2.0, 9.0],
+...                      "violations": [2, 0, None], "beats_bound": [True, False, False]})
+>>> table = summarize(rows)
+>>> row = table.iloc[0]
+>>> int(row.instances), round(float(row.optimal_share), 3), float(row.mean_gap), float(row.worst_gap), int(row.broken)
+(3, 0.333, 0.25, 0.5, 1)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable
+
+from .pipeline import RESULTS_DIR
+
+SUMMARY_COLUMNS = ("family", "method", "instances", "optimal_share", "mean_gap", "worst_gap",
+                   "median_seconds", "errors", "broken", "beats_bound")
+
+
+def load_results(out: str, item_ids: Iterable[str] | None = None) -> Any:
+    """All result rows under ``out`` (optionally only the given items), size parameters as columns."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+    folder = os.path.join(out, RESULTS_DIR)
+    wanted = set(item_ids) if item_ids is not None else None
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".parquet") and not n.startswith(".")) \
+        if os.path.isdir(folder) else []
+    if wanted is not None:
+        names = [n for n in names if n[:-len(".parquet")] in wanted]
+    if not names:
+        return pd.DataFrame(columns=[f.name for f in _schema()])
+    frame = pd.concat([pq.read_table(os.path.join(folder, n)).to_pandas() for n in names], ignore_index=True)
+    params = pd.DataFrame([json.loads(p) for p in frame["params"]], index=frame.index)
+    return pd.concat([frame, params.add_prefix("param_")], axis=1)
+
+
+def _schema() -> Any:
+    from .pipeline import result_schema
+    return result_schema()
+
+
+def summarize(rows: Any) -> Any:
+    """Per family and method: instances, optimal share, mean and worst gap, median seconds, errors."""
+    import pandas as pd
+    if len(rows) == 0:
+        return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
+    grouped = rows.groupby(["family", "method"], sort=True)
+    table = pd.DataFrame({
+        "instances": grouped["item_id"].nunique(),
+        "optimal_share": grouped["optimal"].mean(),
+        "mean_gap": grouped["gap"].mean(),
+        "worst_gap": grouped["gap"].max(),
+        "median_seconds": grouped["seconds"].median(),
+        "errors": grouped["status"].apply(lambda s: int((s == "error").sum())),
+        "broken": grouped["violations"].apply(lambda s: int((s.fillna(0) > 0).sum())),
+        "beats_bound": grouped["beats_bound"].apply(lambda s: int(s.fillna(False).astype(bool).sum())),
+    }).reset_index()
+    return table[list(SUMMARY_COLUMNS)]
+
+
+def format_table(table: Any) -> str:
+    """The summary as an aligned plain-text table.
+
+    >>> import pandas as pd
+    >>> print(format_table(pd.DataFrame([{"family": "tasks", "method": "exact.a", "instances": 2,
+    ...     "optimal_share": 1.0, "mean_gap": 0.0, "worst_gap": 0.0, "median_seconds": 0.25, "errors": 0,
+    ...     "broken": 0, "beats_bound": 0}])))
+    family  method   instances  optimal  mean gap  worst gap  median s  errors  broken  beats bound
+    tasks   exact.a          2   100.0%    0.0000     0.0000     0.250       0       0            0
+    """
+    headers = ["family", "method", "instances", "optimal", "mean gap", "worst gap", "median s", "errors",
+               "broken", "beats bound"]
+    lines = [[str(r.family), str(r.method), str(int(r.instances)), _pct(r.optimal_share), _num(r.mean_gap, 4),
+              _num(r.worst_gap, 4), _num(r.median_seconds, 3), str(int(r.errors)), str(int(r.broken)),
+              str(int(r.beats_bound))] for r in table.itertuples()]
+    widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(headers)]
+
+    def fmt(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return "\n".join([fmt(headers)] + [fmt(line) for line in lines])
+
+
+def _pct(x: Any) -> str:
+    return "-" if x is None or x != x else f"{100 * float(x):.1f}%"
+
+
+def _num(x: Any, digits: int) -> str:
+    return "-" if x is None or x != x else f"{float(x):.{digits}f}"
+
+
+def plot(rows: Any, folder: str) -> list[str]:
+    """Write ``gaps.png`` (gap distribution per method) and ``time_vs_size.png``; return their paths."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    os.makedirs(folder, exist_ok=True)
+    families = sorted(rows["family"].unique()) if len(rows) else []
+    paths = []
+    for name, draw in (("gaps.png", _draw_gaps), ("time_vs_size.png", _draw_times)):
+        fig, axes = plt.subplots(1, max(1, len(families)), figsize=(5.5 * max(1, len(families)), 4.2), squeeze=False)
+        for ax, family in zip(axes[0], families):
+            draw(ax, rows[rows["family"] == family])
+            ax.set_title(family)
+        if not families:
+            axes[0][0].text(0.5, 0.5, "no results", ha="center", va="center")
+        fig.tight_layout()
+        path = os.path.join(folder, name)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def _draw_gaps(ax: Any, rows: Any) -> None:
+    methods = sorted(rows["method"].unique())
+    data = [rows.loc[(rows["method"] == m) & rows["gap"].notna(), "gap"].to_numpy(dtype=float) for m in methods]
+    ax.boxplot(data, showfliers=True)
+    for i, values in enumerate(data, start=1):
+        jitter = [i + 0.08 * ((k % 5) - 2) for k in range(len(values))]
+        ax.scatter(jitter, values, s=10, alpha=0.6)
+    ax.set_xticks(range(1, len(methods) + 1), methods, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("relative gap to the exact optimum / bound")
+
+
+def _draw_times(ax: Any, rows: Any) -> None:
+    for method in sorted(rows["method"].unique()):
+        part = rows[(rows["method"] == method) & rows["seconds"].notna() & rows["size"].notna()]
+        means = part.groupby("size")["seconds"].median()
+        ax.plot(means.index, means.to_numpy(), marker="o", label=method)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("instance size (tasks; partitions × replication factor)")
+    ax.set_ylabel("median seconds")
+    ax.legend(fontsize=7)
