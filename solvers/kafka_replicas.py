@@ -83,19 +83,27 @@ def _pick(arranged: list[int], i: int) -> int:
     return arranged[i]
 
 
+def _partition_shifts(instance: ReplicasInstance, n: int):
+    """Each partition id with the replica shift in force for it.
+
+    The fixed start index is also the first shift (Kafka uses one number for both); the shift goes up by
+    one at every id that is a positive multiple of ``n``, the very first id included.
+    """
+    shift = instance.start_index
+    for pid in instance.partition_ids:
+        if pid > 0 and pid % n == 0:
+            shift = to_int32(shift + 1)
+        yield pid, shift
+
+
 def _rack_unaware(instance: ReplicasInstance) -> dict[int, tuple[int, ...]]:
     brokers = list(instance.broker_ids)
     n, rf, fixed = len(brokers), instance.replication_factor, instance.start_index
     out: dict[int, tuple[int, ...]] = {}
-    shift = fixed
-    pid = instance.start_partition_id
-    for _ in range(instance.partitions):
-        if pid > 0 and pid % n == 0:
-            shift = to_int32(shift + 1)
+    for pid, shift in _partition_shifts(instance, n):
         first = _start(pid, fixed, n)
         out[pid] = (brokers[first],) + tuple(_pick(brokers, _replica_index(first, shift, j, n))
                                              for j in range(rf - 1))
-        pid += 1
     return out
 
 
@@ -107,14 +115,9 @@ def _rack_aware(instance: ReplicasInstance) -> dict[int, tuple[int, ...]]:
     arranged = rack_alternated_brokers(rack_of)
     n, rf, fixed = len(arranged), instance.replication_factor, instance.start_index
     out: dict[int, tuple[int, ...]] = {}
-    shift = fixed
-    pid = instance.start_partition_id
-    for _ in range(instance.partitions):
-        if pid > 0 and pid % n == 0:
-            shift = to_int32(shift + 1)
+    for pid, shift in _partition_shifts(instance, n):
         first = _start(pid, fixed, n)
         out[pid] = _followers(arranged, rack_of, first, to_int32(shift * num_racks), rf, num_racks)
-        pid += 1
     return out
 
 
