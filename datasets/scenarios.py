@@ -1,7 +1,7 @@
 """The worked examples of the KIP texts, as instances (and, where the KIP gives one, assignments).
 
-Each scenario is ``scenarios/<name>.json``; an assignment the KIP states is
-``scenarios/<name>.<label>.solution.json`` (``{"assignment": ...}``), or
+Each scenario is ``scenario_files/<name>.json``; an assignment the KIP states is
+``scenario_files/<name>.<label>.solution.json`` (``{"assignment": ...}``), or
 ``<name>.solution.json`` for a single unlabelled one (label ``"solution"``).
 Instances cannot carry comments (unknown fields are errors), so what each
 file shows, where in the KIP it comes from, and the numbers the KIP states
@@ -125,7 +125,7 @@ def _known(name: str) -> str:
 
 
 def _folder():
-    return resources.files(__package__).joinpath("scenarios")
+    return resources.files(__package__).joinpath("scenario_files")
 
 
 def load_scenario(name: str) -> Instance:
