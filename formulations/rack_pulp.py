@@ -8,13 +8,14 @@ for reading, and for writing ``.mps``/``.lp`` files (:func:`write_model`):
   two laminar families (tasks; and clients ⊃ (client, group)), so the
   matrix is totally unimodular: the LP vertex is integral.
 * standby: ``y[t,c] ∈ [0,1]`` on allowed pairs; per-task copies and
-  per-client counts fixed (bipartite, totally unimodular); the KIP-708 tag
-  spread as bounds on (task, tag value) sums and forbidden pairs
-  (:mod:`kipopt.formulations.rack_standby_model`; an ILP with several keys).
+  per-client counts fixed (bipartite, totally unimodular); with tags, the
+  covering indicators ``z[t,p]`` and per-task tag-distinctness rows of
+  :mod:`kipopt.formulations.rack_standby_model` (not totally unimodular).
 
-:func:`solve_active_pulp` solves the LP first, checks integrality and falls
-back to the ILP; it must agree with the rack-grouped model of
-:mod:`kipopt.formulations.rack_model`, which the tests check.
+:func:`solve_active_pulp` and :func:`solve_standby_pulp` solve the LP
+first, check integrality and fall back to the ILP; they must agree with the
+array models of :mod:`kipopt.formulations.rack_model` and
+:mod:`kipopt.formulations.rack_standby_model`, which the tests check.
 """
 
 from __future__ import annotations
@@ -82,45 +83,47 @@ def solve_active_pulp(p: ActiveProblem, time_limit: float | None = None,
 
 
 def standby_model(p: StandbyProblem, integer: bool | None = None):
-    """``(pulp.LpProblem, y)`` with ``y[e]`` the variable of candidate edge e (forbidden ones fixed to 0).
+    """``(pulp.LpProblem, y)`` with ``y[e]`` the variable of candidate edge e, and tag rows if any.
 
-    ``integer`` defaults to "several tag keys" (otherwise the matrix is totally unimodular).
+    ``integer`` defaults to "has tag-distinctness rows" (otherwise the matrix
+    is totally unimodular and the LP is exact); the export uses that default.
     """
     import pulp
 
-    integer = p.keys > 1 if integer is None else integer
-    cat = pulp.LpInteger if integer else pulp.LpContinuous  # LpBinary would reset the bound 0
+    g = p.tags
+    integer = len(g.need_task) > 0 if integer is None else integer
+    cat = pulp.LpBinary if integer else pulp.LpContinuous
     prob = pulp.LpProblem("kip925_standby", pulp.LpMinimize)
-    y = {e: pulp.LpVariable(f"y_{int(p.edge_task[e])}_{int(p.edge_client[e])}", 0,
-                            0 if p.forbidden[e] else 1, cat) for e in range(len(p.edge_task))}
+    y = {e: pulp.LpVariable(f"y_{int(p.edge_task[e])}_{int(p.edge_client[e])}", 0, 1, cat)
+         for e in range(p.num_edges)}
+    z = {k: pulp.LpVariable(f"z_{int(g.pair_task[k])}_{int(g.pair_id[k])}", 0, 1, cat)
+         for k in range(g.num_indicators)}
     prob += pulp.lpSum(int(p.edge_cost[e]) * v for e, v in y.items())
     for t in range(len(p.tasks)):
-        edges = np.nonzero(p.edge_task == t)[0]
         if p.copies[t]:
+            edges = np.nonzero(p.edge_task == t)[0]
             prob += pulp.lpSum(y[e] for e in edges) == int(p.copies[t]), f"copies_{t}"
     for c in range(len(p.clients)):
         edges = np.nonzero(p.edge_client == c)[0]
         prob += pulp.lpSum(y[e] for e in edges) == int(p.counts[c]), f"standbys_{c}"
-    for k, row in enumerate(p.tag_rows):
-        if len(row.edges):
-            total = pulp.lpSum(y[int(e)] for e in row.edges)
-            prob += total <= row.upper, f"tag_upper_{k}"
-            if row.lower:
-                prob += total >= row.lower, f"tag_lower_{k}"
+    for k, var in z.items():
+        covering = g.cover_edge[g.cover_z == k]
+        prob += var <= pulp.lpSum(y[int(e)] for e in covering), f"cover_{k}"
+    for t, need in zip(g.need_task.tolist(), g.need.tolist()):
+        mine = np.nonzero(g.pair_task == t)[0]
+        prob += pulp.lpSum(z[int(k)] for k in mine) >= need, f"distinct_{t}"
     return prob, y
 
 
 def solve_standby_pulp(p: StandbyProblem, time_limit: float | None = None,
                        threads: int | None = None) -> StandbySolution:
-    """The readable standby model solved through PuLP's HiGHS interface."""
-    if p.unmet:
-        return StandbySolution(None, "infeasible", None, None, {"model": "standby-pulp"})
-    prob, y = standby_model(p)
-    status = _solve(prob, mip=p.keys > 1, time_limit=time_limit, threads=threads)
+    """The readable standby model solved through PuLP's HiGHS interface (LP, then ILP if ``y`` is fractional)."""
+    prob, y = standby_model(p, integer=False)
+    status = _solve(prob, mip=False, time_limit=time_limit, threads=threads)
     if status == "optimal" and not _integral(y.values()):
         prob, y = standby_model(p, integer=True)
         status = _solve(prob, mip=True, time_limit=time_limit, threads=threads)
-    info = {"model": "standby-pulp", "columns": len(y), "rows": len(prob.constraints)}
+    info = {"model": "standby-pulp", "columns": prob.numVariables(), "rows": len(prob.constraints)}
     if status not in ("optimal", "feasible"):
         return StandbySolution(None, status, None, None, info)
     chosen = np.array([(y[e].value() or 0) > 0.5 for e in range(len(y))], dtype=bool)

@@ -8,68 +8,108 @@ instance's and stay put): place standby copies so that
   invariant under it),
 * no standby sits on a client where the task is active, no client holds two
   copies of one task,
-* when ``rack_aware_assignment_tags`` is configured (KIP-708), the *tag
-  spread* holds: for every task ``t`` and configured key ``k``, the hosts of
-  ``t`` (its active clients and standby clients) carry at least
-  ``min(|hosts|, |V_k|)`` distinct values of ``k``, where ``V_k`` is the set
-  of values of ``k`` over all clients. A client without key ``k`` carries no
-  value of it. This is "as many distinct locations as the values allow", the
-  goal ``ClientTagAwareStandbyTaskAssignor`` pursues greedily; it is stated
-  on the final assignment, so it is exact and checkable from the assignment
-  alone, and it may be unsatisfiable (then the model says ``infeasible``),
+* when ``rack_aware_assignment_tags`` is configured (KIP-708), no stateful
+  task loses *tag distinctness*: the number of distinct (tag key, tag value)
+  pairs carried by the task's hosts (its active clients and its standby
+  clients) is at least what it is in the instance's starting assignment
+  (its ``active`` and ``standby`` lists). All tag keys of the clients count,
+  not only the configured ones. Without configured tags there is no tag
+  constraint,
 
 minimising ``Σ traffic_cost × (changelogs with no replica in the client's
 rack) + non_overlap_cost × [client did not hold that standby]``.
 
-The spread is linear without auxiliary variables. With ``a`` the task's
-active clients, ``s`` its standbys and ``have`` the values its actives carry:
-if ``|a| + s <= |V_k|`` every host needs its own value, so the actives must
-already differ (else infeasible), standbys may not go to clients without
-the key or with a value in ``have``, and each other value takes at most one
-standby; if ``|a| + s > |V_k|`` every value missing from ``have`` needs at
-least one standby. Both are bounds on sums over a (task, value) block of
-the task's edges.
+Why this tag constraint. It is the movement predicate Kafka's
+high-availability assignor hands to ``optimizeStandbyTasks`` when tags are
+configured (``ClientTagAwareStandbyTaskAssignor.isAllowedTaskMovement``,
+reference digest §3.5), aggregated over the whole assignment. A pair solve
+between clients i and j moves a task t only if t is in a movable list, i.e.
+the destination does not hold t and ``|D| >= |S|``, where S is the set of
+pairs of t's current hosts and D the same set with the destination in
+place of the source; it moves t at most once (each task of the pair's
+graph ends on one of the two clients), and the move of another task never
+changes t's hosts. So every move Kafka makes keeps or raises t's distinct
+pair count, and Kafka's final assignment always meets the constraint above:
+``kafka.rack_standby`` and ``exact.rack_standby`` solve the same problem,
+the exact optimum is never above the port's cost, and the starting
+assignment is feasible, so the model is never infeasible. (Demanding full
+KIP-708 spread instead would be infeasible on many instances with fixed
+counts, and is a promise Kafka never makes.)
 
-Without tags the matrix is a bipartite incidence matrix; with one tag key
-the (task, value) blocks refine the task rows, so the rows still form two
-laminar families: totally unimodular either way, and the LP vertex is
-integral (checked; ILP fallback). With several keys the blocks overlap:
-the LP is still solved first, and the ILP (presolve on) only when its
-vertex is fractional.
+The model. One column ``y[e]`` per candidate edge (task, client not active
+on it). With tags, for a task t and a pair p not carried by t's actives (a
+pair carried by an active is always covered, so it gets no variable), a
+covering indicator ``z[t,p] ∈ [0,1]`` with ``z[t,p] <= Σ y[t,c]`` over the
+clients c carrying p, and per task ``Σ_p z[t,p] >= initial(t) - |pairs of
+t's actives|``. Tasks whose starting standbys add no pair beyond their
+actives' get no rows. For integral ``y`` a fractional ``z`` can always be
+rounded (each ``z <= 1`` sits under an integer), so only ``y`` must be
+integral.
+
+Without tags the matrix is a bipartite incidence matrix, totally
+unimodular: the LP vertex is integral. With the covering rows it is not
+totally unimodular in general, so the LP is solved first, its ``y`` checked
+for integrality, and the ILP (``y`` and ``z`` binary, presolve on) solved
+only when that vertex is fractional.
+
+>>> from kipopt.instance import from_dict
+>>> x = from_dict({"format": 1, "family": "tasks",
+...     "topics": {"in": {"racks": [["a"]]}, "cl": {"racks": [["a"]]}},
+...     "tasks": {"0_0": {"inputs": ["in-0"], "changelogs": ["cl-0"]}},
+...     "clients": {"x": {"rack": "a", "tags": {"zone": "a"}, "active": ["0_0"]},
+...                 "y": {"rack": "a", "tags": {"zone": "b"}, "standby": ["0_0"]}},
+...     "config": {"num_standby_replicas": 1, "rack_aware_assignment_tags": ["zone"]}})
+>>> p = standby_problem(x)
+>>> p.tags.pairs, p.tags.need.tolist(), solve_standby(p).objective
+((('zone', 'a'), ('zone', 'b')), [1], 0)
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Mapping
 
 import numpy as np
 
 from kipopt.instance import TasksInstance
+from kipopt.solution import TaskRoles
 
 from .highs import ArrayLP, build_csc, is_integral, solve_lp
 from .rack_model import rack_index, traffic_matrix
 
 
 @dataclass(frozen=True)
-class TagRow:
-    """``lower <= Σ y[edges] <= upper``: task ``task``'s standbys on clients with ``key = value``."""
+class TagCover:
+    """The tag-distinctness constraint in index form (all empty without configured tags).
 
-    task: int
-    key: str
-    value: str
-    edges: np.ndarray
-    lower: int
-    upper: int
+    Covering indicator k belongs to task ``pair_task[k]`` and pair
+    ``pairs[pair_id[k]]``; edge ``cover_edge[i]`` covers indicator
+    ``cover_z[i]``; task ``need_task[r]`` needs the sum of its indicators to
+    be at least ``need[r]``.
+    """
+
+    pairs: tuple[tuple[str, str], ...]
+    pair_task: np.ndarray
+    pair_id: np.ndarray
+    cover_z: np.ndarray
+    cover_edge: np.ndarray
+    need_task: np.ndarray
+    need: np.ndarray
+
+    @classmethod
+    def empty(cls) -> TagCover:
+        none = np.zeros(0, dtype=np.int64)
+        return cls((), none, none, none, none, none, none)
+
+    @property
+    def num_indicators(self) -> int:
+        return len(self.pair_task)
 
 
 @dataclass(frozen=True)
 class StandbyProblem:
-    """Edges ``(edge_task[e], edge_client[e])`` are the candidate standby placements, with costs.
-
-    ``forbidden[e]`` marks edges the tag spread rules out; ``unmet`` says why
-    the problem is infeasible before solving, if it is.
-    """
+    """Edges ``(edge_task[e], edge_client[e])`` are the candidate standby placements, with costs."""
 
     tasks: tuple[str, ...]
     clients: tuple[str, ...]
@@ -78,98 +118,106 @@ class StandbyProblem:
     edge_task: np.ndarray
     edge_client: np.ndarray
     edge_cost: np.ndarray
-    tag_rows: tuple[TagRow, ...]
-    forbidden: np.ndarray
-    unmet: tuple[str, ...]
-    keys: int = 0
+    tags: TagCover
+
+    @property
+    def num_edges(self) -> int:
+        return len(self.edge_task)
 
     def cost(self, chosen: np.ndarray) -> int:
         """Exact objective of the edges ``chosen`` (boolean mask)."""
         return int(self.edge_cost[chosen].sum())
 
 
-def active_hosts(instance: TasksInstance) -> dict[str, set[str]]:
-    """Task -> the clients where the instance lists it as active."""
-    hosts: dict[str, set[str]] = {t: set() for t in instance.tasks}
-    for cid, client in instance.clients.items():
-        for t in client.active:
-            hosts[t].add(cid)
-    return hosts
+def distinct_tag_pairs(instance: TasksInstance, roles: Mapping[str, TaskRoles]) -> dict[str, int]:
+    """Stateful task -> distinct (tag key, value) pairs over its active and standby clients in ``roles``.
 
+    All tag keys of the clients count, as in Kafka's movement predicate.
 
-def tag_values(instance: TasksInstance, key: str) -> set[str]:
-    return {c.tags[key] for c in instance.clients.values() if key in c.tags}
-
-
-def required_spread(hosts: int, values: int) -> int:
-    """Distinct values of one tag key the hosts of a task must carry.
-
-    >>> required_spread(3, 2), required_spread(2, 5), required_spread(1, 0)
-    (2, 2, 0)
+    >>> from kipopt.instance import from_dict
+    >>> x = from_dict({"format": 1, "family": "tasks", "topics": {"in": {"racks": [["a"]]}},
+    ...     "tasks": {"0_0": {"inputs": ["in-0"], "changelogs": ["in-0"]}},
+    ...     "clients": {"x": {"tags": {"zone": "a", "host": "h1"}, "active": ["0_0"]},
+    ...                 "y": {"tags": {"zone": "a", "host": "h2"}, "standby": ["0_0"]}}})
+    >>> distinct_tag_pairs(x, {"x": TaskRoles(("0_0",)), "y": TaskRoles((), ("0_0",))})
+    {'0_0': 3}
     """
-    return min(hosts, values)
+    found: dict[str, set[tuple[str, str]]] = {t: set() for t, task in instance.tasks.items() if task.stateful}
+    for cid, r in roles.items():
+        tags = instance.clients[cid].tags.items()
+        for t in (*r.active, *r.standby):
+            if t in found:
+                found[t].update(tags)
+    return {t: len(s) for t, s in found.items()}
+
+
+def _role_matrix(instance: TasksInstance, tasks: tuple[str, ...], clients: tuple[str, ...],
+                 role: str) -> np.ndarray:
+    """``m[t, c]``: client c lists task t in ``role`` (``active`` or ``standby``)."""
+    tindex = {t: i for i, t in enumerate(tasks)}
+    m = np.zeros((len(tasks), len(clients)), dtype=bool)
+    for j, c in enumerate(clients):
+        m[[tindex[t] for t in getattr(instance.clients[c], role)], j] = True
+    return m
 
 
 def standby_problem(instance: TasksInstance) -> StandbyProblem:
     """Index form of the standby problem of ``instance`` (see the module docstring)."""
     tasks, clients = instance.task_ids, instance.client_ids
-    actives = active_hosts(instance)
-    copies = np.zeros(len(tasks), dtype=np.int64)
-    counts = np.array([len(instance.clients[c].standby) for c in clients], dtype=np.int64)
-    tindex = {t: i for i, t in enumerate(tasks)}
-    held: set[tuple[int, int]] = set()
-    for j, c in enumerate(clients):
-        for t in instance.clients[c].standby:
-            copies[tindex[t]] += 1
-            held.add((tindex[t], j))
+    active = _role_matrix(instance, tasks, clients, "active")
+    held = _role_matrix(instance, tasks, clients, "standby")
+    copies = held.sum(axis=1).astype(np.int64)
+    counts = held.sum(axis=0).astype(np.int64)
+    # np.nonzero walks row-major: edges are grouped task by task, clients in order
+    edge_task, edge_client = np.nonzero((copies > 0)[:, None] & ~active)
     racks, client_rack = rack_index(instance, clients)
     traffic = traffic_matrix(instance, tasks, racks, "standby") * instance.config.traffic_cost
-    et, ec = [], []
-    for i, t in enumerate(tasks):
-        if copies[i] == 0:
-            continue
-        for j, c in enumerate(clients):
-            if c not in actives[t]:
-                et.append(i)
-                ec.append(j)
-    edge_task, edge_client = np.array(et, dtype=np.int64), np.array(ec, dtype=np.int64)
-    moved = np.array([(i, j) not in held for i, j in zip(et, ec)], dtype=bool)
-    edge_cost = (traffic[edge_task, client_rack[edge_client]] + instance.config.non_overlap_cost * moved
-                 if et else np.zeros(0, dtype=np.int64))
-    rows, forbidden, unmet = _tag_rows(instance, tasks, clients, actives, copies, edge_task, edge_client)
-    return StandbyProblem(tasks, clients, copies, counts, edge_task, edge_client,
-                          np.asarray(edge_cost, dtype=np.int64), rows, forbidden, unmet,
-                          len(instance.config.rack_aware_assignment_tags))
+    moved = ~held[edge_task, edge_client]
+    edge_cost = traffic[edge_task, client_rack[edge_client]] + instance.config.non_overlap_cost * moved
+    tags = (_tag_cover(instance, clients, active, held, edge_task, edge_client)
+            if instance.config.rack_aware_assignment_tags else TagCover.empty())
+    return StandbyProblem(tasks, clients, copies, counts, edge_task.astype(np.int64),
+                          edge_client.astype(np.int64), np.asarray(edge_cost, dtype=np.int64), tags)
 
 
-def _tag_rows(instance: TasksInstance, tasks, clients, actives, copies, edge_task, edge_client):
-    """The spread as (task, value) bounds and forbidden edges (see the module docstring)."""
-    rows: list[TagRow] = []
-    unmet: list[str] = []
-    forbidden = np.zeros(len(edge_task), dtype=bool)
-    for key in instance.config.rack_aware_assignment_tags:
-        values = tag_values(instance, key)
-        value_of = np.array([instance.clients[c].tags.get(key) for c in clients], dtype=object)
-        for i, t in enumerate(tasks):
-            act = [instance.clients[c].tags.get(key) for c in sorted(actives[t])]
-            have = {v for v in act if v is not None}
-            hosts = len(act) + int(copies[i])
-            # edges are generated task by task, so task i's edges are one contiguous range
-            mine = np.arange(np.searchsorted(edge_task, i, "left"), np.searchsorted(edge_task, i, "right"))
-            carried = value_of[edge_client[mine]] if len(mine) else np.zeros(0, dtype=object)
-            if hosts <= len(values):
-                if len(have) < len(act):
-                    unmet.append(f"task {t}: its active clients do not carry distinct {key!r} values")
-                    continue
-                forbidden[mine[np.array([v is None or v in have for v in carried], dtype=bool)]] = True
-                rows += [TagRow(i, key, v, mine[carried == v], 0, 1) for v in sorted(values - have)]
-            else:
-                for v in sorted(values - have):
-                    edges = mine[carried == v]
-                    if not len(edges):
-                        unmet.append(f"task {t}: no client with {key}={v!r} can take a standby of it")
-                    rows.append(TagRow(i, key, v, edges, 1, len(edges)))
-    return tuple(rows), forbidden, tuple(unmet)
+def _carries(instance: TasksInstance, clients: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], np.ndarray]:
+    """Every (key, value) pair some client carries (sorted), and ``m[c, p]``: client c carries pair p."""
+    pairs = tuple(sorted({kv for c in clients for kv in instance.clients[c].tags.items()}))
+    pindex = {kv: i for i, kv in enumerate(pairs)}
+    m = np.zeros((len(clients), len(pairs)), dtype=bool)
+    for j, c in enumerate(clients):
+        m[j, [pindex[kv] for kv in instance.clients[c].tags.items()]] = True
+    return pairs, m
+
+
+def _tag_cover(instance: TasksInstance, clients: tuple[str, ...], active: np.ndarray, held: np.ndarray,
+               edge_task: np.ndarray, edge_client: np.ndarray) -> TagCover:
+    """The covering indicators and per-task rows of the tag-distinctness constraint.
+
+    ``active`` and ``held`` are the task × client role matrices; the edges are
+    grouped by task (see :func:`standby_problem`).
+    """
+    pairs, carries = _carries(instance, clients)
+    P = max(len(pairs), 1)  # no pair at all: no entries, and no division by zero below
+    count = carries.astype(np.int64)
+    covered = (active.astype(np.int64) @ count) > 0  # T × P: pairs fixed by the actives
+    initial = ((active | held).astype(np.int64) @ count) > 0
+    need = initial.sum(axis=1) - covered.sum(axis=1)
+    # every (edge, pair of its client) entry of a task with a positive need, pairs of its actives left out
+    edges = np.nonzero(need[edge_task] > 0)[0]
+    client_of = edge_client[edges]
+    ptr = np.concatenate(([0], np.cumsum(carries.sum(axis=1))))
+    _, client_pair = np.nonzero(carries)  # row-major: client j's pairs are client_pair[ptr[j]:ptr[j+1]]
+    per_edge = ptr[client_of + 1] - ptr[client_of]
+    entry_edge = np.repeat(edges, per_edge)
+    first = np.repeat(ptr[client_of] - (np.cumsum(per_edge) - per_edge), per_edge)
+    entry_pair = client_pair[first + np.arange(len(entry_edge))]
+    keep = ~covered[edge_task[entry_edge], entry_pair]
+    entry_edge, entry_pair = entry_edge[keep], entry_pair[keep]
+    key, cover_z = np.unique(edge_task[entry_edge] * P + entry_pair, return_inverse=True)
+    need_task = np.nonzero(need > 0)[0]
+    return TagCover(pairs, key // P, key % P, cover_z.reshape(-1).astype(np.int64), entry_edge.astype(np.int64),
+                    need_task.astype(np.int64), need[need_task].astype(np.int64))
 
 
 @dataclass(frozen=True)
@@ -182,46 +230,42 @@ class StandbySolution:
 
 
 def build_standby_lp(p: StandbyProblem) -> ArrayLP:
-    """One column per edge (forbidden edges fixed at 0); rows: tasks, clients, then tag rows."""
-    E, T, C = len(p.edge_task), len(p.tasks), len(p.clients)
-    ones = np.ones(E)
-    cols: list[np.ndarray] = [np.arange(E), np.arange(E)]
-    rows: list[np.ndarray] = [p.edge_task, T + p.edge_client]
-    lo: list[np.ndarray] = [p.copies.astype(float), p.counts.astype(float)]
-    hi: list[np.ndarray] = [p.copies.astype(float), p.counts.astype(float)]
-    for k, tag in enumerate(p.tag_rows):
-        cols.append(tag.edges)
-        rows.append(np.full(len(tag.edges), T + C + k, dtype=np.int64))
-    lo.append(np.array([r.lower for r in p.tag_rows], dtype=float))
-    hi.append(np.array([r.upper for r in p.tag_rows], dtype=float))
-    col = np.concatenate(cols)
-    start, index, value = build_csc(E, col, np.concatenate(rows), np.ones(len(col)))
-    upper = np.where(p.forbidden, 0.0, ones)
-    return ArrayLP(p.edge_cost.astype(float), np.zeros(E), upper, np.concatenate(lo), np.concatenate(hi),
-                   start, index, value)
+    """Columns: edges ``y``, then indicators ``z``. Rows: tasks, clients, covers, distinctness."""
+    g = p.tags
+    E, Z, T, C, R = p.num_edges, g.num_indicators, len(p.tasks), len(p.clients), len(g.need_task)
+    need_row = np.full(T, -1, dtype=np.int64)
+    need_row[g.need_task] = np.arange(R)
+    z = E + np.arange(Z)
+    cover = T + C + np.arange(Z)
+    col = np.concatenate([np.arange(E), np.arange(E), g.cover_edge, z, z])
+    row = np.concatenate([p.edge_task, T + p.edge_client, T + C + g.cover_z, cover,
+                          T + C + Z + need_row[g.pair_task]])
+    value = np.concatenate([np.ones(2 * E), -np.ones(len(g.cover_edge)), np.ones(2 * Z)])
+    start, index, values = build_csc(E + Z, col, row, value)
+    lo = np.concatenate([p.copies, p.counts, np.full(Z, -np.inf), g.need]).astype(float)
+    hi = np.concatenate([p.copies, p.counts, np.zeros(Z), np.full(R, np.inf)]).astype(float)
+    cost = np.concatenate([p.edge_cost.astype(float), np.zeros(Z)])
+    return ArrayLP(cost, np.zeros(E + Z), np.ones(E + Z), lo, hi, start, index, values)
 
 
 def solve_standby(p: StandbyProblem, time_limit: float | None = None,
                   threads: int | None = None) -> StandbySolution:
-    """The LP, and the ILP only if the LP vertex is fractional (never with at most one tag key)."""
-    if p.unmet:
-        return StandbySolution(None, "infeasible", None, None,
-                               {"model": "standby-arrays", "reason": "; ".join(p.unmet[:3])})
+    """The LP, and the ILP only if the LP's ``y`` is fractional (never without tags)."""
     t0 = time.perf_counter()
     lp = build_standby_lp(p)
     t1 = time.perf_counter()
-    # the LP first (presolve off): integral for at most one tag key (totally unimodular), and an
-    # integral LP optimum is optimal for the ILP too; the ILP (presolve on) only if it is fractional
+    # the LP first (presolve off): an integral y at its optimum is optimal for the ILP too
     res = solve_lp(lp, time_limit=time_limit, threads=threads)
     integer = False
-    if res.x is not None and not is_integral(res.x):
+    if res.x is not None and not is_integral(res.x[:p.num_edges]):
         integer = True
         res = solve_lp(lp, integer=True, time_limit=time_limit, threads=threads, presolve=True)
     info = {"model": "standby-arrays", "columns": lp.num_col, "rows": lp.num_row, "ilp": integer,
-            "build_seconds": round(t1 - t0, 6), "solver_seconds": round(time.perf_counter() - t1, 6)}
+            "tag_rows": len(p.tags.need_task), "build_seconds": round(t1 - t0, 6),
+            "solver_seconds": round(time.perf_counter() - t1, 6)}
     if res.x is None:
         return StandbySolution(None, res.status, None, res.bound, info)
-    chosen = np.rint(res.x[:len(p.edge_task)]).astype(bool)
+    chosen = np.rint(res.x[:p.num_edges]).astype(bool)
     cost = p.cost(chosen)
     status, bound = res.status, res.bound
     if status == "optimal":
@@ -229,3 +273,4 @@ def solve_standby(p: StandbyProblem, time_limit: float | None = None,
         if bound is not None and cost > bound + 1e-6:
             status = "feasible"
     return StandbySolution(chosen, status, cost, bound, info)
+

@@ -28,8 +28,11 @@ Rules (objective and hard constraints, recomputed from an assignment alone):
     KIP-925 standby cost relative to the instance's ``standby`` lists. Hard:
     actives stay the instance's; every client keeps its number of standbys,
     every task its number of standby copies; no standby on a client where
-    the task is active; with ``rack_aware_assignment_tags`` the KIP-708 tag
-    spread of :mod:`kipopt.formulations.rack_standby_model`.
+    the task is active; with ``rack_aware_assignment_tags``, no stateful task
+    ends with fewer distinct (tag key, value) pairs over its hosts than it
+    had in the instance (Kafka's tag-aware movement predicate, aggregated:
+    see :mod:`kipopt.formulations.rack_standby_model` for why Kafka's port
+    always meets it, so the port and the exact model solve one problem).
 
 Methods: ``exact.rack_active`` (PuLP full model when ``T × C <=``
 :data:`PULP_MAX_PAIRS`, else the rack-grouped array LP of
@@ -70,7 +73,7 @@ from kipopt.methods import Method, MethodResult, Rule, SolveOptions, Violation
 from kipopt.solution import TaskRoles, Status
 
 from .rack_model import ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap, solve_rack_grouped
-from .rack_standby_model import required_spread, solve_standby, standby_problem, tag_values
+from .rack_standby_model import distinct_tag_pairs, solve_standby, standby_problem
 
 PULP_MAX_PAIRS = 2_000
 """``exact.rack_active`` uses the readable PuLP model up to this many task × client pairs."""
@@ -148,7 +151,7 @@ def balanced_violations(instance: TasksInstance, assignment: Mapping[str, TaskRo
 
 
 def rack_standby_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
-    """Standby counts per client and per task, standbys on active clients, changed actives, tag spread."""
+    """Standby counts per client and per task, standbys on active clients, changed actives, tag distinctness."""
     found = _violation("standby_count_changed", _count_changes(instance, assignment, "standby"))
     before = Counter(t for c in instance.clients.values() for t in c.standby)
     after = Counter(t for r in assignment.values() for t in r.standby)
@@ -161,26 +164,17 @@ def rack_standby_violations(instance: TasksInstance, assignment: Mapping[str, Ta
     moved = [f"{cid}: active tasks differ from the instance's" for cid, r in sorted(assignment.items())
              if set(r.active) != set(instance.clients[cid].active)]
     found += _violation("active_changed", moved)
-    return found + _violation("tag_spread", _tag_spread_failures(instance, assignment))
+    return found + _violation("tag_distinctness_dropped", _distinctness_drops(instance, assignment))
 
 
-def _tag_spread_failures(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[str]:
-    keys = instance.config.rack_aware_assignment_tags
-    if not keys:
+def _distinctness_drops(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[str]:
+    """Stateful tasks whose hosts carry fewer distinct tag pairs than in the instance (tags configured)."""
+    if not instance.config.rack_aware_assignment_tags:
         return []
-    hosts: dict[str, set[str]] = {t: set() for t in instance.tasks}
-    for cid, roles in assignment.items():
-        for t in roles.active + roles.standby:
-            hosts[t].add(cid)
-    out = []
-    for key in keys:
-        values = len(tag_values(instance, key))
-        for t in instance.task_ids:
-            seen = {instance.clients[c].tags[key] for c in hosts[t] if key in instance.clients[c].tags}
-            need = required_spread(len(hosts[t]), values)
-            if len(seen) < need:
-                out.append(f"{t}: hosts carry {len(seen)} distinct {key!r} values, {need} possible")
-    return out
+    before = distinct_tag_pairs(instance, _current(instance))
+    after = distinct_tag_pairs(instance, assignment)
+    return [f"{t}: {after[t]} distinct tag pairs, had {before[t]}" for t in instance.task_ids
+            if t in before and after[t] < before[t]]
 
 
 # --------------------------------------------------------------------------- solving
@@ -262,14 +256,18 @@ def run_balanced_subtopology(instance: TasksInstance, options: SolveOptions) -> 
 
 
 def run_rack_standby(instance: TasksInstance, options: SolveOptions) -> MethodResult:
-    """``exact.rack_standby``: standbys placed at minimum KIP-925 standby cost (KIP-708 tags if set)."""
+    """``exact.rack_standby``: standbys at minimum KIP-925 standby cost, no task losing tag distinctness."""
     problem = standby_problem(instance)
     sol = solve_standby(problem, options.time_limit, options.threads)
     start = _current(instance)
     if sol.chosen is None:
-        status = Status.INFEASIBLE if sol.status == "infeasible" else Status.ERROR
-        reason = sol.info.get("reason", f"HiGHS ended with status {sol.status}")
-        return MethodResult(start, status, message=f"rack_standby: {reason}", info=sol.info)
+        if sol.status == "time_limit":  # the starting assignment always meets the rule
+            return MethodResult(start, Status.FEASIBLE, standby_objective(instance, start), sol.bound,
+                                message="time limit: HiGHS found no solution, returning the starting assignment",
+                                info=sol.info)
+        # the starting assignment is feasible, so any other status is a solver failure
+        return MethodResult(start, Status.ERROR, message=f"rack_standby: HiGHS ended with status {sol.status}",
+                            info=sol.info)
     lists: list[list[str]] = [[] for _ in problem.clients]
     for e in np.nonzero(sol.chosen)[0]:
         lists[problem.edge_client[e]].append(problem.tasks[problem.edge_task[e]])
@@ -289,7 +287,8 @@ RULES = [
          "Kafka's ceil caps per sub-topology under balance_subtopology"),
     Rule("rack_standby", "tasks", "exact.rack_standby", standby_objective, rack_standby_violations,
          "KIP-925 standby cost with per-client and per-task standby counts fixed, "
-         "no standby on an active client, KIP-708 tag spread when tags are configured"),
+         "no standby on an active client; with tags configured no stateful task's hosts carry fewer "
+         "distinct tag pairs than at the start (Kafka's move predicate)"),
     Rule("balanced_subtopology", "tasks", "exact.balanced_subtopology", active_objective, balanced_violations,
          "KIP-925 active cost with per-client counts fixed and every (client, sub-topology) count "
          "between floor and ceil of its exact fair share"),
@@ -299,7 +298,7 @@ METHODS = [
     Method("exact.rack_active", "tasks", "rack_active", run_rack_active,
            "RackAwareTaskAssignor.optimizeActiveTasks' problem (same counts, strategy, costs) as an LP"),
     Method("exact.rack_standby", "tasks", "rack_standby", run_rack_standby,
-           "standby placement at minimum KIP-925 cost, counts fixed, KIP-708 tag spread (LP/ILP)"),
+           "standby placement at minimum KIP-925 cost, counts fixed, tag distinctness kept (LP, ILP if fractional)"),
     Method("exact.balanced_subtopology", "tasks", "balanced_subtopology", run_balanced_subtopology,
            "active placement with floor/ceil fair shares per sub-topology (LP)"),
 ]

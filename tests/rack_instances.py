@@ -30,8 +30,13 @@ def random_instance_dict(seed: int, tasks: int = 6, clients: int = 3, racks: int
                          standbys: int = 0, strategy: str = "min_traffic", traffic_cost: int | None = None,
                          non_overlap_cost: int | None = None, replication: int = 2, inputs: int = 1,
                          cost_partitions: str = "kafka", tags: tuple[str, ...] = (),
-                         rackless_client: bool = False) -> dict[str, Any]:
-    """One instance as a JSON-ready dict (see the module docstring)."""
+                         rackless_client: bool = False, zones: int = 0, hosts: int = 3) -> dict[str, Any]:
+    """One instance as a JSON-ready dict (see the module docstring).
+
+    Every client is tagged ``zone`` (its rack, or one of ``zones`` values
+    drawn independently of the rack when ``zones > 0``) and ``host`` (one of
+    ``hosts`` values); ``tags`` are the configured keys.
+    """
     rng = random.Random(seed)
     subtopologies = max(1, min(subtopologies, tasks))
     rack_names = [f"r{i}" for i in range(racks)]
@@ -61,8 +66,9 @@ def random_instance_dict(seed: int, tasks: int = 6, clients: int = 3, racks: int
     specs: dict[str, Any] = {}
     for j, c in enumerate(client_ids):
         rack = rng.choice(rack_names)
+        zone = f"z{rng.randrange(zones)}" if zones else rack
         specs[c] = {"rack": None if rackless_client and j == 0 else rack,
-                    "tags": {"zone": rack, "host": f"h{rng.randint(0, 2)}"},
+                    "tags": {"zone": zone, "host": f"h{rng.randrange(hosts)}"},
                     "capacity": rng.randint(1, 4), "active": [t for t in task_ids if owner[t] == c],
                     "standby": []}
     for t in task_ids:
@@ -110,6 +116,20 @@ def standby_instances(draw, max_tasks: int = 8, max_clients: int = 5, tags: bool
         traffic_cost=draw(st.one_of(st.none(), st.integers(0, 12))),
         non_overlap_cost=draw(st.one_of(st.none(), st.integers(0, 3))),
         tags=draw(st.sampled_from((("zone",), ("zone", "host")))) if use_tags else (),
+    )
+
+
+@st.composite
+def tagged_standby_instances(draw, max_tasks: int = 5, max_clients: int = 5) -> TasksInstance:
+    """Small instances with tags configured and few zone/host values drawn independently of the racks,
+    so the cheapest standby host often shares the active's tags (tag distinctness then binds)."""
+    clients = draw(st.integers(3, max_clients))
+    return random_instance(
+        draw(st.integers(0, 2**32 - 1)), tasks=draw(st.integers(2, max_tasks)), clients=clients,
+        racks=draw(st.integers(2, 3)), standbys=draw(st.integers(1, 2)),
+        zones=draw(st.integers(2, 3)), hosts=draw(st.integers(1, 2)),
+        non_overlap_cost=draw(st.one_of(st.none(), st.integers(0, 3))),
+        tags=draw(st.sampled_from((("zone",), ("zone", "host")))),
     )
 
 
