@@ -193,7 +193,7 @@ def test_tasks_ownership_and_sparse_lags(seed):
         assert not set(c.active) & set(c.standby)
         assert set(c.lags) <= set(c.active) | set(c.standby)
         assert all(inst.tasks[t].stateful for t in c.lags)
-        assert 1 <= c.capacity <= 4
+        assert c.capacity in range(1, 5)
         assert set(c.tags) == {"zone", "cluster"}
     standbys = Counter(t for c in inst.clients.values() for t in c.standby)
     assert all(standbys[t] == 2 for t, task in inst.tasks.items() if task.stateful)
