@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import time
-import tracemalloc
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -39,7 +38,7 @@ def evaluate(instance: Instance, assignment: Assignment | Mapping | str) -> Eval
 
 
 def solve(instance: Instance, method: str, time_limit: float | None = None, threads: int | None = None,
-          seed: int | None = None, measure_memory: bool = False) -> Solution:
+          seed: int | None = None) -> Solution:
     """Run ``method`` on ``instance``; the result is evaluated and carries its rule's objective.
 
     An exact method whose assignment breaks a rule, or whose claimed objective
@@ -49,16 +48,9 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     m = get_method(method, instance.family)
     rule = get_rule(m.rule, instance.family)
     options = SolveOptions(time_limit, threads, seed)
-    if measure_memory:
-        tracemalloc.start()
     start = time.perf_counter()
-    try:
-        result: MethodResult = m.run(instance, options)
-    finally:
-        seconds = time.perf_counter() - start
-        peak = tracemalloc.get_traced_memory()[1] if measure_memory else None
-        if measure_memory:
-            tracemalloc.stop()
+    result: MethodResult = m.run(instance, options)
+    seconds = time.perf_counter() - start
     solution = Solution(instance.family, m.name, result.assignment, result.status, bound=result.bound,
                         seconds=seconds, message=result.message, seed=result.seed, target=result.target)
     if result.status in (Status.INFEASIBLE, Status.ERROR):
@@ -68,8 +60,6 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     solution.objective = rule.objective(instance, result.assignment)
     solution.metrics = dict(evaluation.metrics, **result.info)
     solution.metrics["violations"] = [v.to_dict() for v in broken]
-    if peak is not None:
-        solution.metrics["peak_traced_mb"] = round(peak / 2**20, 3)
     _trust_but_verify(m.exact, result, solution, broken)
     return solution
 
