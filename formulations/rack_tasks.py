@@ -70,7 +70,7 @@ import numpy as np
 from kipopt.costs import role_cost
 from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, Rule, SolveOptions, Violation
-from kipopt.solution import TaskRoles, Status
+from kipopt.solution import Status, TaskRoles, current_assignment
 
 from .rack_model import ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap, solve_rack_grouped
 from .rack_standby_model import distinct_tag_pairs, solve_standby, standby_problem
@@ -171,7 +171,7 @@ def _distinctness_drops(instance: TasksInstance, assignment: Mapping[str, TaskRo
     """Stateful tasks whose hosts carry fewer distinct tag pairs than in the instance (tags configured)."""
     if not instance.config.rack_aware_assignment_tags:
         return []
-    before = distinct_tag_pairs(instance, _current(instance))
+    before = distinct_tag_pairs(instance, current_assignment(instance))
     after = distinct_tag_pairs(instance, assignment)
     return [f"{t}: {after[t]} distinct tag pairs, had {before[t]}" for t in instance.task_ids
             if t in before and after[t] < before[t]]
@@ -223,17 +223,13 @@ def placement_assignment(instance: TasksInstance, problem: ActiveProblem,
     return out
 
 
-def _current(instance: TasksInstance) -> dict[str, TaskRoles]:
-    return {cid: TaskRoles(c.active, c.standby, ()) for cid, c in instance.clients.items()}
-
-
 _STATUS = {"optimal": Status.OPTIMAL, "feasible": Status.FEASIBLE, "infeasible": Status.INFEASIBLE}
 
 
 def _active_result(instance: TasksInstance, rule: str, options: SolveOptions, model: str = "auto") -> MethodResult:
     problem, sol = solve_active(instance, rule, model, options.time_limit, options.threads)
     if sol.placement is None:
-        start = _current(instance)
+        start = current_assignment(instance)
         broken = RULE_VIOLATIONS[rule](instance, start)
         if sol.status in ("time_limit", "feasible") and not broken:
             return MethodResult(start, Status.FEASIBLE, active_objective(instance, start), sol.bound,
@@ -259,7 +255,7 @@ def run_rack_standby(instance: TasksInstance, options: SolveOptions) -> MethodRe
     """``exact.rack_standby``: standbys at minimum KIP-925 standby cost, no task losing tag distinctness."""
     problem = standby_problem(instance)
     sol = solve_standby(problem, options.time_limit, options.threads)
-    start = _current(instance)
+    start = current_assignment(instance)
     if sol.chosen is None:
         if sol.status == "time_limit":  # the starting assignment always meets the rule
             return MethodResult(start, Status.FEASIBLE, standby_objective(instance, start), sol.bound,

@@ -16,7 +16,7 @@ from .errors import InstanceError, MethodError
 from .evaluation import Evaluation, evaluate as _evaluate
 from .instance import Instance, load_instance
 from .methods import MethodResult, SolveOptions, Violation, get_method, get_rule
-from .solution import Assignment, Solution, Status, _num, parse_solution, relative_gap
+from .solution import Assignment, Solution, Status, json_number, parse_solution, relative_gap
 
 __all__ = ["load_instance", "load_assignment", "evaluate", "solve", "check", "CheckResult"]
 
@@ -109,8 +109,8 @@ class CheckResult:
 
     def to_dict(self) -> dict:
         return {
-            "rule": self.rule, "ok": self.ok, "feasible": self.feasible, "objective": _num(self.objective),
-            "optimum": _num(self.optimum), "bound": _num(self.bound), "gap": self.gap, "tolerance": self.tolerance,
+            "rule": self.rule, "ok": self.ok, "feasible": self.feasible, "objective": json_number(self.objective),
+            "optimum": json_number(self.optimum), "bound": json_number(self.bound), "gap": self.gap, "tolerance": self.tolerance,
             "exact_status": self.exact.status.value, "exact_method": self.exact.method,
             "exact_seconds": round(self.exact.seconds, 6),
             "violations": [v.to_dict() for v in self.evaluation.violations + self.rule_violations],

@@ -78,7 +78,7 @@ class Solution:
         d: dict[str, Any] = {
             "family": self.family, "method": self.method,
             "assignment": assignment_to_json(self.family, self.assignment),
-            "status": self.status.value, "objective": _num(self.objective), "bound": _num(self.bound),
+            "status": self.status.value, "objective": json_number(self.objective), "bound": json_number(self.bound),
             "gap": self.gap, "seconds": round(self.seconds, 6), "metrics": self.metrics,
         }
         if self.target is not None:
@@ -101,7 +101,7 @@ def relative_gap(objective: float | None, bound: float | None) -> float | None:
     return abs(objective - bound) / max(1.0, abs(objective))
 
 
-def _num(x: float | None) -> float | int | None:
+def json_number(x: float | None) -> float | int | None:
     """Integral floats as ints in JSON (objectives are integers for every rule so far)."""
     if x is None:
         return None
