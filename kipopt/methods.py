@@ -83,13 +83,20 @@ class Rule:
     sense: str = "min"
 
 
+KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
+"""The apache/kafka commit every ``kafka.*`` port follows (4.0.0-SNAPSHOT, 2024-10-25)."""
+
+
 @dataclass(frozen=True)
 class Method:
+    """A way to produce an assignment; ``kafka_class`` names the Kafka class a ``kafka.*`` port follows."""
+
     name: str
     family: str
     rule: str
     run: Runner
     description: str
+    kafka_class: str | None = None
 
     @property
     def exact(self) -> bool:

@@ -303,10 +303,14 @@ def run_rack_standby(instance: TasksInstance, options: SolveOptions) -> MethodRe
     return MethodResult(assignment, Status.FEASIBLE, info=info)
 
 
+RACK_AWARE_TASK_ASSIGNOR = "org.apache.kafka.streams.processor.internals.assignment.RackAwareTaskAssignor"
+
 METHODS = [
     Method("kafka.rack_active", "tasks", "rack_active", run_rack_active,
-           "RackAwareTaskAssignor.optimizeActiveTasks over all tasks from the current actives (cycle canceling)"),
+           "RackAwareTaskAssignor.optimizeActiveTasks over all tasks from the current actives (cycle canceling)",
+           kafka_class=RACK_AWARE_TASK_ASSIGNOR),
     Method("kafka.rack_standby", "tasks", "rack_standby", run_rack_standby,
-           "RackAwareTaskAssignor.optimizeStandbyTasks from the current actives and standbys (pairwise swaps)"),
+           "RackAwareTaskAssignor.optimizeStandbyTasks from the current actives and standbys (pairwise swaps)",
+           kafka_class=RACK_AWARE_TASK_ASSIGNOR),
 ]
 RULES: list = []

@@ -318,8 +318,10 @@ def _run_striped(instance: ReplicasInstance, options: SolveOptions) -> MethodRes
 
 METHODS = [
     Method("kafka.adminutils", "replicas", "spread", _run_adminutils,
-           "AdminUtils.assignReplicasToBrokers (KIP-36, ZooKeeper mode) with the instance's start_index"),
+           "AdminUtils.assignReplicasToBrokers (KIP-36, ZooKeeper mode) with the instance's start_index",
+           kafka_class="org.apache.kafka.admin.AdminUtils"),
     Method("kafka.striped", "replicas", "spread", _run_striped,
-           "KRaft StripedReplicaPlacer driven by java.util.Random(seed)"),
+           "KRaft StripedReplicaPlacer driven by java.util.Random(seed)",
+           kafka_class="org.apache.kafka.metadata.placement.StripedReplicaPlacer"),
 ]
 RULES: list = []
