@@ -47,10 +47,10 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     (its ``requires`` gives a reason) raises :class:`NotApplicableError`.
     """
     m = get_method(method, instance.family)
-    rule = get_rule(m.rule, instance.family)
     reason = m.requires(instance) if m.requires is not None else None
     if reason is not None:
         raise NotApplicableError(m.name, reason)
+    rule = get_rule(m.rule, instance.family)
     options = SolveOptions(time_limit, threads, seed)
     start = time.perf_counter()
     result: MethodResult = m.run(instance, options)

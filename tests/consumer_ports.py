@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from hypothesis import strategies as st
+
 from kipopt import evaluate
+from kipopt.datasets import generate
 from kipopt.instance import ConsumersInstance, from_dict
 
 
@@ -84,3 +87,26 @@ def range_balanced(instance: ConsumersInstance, assignment: Mapping[str, Sequenc
         if sorted(counts) != [floor] * (len(subs) - extra) + [floor + 1] * extra:
             return False
     return True
+
+
+consumer_params = st.fixed_dictionaries({
+    "seed": st.integers(0, 10_000),
+    "racks": st.integers(1, 4),
+    "topics": st.integers(1, 6),
+    "partitions": st.integers(1, 60),
+    "members": st.integers(1, 12),
+    "replication_factor": st.integers(1, 3),
+    "subscriptions": st.sampled_from(["equal", "mixed"]),
+    "rackless_members": st.sampled_from([0.0, 0.3, 1.0]),
+    "rackless_partitions": st.sampled_from([0.0, 0.2]),
+    "skew": st.sampled_from([0.0, 1.0]),
+})
+"""Generator parameters for hypothesis: small groups over every switch of rack awareness."""
+
+
+def generate_from(params: Mapping, **overrides) -> ConsumersInstance:
+    """``generate("consumers", ...)`` from drawn ``consumer_params`` (made consistent) and overrides."""
+    p = {k: v for k, v in params.items() if k != "seed"}
+    p["partitions"] = max(p["partitions"], p["topics"])
+    p["replication_factor"] = min(p["replication_factor"], p["racks"])
+    return generate("consumers", params["seed"], **{**p, **overrides})

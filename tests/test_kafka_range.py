@@ -9,14 +9,14 @@ format has no instance ids.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
 
 from kipopt.datasets import generate
 from kipopt.instance import from_dict
 from kipopt.solvers.kafka_range import range_assign, use_rack_aware_assignment
 
-from consumer_ports import (as_sets, check_port, expected_sets, kafka_mismatches, kafka_rack_case, racks,
-                            range_balanced, replica_racks)
+from consumer_ports import (as_sets, check_port, consumer_params, expected_sets, generate_from, kafka_mismatches,
+                            kafka_rack_case, racks, range_balanced, replica_racks)
 
 NULL3 = [None, None, None]
 
@@ -235,32 +235,10 @@ def test_every_rack_holding_every_partition_turns_rack_awareness_off():
 
 # --------------------------------------------------------------------------- generated instances
 
-consumer_params = st.fixed_dictionaries({
-    "seed": st.integers(0, 10_000),
-    "racks": st.integers(1, 4),
-    "topics": st.integers(1, 6),
-    "partitions": st.integers(1, 60),
-    "members": st.integers(1, 12),
-    "replication_factor": st.integers(1, 3),
-    "subscriptions": st.sampled_from(["equal", "mixed"]),
-    "rackless_members": st.sampled_from([0.0, 0.3, 1.0]),
-    "rackless_partitions": st.sampled_from([0.0, 0.2]),
-    "skew": st.sampled_from([0.0, 1.0]),
-})
-
-
-def _generate(params: dict):
-    params = dict(params)
-    seed = params.pop("seed")
-    params["partitions"] = max(params["partitions"], params["topics"])
-    params["replication_factor"] = min(params["replication_factor"], params["racks"])
-    return generate("consumers", seed, **params)
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(consumer_params)
 def test_generated_instances_are_range_balanced_and_valid(params):
-    inst = _generate(params)
+    inst = generate_from(params)
     r = range_assign(inst)
     metrics = check_port(inst, r.assignment)
     assert range_balanced(inst, r.assignment)
