@@ -28,10 +28,10 @@ class PartitionAssignorException(Exception):
 
 
 def _subscribed_topics(spec: GroupSpec) -> list[Uuid]:
-    """``new HashSet<>(firstMember.subscribedTopicIds())``: copied, so re-bucketed at the copy's capacity."""
-    import numpy as np
+    """``new HashSet<>(firstMember.subscribedTopicIds())``: copied, so re-bucketed at the copy's capacity
+    ``max((int) (n / .75f) + 1, 16)`` (``4n // 3`` is that float quotient, truncated, for any realistic n)."""
     source = spec.members[0].topics
-    capacity = max(int(np.float32(len(source)) / np.float32(0.75)) + 1, 16)
+    capacity = max(4 * len(source) // 3 + 1, 16)
     return hashmap_order(source, uuid_hash, capacity)
 
 
