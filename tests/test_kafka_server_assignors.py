@@ -324,3 +324,31 @@ def test_server_ports_on_generated_instances(params, owned):
     client = range_assign(inst)
     if not client.rack_aware:  # §9: server range equals client range without rack matching
         assert as_sets(ranged) == as_sets(client.assignment)
+
+
+def test_cli_answers_a_double_claim_with_exit_2_naming_the_field(tmp_path, capsys):
+    from kipopt.cli import main
+    from kipopt.instance import to_dict
+    x = from_dict({"format": 1, "family": "consumers", "topics": {"t": {"racks": [["a"]] * 5}},
+                   "members": [{"id": "consumer-2", "topics": ["t"], "owned": ["t-4"]},
+                               {"id": "consumer-1", "topics": ["t"]},
+                               {"id": "consumer-3", "topics": ["t"], "owned": ["t-0", "t-4"]}]})
+    path = tmp_path / "x.json"
+    path.write_text(__import__("json").dumps(to_dict(x)))
+    capsys.readouterr()
+    assert main(["solve", str(path), "--method", "kafka.server_uniform"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kipopt: error: members[2].owned[1]: partition t-4 is also claimed by consumer-2")
+    assert main(["solve", str(path), "--method", "kafka.range"]) == 0
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(consumer_params, st.sampled_from([0.0, 0.1]))
+def test_ports_are_feasible_for_their_rules(params, conflicts):
+    """Through the façade: every port's output breaks no hard rule of the evaluator or of its rule."""
+    inst = generate_from(params, conflicts=conflicts)
+    methods = ["kafka.range"] + (["kafka.server_range", "kafka.server_uniform"] if single_owner(inst) is None else [])
+    for method in methods:
+        sol = solve(inst, method)
+        assert sol.status.value == "feasible" and sol.metrics["violations"] == [], (method, sol.metrics["violations"])
+        assert sol.objective is not None
