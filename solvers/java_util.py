@@ -321,3 +321,25 @@ def uuid_hash(uuid: tuple[int, int]) -> int:
     """
     x = (uuid[0] ^ uuid[1]) & 0xFFFFFFFFFFFFFFFF
     return to_int32((x >> 32) ^ x)
+
+
+def small_hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] = java_string_hash,
+                        head_insertion: bool = False) -> list:
+    """Like :func:`hashmap_order` (``put``) or, with ``head_insertion``, a map filled by ``computeIfAbsent``,
+    for a default-capacity map; fast for up to 7 keys (one 16-slot table, no resize, no tree bin),
+    where the order is the keys stably sorted by bucket, each bucket's chain reversed under head insertion.
+
+    >>> small_hashmap_order(["b", "a", "q"])
+    ['a', 'q', 'b']
+    >>> small_hashmap_order([1, 17], integer_hash), small_hashmap_order([1, 17], integer_hash, head_insertion=True)
+    ([1, 17], [17, 1])
+    """
+    unique = list(dict.fromkeys(keys))
+    if len(unique) > 7:
+        m = JavaHashMapOrder(hash_fn)
+        for k in unique:
+            m.compute_if_absent(k) if head_insertion else m.put(k)
+        return m.keys()
+    if head_insertion:
+        unique.reverse()
+    return sorted(unique, key=lambda k: spread_hash(hash_fn(k)) & 15)

@@ -34,10 +34,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Mapping
+from typing import Callable, Mapping
 
-from kipopt.instance import ConsumersInstance, java_string_key, parse_partition
-from kipopt.solvers.java_util import JavaHashMapOrder, hashmap_order, integer_hash, topic_uuid, uuid_hash
+from kipopt.instance import ConsumersInstance, java_string_key
+from kipopt.solvers.java_util import hashmap_order, integer_hash, small_hashmap_order, topic_uuid, uuid_hash
 
 Uuid = tuple[int, int]
 """A Kafka ``Uuid`` as (most, least) significant bits, signed: tuple order is ``Uuid.compareTo``."""
@@ -72,26 +72,28 @@ class GroupSpec:
         return self.partitions.get(topic, -1)
 
 
-def _current_assignment(owned: tuple[str, ...], ids: Mapping[str, Uuid]) -> tuple[tuple[Uuid, tuple[int, ...]], ...]:
-    topics = JavaHashMapOrder(uuid_hash)
-    sets: dict[Uuid, JavaHashMapOrder] = {}
+def _current_assignment(owned: tuple[str, ...], ids: Mapping[str, Uuid],
+                        topic_hash: Callable[[Uuid], int]) -> tuple[tuple[Uuid, tuple[int, ...]], ...]:
+    sets: dict[Uuid, list[int]] = {}
     for text in owned:
-        name, p = parse_partition(text)
-        tid = ids[name]
-        topics.compute_if_absent(tid)
-        sets.setdefault(tid, JavaHashMapOrder(integer_hash)).put(p)
-    return tuple((tid, tuple(sets[tid].keys())) for tid in hashmap_order(topics.keys(), uuid_hash))
+        name, _, p = text.rpartition("-")  # validated: "<topic>-<partition>"
+        sets.setdefault(ids[name], []).append(int(p))
+    by_compute_if_absent = small_hashmap_order(sets, topic_hash, head_insertion=True)
+    return tuple((tid, tuple(small_hashmap_order(sets[tid], integer_hash)))
+                 for tid in small_hashmap_order(by_compute_if_absent, topic_hash))
 
 
-def group_spec(instance: ConsumersInstance) -> GroupSpec:
-    """The §7 server-side inputs of ``instance``."""
+def group_spec(instance: ConsumersInstance, current: bool = True) -> GroupSpec:
+    """The §7 server-side inputs of ``instance`` (``current=False`` leaves out the current assignments,
+    which the server ``RangeAssignor`` never reads)."""
     ids = {name: topic_uuid(name) for name in instance.topics}
+    topic_hash = {tid: uuid_hash(tid) for tid in ids.values()}.__getitem__
     by_id = instance.member_by_id
     members = []
     for mid in hashmap_order(m.id for m in instance.members):
         m = by_id[mid]
-        members.append(MemberSpec(mid, tuple(hashmap_order((ids[t] for t in m.topics), uuid_hash)),
-                                  _current_assignment(m.owned, ids)))
+        members.append(MemberSpec(mid, tuple(small_hashmap_order((ids[t] for t in m.topics), topic_hash)),
+                                  _current_assignment(m.owned, ids, topic_hash) if current else ()))
     topic_sets = {frozenset(m.topics) for m in instance.members}
     return GroupSpec(tuple(members), {ids[n]: t.partitions for n, t in instance.topics.items()},
                      {ids[n]: n for n in instance.topics}, len(topic_sets) == 1)

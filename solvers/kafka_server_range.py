@@ -65,7 +65,7 @@ def server_range(spec: GroupSpec) -> dict[str, tuple[str, ...]]:
 
 
 def _run(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
-    return MethodResult(server_range(group_spec(instance)))
+    return MethodResult(server_range(group_spec(instance, current=False)))
 
 
 METHODS = [
