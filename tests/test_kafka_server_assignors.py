@@ -352,3 +352,34 @@ def test_ports_are_feasible_for_their_rules(params, conflicts):
         sol = solve(inst, method)
         assert sol.status.value == "feasible" and sol.metrics["violations"] == [], (method, sol.metrics["violations"])
         assert sol.objective is not None
+
+
+# --------------------------------------------------------------------------- Kafka's real outputs
+
+VECTORS = __import__("json").loads((__import__("pathlib").Path(__file__).parent / "data" / "kafka_consumer_vectors.json")
+                                   .read_text())["vectors"]
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=lambda v: f"seed{v['seed']}")
+def test_ports_reproduce_kafkas_real_outputs(vector):
+    """Vectors printed by Kafka's own classes (commit 1eb7644, javac 17): client range list by list,
+    the server assignors as sets (their lists come from Java hash sets)."""
+    inst = generate("consumers", vector["seed"], **vector["params"])
+    outputs = vector["outputs"]
+    assert range_assign(inst).assignment == {m: tuple(ps) for m, ps in outputs["kafka.range"].items()}
+    spec = group_spec(inst)
+    assert as_sets(uniform_assign(spec)) == as_sets(outputs["kafka.server_uniform"])
+    assert as_sets(server_range(spec)) == as_sets(outputs["kafka.server_range"])
+
+
+def test_server_range_equals_client_range_without_rack_matching():
+    """Reference §9: whenever client range does not turn rack-aware, server range gives the same sets."""
+    compared = 0
+    for seed in range(60):
+        inst = generate("consumers", seed, members=1 + seed % 9, topics=1 + seed % 4, partitions=10 + seed,
+                        rackless_members=[0.0, 0.5, 1.0][seed % 3], replication_factor=1 + seed % 3, conflicts=0.0)
+        client = range_assign(inst)
+        if not client.rack_aware:
+            compared += 1
+            assert as_sets(server_range(group_spec(inst, current=False))) == as_sets(client.assignment)
+    assert compared >= 20
