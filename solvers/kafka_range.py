@@ -56,7 +56,6 @@ class RangeResult:
 
     assignment: dict[str, tuple[str, ...]]
     rack_aware: bool
-    rack_aware_topics: tuple[str, ...] = ()
 
 
 def use_rack_aware_assignment(consumer_racks: set[str], partition_racks: Sequence[frozenset[str]],
@@ -266,7 +265,7 @@ def range_assign(instance: ConsumersInstance, prefer_rack_aware_logic: bool = Fa
         for parts in result.values():
             parts.sort(key=lambda tp: (java_string_key(tp[0]), tp[1]))
     assignment = {m: tuple(f"{t}-{p}" for t, p in parts) for m, parts in result.items()}
-    return RangeResult(assignment, rack_aware, tuple(s.topic for s in states if s.needs_rack_aware))
+    return RangeResult(assignment, rack_aware)
 
 
 def _run(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
