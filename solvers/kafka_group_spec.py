@@ -109,6 +109,11 @@ def to_assignment(spec: GroupSpec, target: Mapping[str, Mapping[Uuid, object]]) 
     return out
 
 
+def in_instance_order(instance: ConsumersInstance, assignment: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """The members of a solution listed as the instance lists them (Kafka's map order means nothing there)."""
+    return {m.id: assignment.get(m.id, ()) for m in instance.members}
+
+
 def single_owner(instance: ConsumersInstance) -> str | None:
     """Why the server-side assignors do not apply (a partition claimed twice), or ``None``."""
     claimed: dict[str, str] = {}

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from kipopt.instance import ConsumersInstance, java_string_key
 from kipopt.methods import Method, MethodResult, SolveOptions
-from kipopt.solvers.kafka_group_spec import GroupSpec, Uuid, group_spec, single_owner, to_assignment
+from kipopt.solvers.kafka_group_spec import GroupSpec, Uuid, group_spec, in_instance_order, single_owner, to_assignment
 
 
 class PartitionAssignorException(Exception):
@@ -65,7 +65,7 @@ def server_range(spec: GroupSpec) -> dict[str, tuple[str, ...]]:
 
 
 def _run(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
-    return MethodResult(server_range(group_spec(instance, current=False)))
+    return MethodResult(in_instance_order(instance, server_range(group_spec(instance, current=False))))
 
 
 METHODS = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from kipopt.instance import ConsumersInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
-from kipopt.solvers.kafka_group_spec import GroupSpec, group_spec, single_owner, to_assignment
+from kipopt.solvers.kafka_group_spec import GroupSpec, group_spec, in_instance_order, single_owner, to_assignment
 from kipopt.solvers.kafka_uniform_heterogeneous import uniform_heterogeneous
 from kipopt.solvers.kafka_uniform_homogeneous import uniform_homogeneous
 
@@ -34,7 +34,7 @@ def uniform_assign(spec: GroupSpec) -> dict[str, tuple[str, ...]]:
 
 def _run(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
     spec = group_spec(instance)
-    return MethodResult(uniform_assign(spec), info={"homogeneous": spec.homogeneous})
+    return MethodResult(in_instance_order(instance, uniform_assign(spec)), info={"homogeneous": spec.homogeneous})
 
 
 METHODS = [
