@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from . import _read as r
-from .errors import InstanceError, MethodError
+from .errors import InstanceError, MethodError, NotApplicableError
 from .evaluation import Evaluation, evaluate as _evaluate
 from .instance import Instance, load_instance
 from .methods import MethodResult, SolveOptions, Violation, get_method, get_rule
@@ -43,9 +43,13 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
 
     An exact method whose assignment breaks a rule, or whose claimed objective
     differs from the recomputed one, is reported as ``status: error`` with the
-    reason, never as a solution.
+    reason, never as a solution. A method that does not apply to the instance
+    (its ``requires`` gives a reason) raises :class:`NotApplicableError`.
     """
     m = get_method(method, instance.family)
+    reason = m.requires(instance) if m.requires is not None else None
+    if reason is not None:
+        raise NotApplicableError(m.name, reason)
     rule = get_rule(m.rule, instance.family)
     options = SolveOptions(time_limit, threads, seed)
     start = time.perf_counter()

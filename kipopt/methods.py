@@ -26,6 +26,10 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_rack_aware",
     "kipopt.solvers.kafka_replicas",
     "kipopt.formulations.replica_spread",
+    "kipopt.formulations.consumer_rules",
+    "kipopt.solvers.kafka_range",
+    "kipopt.solvers.kafka_server_range",
+    "kipopt.solvers.kafka_server_uniform",
 )
 
 
@@ -89,7 +93,14 @@ KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
 
 @dataclass(frozen=True)
 class Method:
-    """A way to produce an assignment; ``kafka_class`` names the Kafka class a ``kafka.*`` port follows."""
+    """A way to produce an assignment; ``kafka_class`` names the Kafka class a ``kafka.*`` port follows.
+
+    ``requires`` declares where the method applies: given a valid instance it
+    returns ``None``, or the reason it does not apply, starting with the field
+    concerned (``"members[3].owned[0]: ..."``); :func:`kipopt.api.solve` then
+    raises :class:`~kipopt.errors.NotApplicableError` and the benchmark
+    records ``status: not_applicable``.
+    """
 
     name: str
     family: str
@@ -97,6 +108,7 @@ class Method:
     run: Runner
     description: str
     kafka_class: str | None = None
+    requires: Callable[[Any], str | None] | None = None
 
     @property
     def exact(self) -> bool:

@@ -273,3 +273,73 @@ def hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] =
     for k in keys:
         m.put(k)
     return m.keys()
+
+
+# --------------------------------------------------------------------------- Uuid and boxed Integer (KIP-848 server assignors)
+
+
+def integer_hash(value: int) -> int:
+    """``Integer.hashCode()``: the value itself (what a ``HashSet<Integer>`` buckets by).
+
+    >>> hashmap_order([17, 1, 16, 0], integer_hash)
+    [16, 0, 17, 1]
+    """
+    return to_int32(value)
+
+
+def topic_uuid(name: str) -> tuple[int, int]:
+    """kipopt's deterministic topic id: MD5 of the name (UTF-8), high 64 bits then low 64 bits, as Java longs.
+
+    >>> topic_uuid("orders")
+    (1352488281194395920, 6896254512500489863)
+    >>> uuid_hash(topic_uuid("orders"))
+    -1269846646
+    """
+    import hashlib
+    digest = hashlib.md5(name.encode("utf-8")).digest()
+    return to_int64(int.from_bytes(digest[:8], "big")), to_int64(int.from_bytes(digest[8:], "big"))
+
+
+def uuid_from_string(text: str) -> tuple[int, int]:
+    """``org.apache.kafka.common.Uuid.fromString``: 22 URL-safe base64 characters, 16 bytes big-endian.
+
+    >>> uuid_from_string("AAAAAAAAAAAAAAAAAAAAAQ")
+    (0, 1)
+    """
+    import base64
+    raw = base64.urlsafe_b64decode(text + "==")
+    if len(raw) != 16:
+        raise ValueError(f"{text!r} is not a 22-character base64 Uuid")
+    return to_int64(int.from_bytes(raw[:8], "big")), to_int64(int.from_bytes(raw[8:], "big"))
+
+
+def uuid_hash(uuid: tuple[int, int]) -> int:
+    """``Uuid.hashCode()``: ``x = msb ^ lsb``; the high 32 bits of ``x`` xor its low 32 bits.
+
+    >>> uuid_hash((1 << 32, 3)), uuid_hash((-1, 0))
+    (2, 0)
+    """
+    x = (uuid[0] ^ uuid[1]) & 0xFFFFFFFFFFFFFFFF
+    return to_int32((x >> 32) ^ x)
+
+
+def small_hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] = java_string_hash,
+                        head_insertion: bool = False) -> list:
+    """Like :func:`hashmap_order` (``put``) or, with ``head_insertion``, a map filled by ``computeIfAbsent``,
+    for a default-capacity map; fast for up to 7 keys (one 16-slot table, no resize, no tree bin),
+    where the order is the keys stably sorted by bucket, each bucket's chain reversed under head insertion.
+
+    >>> small_hashmap_order(["b", "a", "q"])
+    ['a', 'q', 'b']
+    >>> small_hashmap_order([1, 17], integer_hash), small_hashmap_order([1, 17], integer_hash, head_insertion=True)
+    ([1, 17], [17, 1])
+    """
+    unique = list(dict.fromkeys(keys))
+    if len(unique) > 7:
+        m = JavaHashMapOrder(hash_fn)
+        for k in unique:
+            m.compute_if_absent(k) if head_insertion else m.put(k)
+        return m.keys()
+    if head_insertion:
+        unique.reverse()
+    return sorted(unique, key=lambda k: spread_hash(hash_fn(k)) & 15)

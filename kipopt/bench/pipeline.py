@@ -9,8 +9,10 @@ On the executors an item is rebuilt from its seed (generation is
 deterministic, so a retried task sees exactly the same instance), then each
 method runs in a forked child process with a hard deadline (its time limit
 plus the grid's ``grace``): a method that ignores its limit is killed and
-recorded as ``status: error`` with ``time limit`` in its message. The
-exact method of every rule involved runs once per item first; every
+recorded as ``status: error`` with ``time limit`` in its message. A method
+whose ``requires`` rules the instance out is recorded as
+``status: not_applicable`` with the reason (in ``error``), not as an error.
+The exact method of every rule involved runs once per item first; every
 method's gap is measured against that exact optimum (or its best bound).
 
 The executor writes the item's rows to ``results/<item_id>.parquet``
@@ -42,6 +44,8 @@ from .grid import Grid, load_generator, registered_methods
 RESULTS_DIR = "results"
 # A relative gap at or below this counts as optimal (objectives are sums of integers).
 OPTIMAL_TOLERANCE = 1e-9
+# The status of a method on an instance it declares it does not apply to (Method.requires).
+NOT_APPLICABLE = "not_applicable"
 
 
 @dataclass(frozen=True)
@@ -228,11 +232,13 @@ def _describe_wait(status: int) -> str:
 
 def _solve_here(instance: Any, method: str, time_limit: float, seed: int, threads: int) -> MethodRun:
     from ..api import solve
-    from ..errors import KipoptError
+    from ..errors import KipoptError, NotApplicableError
     rss_start = _rss_mb()
     start = time.perf_counter()
     try:
         solution = solve(instance, method, time_limit=time_limit, threads=threads, seed=seed)
+    except NotApplicableError as exc:
+        return MethodRun(NOT_APPLICABLE, seconds=time.perf_counter() - start, message=exc.reason)
     except KipoptError as exc:
         return MethodRun("error", seconds=time.perf_counter() - start, message=str(exc))
     except Exception as exc:  # noqa: BLE001 - one broken method must not stop the benchmark
@@ -333,7 +339,7 @@ def _row(base: dict, method: str, limit: float, rule: Any, run: MethodRun, exact
                 seconds=run.seconds, time_limit=limit, peak_memory_mb=run.peak_memory_mb,
                 memory_growth_mb=run.memory_growth_mb,
                 metrics=json.dumps(run.metrics, sort_keys=True) if run.metrics is not None else None,
-                error=run.message if run.status in ("error", "infeasible") else None,
+                error=run.message if run.status in ("error", "infeasible", NOT_APPLICABLE) else None,
                 finished_at=time.time())
 
 

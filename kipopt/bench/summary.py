@@ -1,14 +1,20 @@
 """Reading the benchmark's Parquet results back: the summary table and the plots.
 
 >>> import pandas as pd
->>> rows = pd.DataFrame({"family": ["tasks"] * 3, "method": ["kafka.x"] * 3, "item_id": ["a", "b", "c"],
-...                      "status": ["feasible", "optimal", "error"], "gap": [0.5, 0.0, None],
-...                      "optimal": [False, True, False], "seconds": [1.0, 2.0, 9.0],
-...                      "violations": [2, 0, None], "beats_bound": [True, False, False]})
+>>> rows = pd.DataFrame({"family": ["tasks"] * 4, "method": ["kafka.x"] * 4, "item_id": ["a", "b", "c", "d"],
+...                      "status": ["feasible", "optimal", "error", "not_applicable"], "gap": [0.5, 0.0, None, None],
+...                      "optimal": [False, True, False, False], "seconds": [1.0, 2.0, 9.0, 0.0],
+...                      "violations": [2, 0, None, None], "beats_bound": [True, False, False, False]})
 >>> table = summarize(rows)
 >>> row = table.iloc[0]
 >>> int(row.instances), round(float(row.optimal_share), 3), float(row.mean_gap), float(row.worst_gap), int(row.broken)
 (3, 0.333, 0.25, 0.5, 1)
+>>> int(row.errors), int(row.not_applicable)
+(1, 1)
+
+A ``not_applicable`` row (the method declares it does not apply to that
+instance) counts in ``not_applicable`` only: not as an instance, an error,
+or a miss of the optimum.
 """
 
 from __future__ import annotations
@@ -17,10 +23,10 @@ import json
 import os
 from typing import Any, Iterable
 
-from .pipeline import RESULTS_DIR
+from .pipeline import NOT_APPLICABLE, RESULTS_DIR
 
 SUMMARY_COLUMNS = ("family", "method", "instances", "optimal_share", "mean_gap", "worst_gap",
-                   "median_seconds", "errors", "broken", "beats_bound")
+                   "median_seconds", "errors", "not_applicable", "broken", "beats_bound")
 
 
 def load_results(out: str, item_ids: Iterable[str] | None = None) -> Any:
@@ -46,11 +52,13 @@ def _schema() -> Any:
 
 
 def summarize(rows: Any) -> Any:
-    """Per family and method: instances, optimal share, mean and worst gap, median seconds, errors."""
+    """Per family and method: instances, optimal share, mean and worst gap, median seconds, errors,
+    and the runs on instances the method does not apply to (left out of every other column)."""
     import pandas as pd
     if len(rows) == 0:
         return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
-    grouped = rows.groupby(["family", "method"], sort=True)
+    skipped = (rows["status"] == NOT_APPLICABLE).groupby([rows["family"], rows["method"]]).sum()
+    grouped = rows[rows["status"] != NOT_APPLICABLE].groupby(["family", "method"], sort=True)
     table = pd.DataFrame({
         "instances": grouped["item_id"].nunique(),
         "optimal_share": grouped["optimal"].mean(),
@@ -60,8 +68,11 @@ def summarize(rows: Any) -> Any:
         "errors": grouped["status"].apply(lambda s: int((s == "error").sum())),
         "broken": grouped["violations"].apply(lambda s: int((s.fillna(0) > 0).sum())),
         "beats_bound": grouped["beats_bound"].apply(lambda s: int(s.fillna(False).astype(bool).sum())),
-    }).reset_index()
-    return table[list(SUMMARY_COLUMNS)]
+    }).reindex(skipped.index)
+    table["not_applicable"] = skipped.astype(int)
+    for column in ("instances", "errors", "broken", "beats_bound"):
+        table[column] = table[column].fillna(0).astype(int)
+    return table.reset_index()[list(SUMMARY_COLUMNS)]
 
 
 def format_table(table: Any) -> str:
@@ -70,15 +81,15 @@ def format_table(table: Any) -> str:
     >>> import pandas as pd
     >>> print(format_table(pd.DataFrame([{"family": "tasks", "method": "exact.a", "instances": 2,
     ...     "optimal_share": 1.0, "mean_gap": 0.0, "worst_gap": 0.0, "median_seconds": 0.25, "errors": 0,
-    ...     "broken": 0, "beats_bound": 0}])))
-    family  method   instances  optimal  mean gap  worst gap  median s  errors  broken  beats bound
-    tasks   exact.a          2   100.0%    0.0000     0.0000     0.250       0       0            0
+    ...     "not_applicable": 0, "broken": 0, "beats_bound": 0}])))
+    family  method   instances  optimal  mean gap  worst gap  median s  errors  n/a  broken  beats bound
+    tasks   exact.a          2   100.0%    0.0000     0.0000     0.250       0    0       0            0
     """
-    headers = ["family", "method", "instances", "optimal", "mean gap", "worst gap", "median s", "errors",
+    headers = ["family", "method", "instances", "optimal", "mean gap", "worst gap", "median s", "errors", "n/a",
                "broken", "beats bound"]
     lines = [[str(r.family), str(r.method), str(int(r.instances)), _pct(r.optimal_share), _num(r.mean_gap, 4),
-              _num(r.worst_gap, 4), _num(r.median_seconds, 3), str(int(r.errors)), str(int(r.broken)),
-              str(int(r.beats_bound))] for r in table.itertuples()]
+              _num(r.worst_gap, 4), _num(r.median_seconds, 3), str(int(r.errors)), str(int(r.not_applicable)),
+              str(int(r.broken)), str(int(r.beats_bound))] for r in table.itertuples()]
     widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(headers)]
 
     def fmt(cells: list[str]) -> str:
