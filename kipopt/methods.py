@@ -27,6 +27,7 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_replicas",
     "kipopt.formulations.replica_spread",
     "kipopt.formulations.consumer_rules",
+    "kipopt.solvers.kafka_cooperative_sticky",
 )
 
 

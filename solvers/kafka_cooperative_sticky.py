@@ -74,8 +74,7 @@ def run_cooperative_sticky(instance: ConsumersInstance, options: SolveOptions) -
         result = cooperative_sticky_assign(sticky_inputs(instance))
     except (StickyAssignorError, NotImplementedError) as exc:
         return MethodResult({}, Status.INFEASIBLE, message=f"Kafka's CooperativeStickyAssignor gives no result: {exc}")
-    info = {"withheld": len(result.withheld),
-            "sticky_builder": "constrained" if result.constrained else "general",
+    info = {"sticky_builder": "constrained" if result.constrained else "general",
             "rack_aware": result.rack_aware}
     return MethodResult(_as_strings(instance, result.partial), target=_as_strings(instance, result.target), info=info)
 
