@@ -61,6 +61,7 @@ class HighsResult:
     integer: bool
     message: str
     presolve: str = "off"
+    col_dual: np.ndarray | None = None  # reduced costs of an LP solved to optimality
 
 
 def build_csc(num_col: int, cols: np.ndarray, rows: np.ndarray, values: np.ndarray
@@ -117,6 +118,30 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     return _result(h, integer)
 
 
+def _banner_to_stderr() -> None:
+    """Make the process's first ``highspy.Highs`` with file descriptor 1 pointed at stderr.
+
+    HiGHS prints its banner to standard output when the first ``Highs`` of a
+    process is made, before any option can silence it. kipopt's standard
+    output is one JSON document, so this module (imported by every model that
+    uses HiGHS, PuLP's included) makes that first object at import time.
+    """
+    import os
+    import sys
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+_banner_to_stderr()
+
+
 _STATUS = {
     "kOptimal": "optimal", "kInfeasible": "infeasible", "kUnbounded": "unbounded",
     "kUnboundedOrInfeasible": "infeasible", "kTimeLimit": "time_limit", "kIterationLimit": "time_limit",
@@ -142,7 +167,11 @@ def _result(h, integer: bool) -> HighsResult:
     presolve = h.getOptionValue("presolve")
     if isinstance(presolve, tuple):  # some highspy versions return (status, value)
         presolve = presolve[-1]
-    return HighsResult(status, objective, bound, x, integer, h.modelStatusToString(model_status), str(presolve))
+    col_dual = None
+    if not integer and status == "optimal" and info.dual_solution_status == 2:
+        col_dual = np.asarray(h.getSolution().col_dual, dtype=np.float64)
+    return HighsResult(status, objective, bound, x, integer, h.modelStatusToString(model_status), str(presolve),
+                       col_dual)
 
 
 def is_integral(x: np.ndarray, tol: float = INTEGRALITY_TOL) -> bool:

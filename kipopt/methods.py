@@ -27,6 +27,8 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_replicas",
     "kipopt.formulations.replica_spread",
     "kipopt.formulations.consumer_rules",
+    "kipopt.formulations.consumer_range",
+    "kipopt.formulations.consumer_balanced",
     "kipopt.solvers.kafka_cooperative_sticky",
 )
 
