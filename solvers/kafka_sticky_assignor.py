@@ -55,10 +55,6 @@ class StickyInputs:
     partition_counts: Mapping[str, int]
     partition_racks: Mapping[TP, frozenset[str]]
 
-    @property
-    def all_partitions(self) -> Iterable[TP]:
-        return self.partition_racks.keys()
-
 
 def sticky_inputs(instance: ConsumersInstance) -> StickyInputs:
     """The Kafka inputs of §7 for ``instance``; an empty replica-rack list is a rack-less partition."""
@@ -245,6 +241,7 @@ class StickyOutcome:
 
 def sticky_assign(inputs: StickyInputs) -> StickyOutcome:
     """``AbstractStickyAssignor.assignPartitions``: the constrained builder if all subscriptions are equal."""
+    # the builder modules import this one's types, so they are imported at call time
     from .kafka_sticky_constrained import ConstrainedAssignmentBuilder
     from .kafka_sticky_general import GeneralAssignmentBuilder
 

@@ -21,7 +21,6 @@ from kipopt.solvers.kafka_cooperative_sticky import cooperative_sticky_assign
 from kipopt.solvers.kafka_sticky_assignor import RackInfo, resolve_ownership, sticky_inputs
 from kipopt.solvers.kafka_sticky_general import GeneralAssignmentBuilder
 
-ALL_RACKS = "abcdef"
 
 
 def kafka_test_instance(partitions: dict[str, int], consumer_topics: list[list[str]], consumer_racks: list,
