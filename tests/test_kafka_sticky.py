@@ -15,7 +15,7 @@ from kipopt import api
 from kipopt.datasets import generate
 from kipopt.evaluation import evaluate
 from kipopt.formulations.consumer_rules import balanced_violations
-from kipopt.instance import from_dict
+from kipopt.instance import from_dict, to_dict
 from kipopt.solvers.java_util import JavaHashSet, topic_partition_hash
 from kipopt.solvers.kafka_cooperative_sticky import cooperative_sticky_assign
 from kipopt.solvers.kafka_sticky_assignor import RackInfo, resolve_ownership, sticky_inputs
@@ -224,6 +224,70 @@ def test_general_builder_gives_a_triple_claim_to_the_highest_generation():
         assert not evaluate(inst, {m: tuple(v) for m, v in target.items()}).violations
         assert "t-0" in target[f"consumer{gens.index(3) + 1}"]
         assert ("t", 0) not in result.withheld
+
+
+def converge(inst, rebalances: int = 4):
+    """``CooperativeStickyAssignorTest.verifyValidityAndBalance``: rebalance again with owned = the last
+    (partial) assignment at generation 1 until nothing is revoked; no partition may be added to one
+    member in the same rebalance another member gives it up."""
+    for _ in range(rebalances + 1):
+        partial, _, _ = run(inst)
+        added = {p for m in inst.members for p in partial[m.id] if p not in m.owned}
+        revoked = {p for m in inst.members for p in m.owned if p not in partial[m.id]}
+        assert not added & revoked
+        if not revoked:
+            return partial
+        data = to_dict(inst)
+        for member in data["members"]:
+            member["owned"], member["generation"] = partial[member["id"]], 1
+        inst = from_dict(data)
+    raise AssertionError(f"still revoking after {rebalances} rebalances")
+
+
+# AbstractStickyAssignorTest cases: topics -> partitions, members (topics, owned, generation), expected lists
+BASIC_CASES = {
+    "testOneConsumerOneTopic": ({"topic": 3}, [(["topic"], [], -1)], [["topic-0", "topic-1", "topic-2"]]),
+    "testOnlyAssignsPartitionsFromSubscribedTopics": (
+        {"topic": 2, "other": 2}, [(["topic"], ["topic-0", "topic-1", "other-0", "other-1"], 1)],
+        [["topic-0", "topic-1"]]),
+    "testOneConsumerMultipleTopics": ({"topic1": 1, "topic2": 2}, [(["topic1", "topic2"], [], -1)],
+                                      [["topic1-0", "topic2-0", "topic2-1"]]),
+    "testTwoConsumersOneTopicTwoPartitions": ({"topic": 2}, [(["topic"], [], -1)] * 2, [["topic-0"], ["topic-1"]]),
+    "testMultipleConsumersMixedTopicSubscriptions": (
+        {"topic1": 3, "topic2": 2}, [(["topic1"], [], -1), (["topic1", "topic2"], [], -1), (["topic1"], [], -1)],
+        [["topic1-0", "topic1-2"], ["topic2-0", "topic2-1"], ["topic1-1"]]),
+    "testTwoConsumersTwoTopicsSixPartitions": (
+        {"topic1": 3, "topic2": 3}, [(["topic1", "topic2"], [], -1)] * 2,
+        [["topic1-0", "topic1-2", "topic2-1"], ["topic1-1", "topic2-0", "topic2-2"]]),
+    "testConsumerOwningMinQuotaExpectedMaxQuota": (
+        {"topic1": 2, "topic2": 3}, [(["topic1", "topic2"], ["topic1-0", "topic2-1"], 1),
+                                     (["topic1", "topic2"], ["topic1-1", "topic2-2"], 1)],
+        [["topic1-0", "topic2-1", "topic2-0"], ["topic1-1", "topic2-2"]]),
+    "testMaxQuotaConsumerMoreThanNumExpectedMaxCapacityMembers": (
+        {"topic1": 2, "topic2": 2}, [(["topic1", "topic2"], ["topic1-0", "topic2-0"], 1),
+                                     (["topic1", "topic2"], ["topic1-1", "topic2-1"], 1), (["topic1", "topic2"], [], 1)],
+        [["topic1-0"], ["topic1-1", "topic2-1"], ["topic2-0"]]),
+    "testAllConsumersAreUnderMinQuota": (
+        {"topic1": 2, "topic2": 3}, [(["topic1", "topic2"], ["topic1-0"], 1), (["topic1", "topic2"], ["topic1-1"], 1),
+                                     (["topic1", "topic2"], [], 1)],
+        [["topic1-0", "topic2-1"], ["topic1-1", "topic2-2"], ["topic2-0"]]),
+}
+
+
+@pytest.mark.parametrize("rack_config", sorted(RACK_CONFIGS))
+@pytest.mark.parametrize("name", sorted(BASIC_CASES))
+def test_kafka_basic_scenarios_after_cooperative_rebalances(name, rack_config):
+    partitions, subs, expected = BASIC_CASES[name]
+    converged = converge(generation_case(partitions, subs, rack_config))
+    assert [converged[f"consumer{i + 1}"] for i in range(len(subs))] == expected
+
+
+def test_max_quota_case_withholds_the_moving_partition_first():
+    """testMaxQuotaConsumerMoreThanNumExpectedMaxCapacityMembers: partitionsTransferringOwnership."""
+    partitions, subs, _ = BASIC_CASES["testMaxQuotaConsumerMoreThanNumExpectedMaxCapacityMembers"]
+    partial, target, result = run(generation_case(partitions, subs, "no_broker_rack"))
+    assert result.withheld == {("topic2", 0): "consumer3"}
+    assert partial["consumer3"] == [] and target["consumer3"] == ["topic2-0"]
 
 
 # --------------------------------------------------------------------------- invariants on generated instances
