@@ -61,6 +61,7 @@ class HighsResult:
     integer: bool
     message: str
     presolve: str = "off"
+    col_dual: np.ndarray | None = None  # reduced costs of an LP solved to optimality
 
 
 def build_csc(num_col: int, cols: np.ndarray, rows: np.ndarray, values: np.ndarray
@@ -166,7 +167,11 @@ def _result(h, integer: bool) -> HighsResult:
     presolve = h.getOptionValue("presolve")
     if isinstance(presolve, tuple):  # some highspy versions return (status, value)
         presolve = presolve[-1]
-    return HighsResult(status, objective, bound, x, integer, h.modelStatusToString(model_status), str(presolve))
+    col_dual = None
+    if not integer and status == "optimal" and info.dual_solution_status == 2:
+        col_dual = np.asarray(h.getSolution().col_dual, dtype=np.float64)
+    return HighsResult(status, objective, bound, x, integer, h.modelStatusToString(model_status), str(presolve),
+                       col_dual)
 
 
 def is_integral(x: np.ndarray, tol: float = INTEGRALITY_TOL) -> bool:

@@ -41,6 +41,14 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
           seed: int | None = None) -> Solution:
     """Run ``method`` on ``instance``; the result is evaluated and carries its rule's objective.
 
+    A method that also returns a ``target`` (``kafka.cooperative_sticky``: Kafka's
+    partial assignment withholds partitions still being revoked, the target is
+    what the group converges to) is scored on the target: the rule objective
+    and every violation are computed on it, so the partitions a cooperative
+    rebalance withholds for one round are not reported as unassigned. The
+    metrics stay those of the returned (partial) assignment, plus
+    ``withheld``: the partitions of the target missing from it.
+
     An exact method whose assignment breaks a rule, or whose claimed objective
     differs from the recomputed one, is reported as ``status: error`` with the
     reason, never as a solution. A method that does not apply to the instance
@@ -60,12 +68,22 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     if result.status in (Status.INFEASIBLE, Status.ERROR):
         return solution
     evaluation = _evaluate(instance, result.assignment)
-    broken = evaluation.violations + _new_rules(evaluation.violations, rule.violations(instance, result.assignment))
-    solution.objective = rule.objective(instance, result.assignment)
+    scored, rule_evaluation = result.assignment, evaluation
+    if result.target is not None:
+        scored, rule_evaluation = result.target, _evaluate(instance, result.target)
+    broken = rule_evaluation.violations + _new_rules(rule_evaluation.violations, rule.violations(instance, scored))
+    solution.objective = rule.objective(instance, scored)
     solution.metrics = dict(evaluation.metrics, **result.info)
+    if result.target is not None:
+        solution.metrics["withheld"] = withheld(result.assignment, result.target)
     solution.metrics["violations"] = [v.to_dict() for v in broken]
     _trust_but_verify(m.exact, result, solution, broken)
     return solution
+
+
+def withheld(partial: Mapping, target: Mapping) -> int:
+    """Partitions of ``target`` (per member) that the ``partial`` assignment does not give that member."""
+    return sum(len(set(parts) - set(partial.get(member, ()))) for member, parts in target.items())
 
 
 def _new_rules(known: list[Violation], extra: list[Violation]) -> list[Violation]:

@@ -30,6 +30,9 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_range",
     "kipopt.solvers.kafka_server_range",
     "kipopt.solvers.kafka_server_uniform",
+    "kipopt.formulations.consumer_range",
+    "kipopt.formulations.consumer_balanced",
+    "kipopt.solvers.kafka_cooperative_sticky",
 )
 
 

@@ -343,3 +343,80 @@ def small_hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], 
     if head_insertion:
         unique.reverse()
     return sorted(unique, key=lambda k: spread_hash(hash_fn(k)) & 15)
+
+
+# --------------------------------------------------------------------------- sticky assignor helpers
+# (TopicPartition hashing and a HashSet with removal, for AbstractStickyAssignor.PartitionMovements)
+
+
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()`` as an ``int``.
+
+    >>> topic_partition_hash("t", 0)
+    1077
+    """
+    return to_int32(31 * (31 + partition) + java_string_hash(topic))
+
+
+class JavaHashSet:
+    """A ``java.util.HashSet`` (default capacity 16) with ``add``, ``remove`` and iteration order.
+
+    Removal unlinks a key from its bin and never shrinks the table, as in the
+    JDK; bins that the JDK would turn into trees raise ``NotImplementedError``.
+
+    >>> s = JavaHashSet(lambda k: k)
+    >>> for k in (17, 1, 33): s.add(k)
+    >>> s.remove(1); list(s), s.first()
+    ([17, 33], 17)
+    """
+
+    def __init__(self, hash_fn: Callable[[Hashable], int]):
+        self._hash_fn = hash_fn
+        self._table: list[list[tuple[int, Hashable]]] = [[] for _ in range(16)]
+        self._keys: set = set()
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._keys
+
+    def __iter__(self):
+        return (k for chain in self._table for _, k in chain)
+
+    def add(self, key: Hashable) -> None:
+        if key in self._keys:
+            return
+        h = spread_hash(self._hash_fn(key))
+        chain = self._table[h & (len(self._table) - 1)]
+        chain.append((h, key))
+        self._keys.add(key)
+        if len(chain) - 1 >= _TREEIFY_THRESHOLD:
+            if len(self._table) >= _MIN_TREEIFY_CAPACITY:
+                raise NotImplementedError("a HashSet bin would become a tree (9+ colliding keys); order not modelled")
+            self._resize()
+        if len(self._keys) > int(len(self._table) * 0.75):
+            self._resize()
+
+    def remove(self, key: Hashable) -> None:
+        if key not in self._keys:
+            return
+        self._keys.discard(key)
+        h = spread_hash(self._hash_fn(key))
+        chain = self._table[h & (len(self._table) - 1)]
+        for i, (_, k) in enumerate(chain):
+            if k == key:
+                del chain[i]
+                return
+
+    def first(self) -> Hashable:
+        """``set.iterator().next()``."""
+        return next(iter(self))
+
+    def _resize(self) -> None:
+        cap = len(self._table) * 2
+        new: list[list[tuple[int, Hashable]]] = [[] for _ in range(cap)]
+        for chain in self._table:
+            for h, k in chain:
+                new[h & (cap - 1)].append((h, k))
+        self._table = new
