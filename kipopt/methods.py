@@ -27,6 +27,8 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_replicas",
     "kipopt.formulations.replica_spread",
     "kipopt.formulations.task_rules",
+    "kipopt.solvers.kafka_high_availability",
+    "kipopt.solvers.kafka_tag_standby",
 )
 
 
