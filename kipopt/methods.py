@@ -27,6 +27,7 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_replicas",
     "kipopt.formulations.replica_spread",
     "kipopt.formulations.task_rules",
+    "kipopt.formulations.lag_active",
 )
 
 
