@@ -280,11 +280,12 @@ def read_placement(p: LagProblem, cols: Columns, x: np.ndarray) -> np.ndarray:
     return place
 
 
-def to_assignment(p: LagProblem, place: np.ndarray) -> dict[str, TaskRoles]:
-    lists: list[list[str]] = [[] for _ in p.clients]
+def to_assignment(tasks: tuple[str, ...], clients: tuple[str, ...], place: np.ndarray) -> dict[str, TaskRoles]:
+    """Actives only: task ``i`` on client index ``place[i]``."""
+    lists: list[list[str]] = [[] for _ in clients]
     for i, c in enumerate(place.tolist()):
-        lists[c].append(p.tasks[i])
-    return {cid: TaskRoles(tuple(ts)) for cid, ts in zip(p.clients, lists)}
+        lists[c].append(tasks[i])
+    return {cid: TaskRoles(tuple(ts)) for cid, ts in zip(clients, lists)}
 
 
 def run_lag_active(instance: TasksInstance, options: SolveOptions) -> MethodResult:
@@ -302,7 +303,7 @@ def run_lag_active(instance: TasksInstance, options: SolveOptions) -> MethodResu
             "solver_seconds": round(time.perf_counter() - t1, 6), "stage_values": list(res.values),
             "stage_bounds": [float(v) if np.isfinite(v) else None for v in res.bounds]}
     x = start if res.x is None else _integral(lp, cols, res, stages, start, options.threads)
-    assignment = to_assignment(p, read_placement(p, cols, x))
+    assignment = to_assignment(p.tasks, p.clients, read_placement(p, cols, x))
     objective = lag_active_objective(instance, assignment)
     if res.status not in ("optimal", "feasible", "time_limit"):
         return MethodResult(assignment, Status.ERROR, message=f"lag_active: HiGHS ended with status {res.status}",
@@ -334,6 +335,55 @@ def _bound(instance: TasksInstance, res) -> float:
     levels[-1] = max(0.0, float(np.ceil(bound - 1e-6))) if np.isfinite(bound) else 0.0
     levels += [0.0] * (4 - len(levels))
     return lexicographic(instance, levels[:4])
+
+
+def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None,
+                    threads: int | None = None) -> tuple[dict[str, TaskRoles] | None, tuple[float, ...]]:
+    """The textbook per-task model, for cross-checks: ``x[t,c] ∈ {0,1}`` on ``c ∈ MC(t)`` (all clients for a
+    stateless task), the same load, spread and movement rows, all integer; returns the assignment and
+    the stage values ``(B, S, M)``."""
+    tasks, clients = instance.task_ids, instance.client_ids
+    C, G = len(clients), len(instance.subtopologies)
+    gindex = {g: i for i, g in enumerate(instance.subtopologies)}
+    b = SparseBuilder()
+    cols, where = [], []
+    for t in tasks:
+        task = instance.tasks[t]
+        allowed = most_caught_up(instance, t) if task.stateful else set(clients)
+        cs = np.array([j for j, c in enumerate(clients) if c in allowed], dtype=np.int64)
+        xs = b.add_cols(len(cs), 0.0, 1.0, integer=True)
+        b.add_row(xs, 1.0, 1.0, 1.0)
+        cols.append(xs)
+        where.append(cs)
+    U, L = (int(v) for v in b.add_cols(2, 0.0, float(len(tasks)), integer=True))
+    B = int(b.add_cols(1, 0.0)[0])
+    hi, lo = b.add_cols(G, 0.0, float(len(tasks))), b.add_cols(G, 0.0, float(len(tasks)))
+    cap = np.array([instance.clients[c].capacity for c in clients], dtype=np.float64)
+    col = np.concatenate(cols)
+    client = np.concatenate(where)
+    cell = np.concatenate([gindex[instance.tasks[t].subtopology] * C + cs for t, cs in zip(tasks, where)])
+    ones = np.ones(len(col))
+    b.add_rows(C, np.concatenate([client, np.arange(C)]), np.concatenate([col, np.full(C, U)]),
+               np.concatenate([-ones, cap]), 0.0, np.inf)
+    b.add_rows(C, np.concatenate([client, np.arange(C)]), np.concatenate([col, np.full(C, L)]),
+               np.concatenate([ones, -cap]), 0.0, np.inf)
+    b.add_row([B, U, L], [1.0, -1.0, 1.0], -float(BALANCE_FACTOR), np.inf)
+    cells = np.arange(G * C)
+    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([col, np.repeat(hi, C)]),
+               np.concatenate([-ones, np.ones(G * C)]), 0.0, np.inf)
+    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([col, np.repeat(lo, C)]),
+               np.concatenate([ones, -np.ones(G * C)]), 0.0, np.inf)
+    lp = b.build()
+    balance, spread, moves = np.zeros(lp.num_col), np.zeros(lp.num_col), np.zeros(lp.num_col)
+    balance[B] = 1.0
+    spread[hi], spread[lo] = 1.0, -1.0
+    for t, xs, cs in zip(tasks, cols, where):
+        moves[xs] = [t not in instance.clients[clients[j]].active for j in cs]
+    res = solve_lexicographic(lp, [balance, spread, moves], time_limit, threads)
+    if res.x is None:
+        return None, res.values
+    place = [int(cs[np.argmax(res.x[xs])]) for xs, cs in zip(cols, where)]
+    return to_assignment(tasks, clients, np.array(place)), res.values
 
 
 METHODS = [

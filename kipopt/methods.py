@@ -28,6 +28,7 @@ _PROVIDERS = (
     "kipopt.formulations.replica_spread",
     "kipopt.formulations.task_rules",
     "kipopt.formulations.lag_active",
+    "kipopt.formulations.tag_standby",
 )
 
 
