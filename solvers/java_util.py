@@ -306,7 +306,7 @@ def task_hashmap_order(tasks: Iterable[str]) -> list[str]:
 class JavaPriorityQueue:
     """``java.util.PriorityQueue`` with a comparator given as a sort key: the same binary heap, so the
     same element comes out first among ties (JDK 17 ``siftUp``/``siftDown``; the example's order
-    was printed by OpenJDK 17).
+    was printed by OpenJDK 17). Each element's key is computed once, when it is added.
 
     >>> q = JavaPriorityQueue(lambda e: e[0])
     >>> for e in [(1, "a"), (0, "b"), (1, "c"), (0, "d"), (1, "e")]: q.add(e)
@@ -316,36 +316,37 @@ class JavaPriorityQueue:
 
     def __init__(self, key: Callable[[T], object]):
         self._key = key
-        self._heap: list = []
+        self._heap: list[tuple[object, T]] = []
 
     def __len__(self) -> int:
         return len(self._heap)
 
     def add(self, item: T) -> None:
-        heap, key = self._heap, self._key
-        heap.append(item)
-        k, kx = len(heap) - 1, key(item)
+        heap = self._heap
+        x = (self._key(item), item)
+        heap.append(x)
+        k = len(heap) - 1
         while k > 0:
             parent = (k - 1) >> 1
-            if not kx < key(heap[parent]):  # cmp(x, e) >= 0: stop
+            if not x[0] < heap[parent][0]:  # cmp(x, e) >= 0: stop
                 break
             heap[k] = heap[parent]
             k = parent
-        heap[k] = item
+        heap[k] = x
 
     def poll(self) -> T:
-        heap, key = self._heap, self._key
-        result = heap[0]
+        heap = self._heap
+        result = heap[0][1]
         x = heap.pop()
         n = len(heap)
         if n > 0:
-            k, kx, half = 0, key(x), n >> 1
+            k, half = 0, n >> 1
             while k < half:
                 child = 2 * k + 1
                 right = child + 1
-                if right < n and key(heap[right]) < key(heap[child]):  # cmp(c, right) > 0
+                if right < n and heap[right][0] < heap[child][0]:  # cmp(c, right) > 0
                     child = right
-                if not key(heap[child]) < kx:  # cmp(x, c) <= 0: stop
+                if not heap[child][0] < x[0]:  # cmp(x, c) <= 0: stop
                     break
                 heap[k] = heap[child]
                 k = child

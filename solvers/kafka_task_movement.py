@@ -47,8 +47,10 @@ class Lags:
         rank = {c: i for i, c in enumerate(order)}
         acceptable = instance.config.acceptable_recovery_lag
         lag, caught_up, by_lag = {}, {}, {}
+        clients = [(c, instance.clients[c].lags) for c in order]
         for task in stateful_tasks:
-            lags = {c: instance.lag(c, task) for c in order}
+            end_offset = instance.tasks[task].end_offset
+            lags = {c: held.get(task, end_offset) for c, held in clients}
             lag[task] = lags
             caught_up[task] = frozenset(c for c in order if lags[c] == LATEST_OFFSET or acceptable == UNBOUNDED_LAG
                                         or 0 <= lags[c] <= acceptable)
