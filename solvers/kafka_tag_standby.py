@@ -16,16 +16,19 @@ without a copy, tags ignored, in the iteration order of Kafka's
 Two quirks are kept: the per-task loop is a do-while, so the class places one
 standby even when ``num.standby.replicas`` is 0 (Kafka never calls it then),
 and an active task on two clients would be processed twice (Kafka then fails
-on a missing map entry; ``kafka.tag_standby`` rejects such an input).
+on a missing map entry).
 
 ``kafka.tag_standby`` runs the class alone on the instance's current actives
-(no standbys yet, no thread balancing afterwards, §8). With
-``num_standby_replicas`` = 0 it places nothing, as the high-availability
-assignor, its only caller, would not call it. Without configured tags no tag
-constrains, so it places every standby on the least-loaded clients without a
-copy: Kafka's factory would pick ``DefaultStandbyTaskAssignor`` then, which
-gives the same standbys for every task that has an active; tasks without an
-active are filled in the pending pass's hash order instead of task order.
+(no standbys yet, no thread balancing afterwards, §8). Its input is that of
+the rule ``tag_standby`` and of ``exact.tag_standby``: every task active on
+exactly one client (anything else is rejected, naming the field; in Kafka's
+high-availability assignor every task has one active when the class runs).
+With ``num_standby_replicas`` = 0 it places nothing, as the high-availability
+assignor, the class's only caller, would not call it. Without configured tags
+no tag constrains, so it places every standby on the least-loaded clients
+without a copy: Kafka's factory would pick ``DefaultStandbyTaskAssignor``
+then, which gives the same standbys (every task has an active, so the
+pending pass, whose hash order is the only difference, never runs).
 
 >>> from kipopt.datasets import load_scenario
 >>> r = run_tag_standby(load_scenario("kip708_six_nodes"), None)
@@ -146,6 +149,10 @@ def _single_actives(instance: TasksInstance) -> None:
                 raise InstanceError(f"clients.{c}.active", f"task {t} is active on {owner[t]} and {c}; "
                                     "kafka.tag_standby starts from current actives with one owner per task")
             owner[t] = c
+    for t in instance.task_ids:
+        if t not in owner:
+            raise InstanceError(f"tasks.{t}", f"task {t} is active on no client; "
+                                "kafka.tag_standby starts from current actives with one owner per task")
 
 
 def run_tag_standby(instance: TasksInstance, options: SolveOptions | None) -> MethodResult:

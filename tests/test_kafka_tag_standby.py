@@ -213,13 +213,16 @@ def test_tasks_without_an_active_are_filled_in_hash_map_order():
     """The pending pass visits tasks in Kafka's HashMap order (buckets 15, 14, 0 of 16 -> 1_0 first)."""
     clients = {"p1": (1, {"zone": Z1}, ()), "p2": (1, {"zone": Z2}, ())}
     x = instance(clients, 1, ["zone"], tasks=("0_0", "0_1", "1_0"))
-    r = run_tag_standby(x, None)
+    states = StreamsClientStates.with_actives(x)
+    ClientTagAwareStandbyTaskAssignor(x).assign(states, ["0_0", "0_1", "1_0"])
     # 1_0 takes p1 (tie broken by order), 0_1 then p2, 0_0 p1 again
-    assert standbys(r) == {"1_0": {"p1"}, "0_1": {"p2"}, "0_0": {"p1"}}
+    assert states.standby == {"p1": {"1_0", "0_0"}, "p2": {"0_1"}}
 
 
-def test_duplicate_actives_are_rejected_with_the_field_named():
+@pytest.mark.parametrize("actives, field", [((("0_0",), ("0_0",)), "clients.p2.active"), (((), ()), "tasks.0_0")])
+def test_kafka_tag_standby_needs_one_active_per_task(actives, field):
+    """The input of the rule tag_standby (and of exact.tag_standby): every task active on exactly one client."""
     from kipopt.errors import InstanceError
-    x = instance({"p1": (1, {}, ("0_0",)), "p2": (1, {}, ("0_0",))}, 1, ["zone"])
-    with pytest.raises(InstanceError, match="clients.p2.active"):
+    x = instance({"p1": (1, {}, actives[0]), "p2": (1, {}, actives[1])}, 1, ["zone"], tasks=("0_0",))
+    with pytest.raises(InstanceError, match=field):
         run_tag_standby(x, None)
