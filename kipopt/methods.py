@@ -33,6 +33,11 @@ _PROVIDERS = (
     "kipopt.formulations.consumer_range",
     "kipopt.formulations.consumer_balanced",
     "kipopt.solvers.kafka_cooperative_sticky",
+    "kipopt.formulations.task_rules",
+    "kipopt.formulations.lag_active",
+    "kipopt.formulations.tag_standby",
+    "kipopt.solvers.kafka_high_availability",
+    "kipopt.solvers.kafka_tag_standby",
 )
 
 
