@@ -209,3 +209,29 @@ def test_exact_never_worse_than_port(port, seed):
     p, e = solve(x, port), solve(x, rule.exact_method)
     assert p.metrics["violations"] == [], p.metrics["violations"]
     assert e.status is Status.OPTIMAL and e.objective <= p.objective
+
+
+def test_tag_standby_fallbacks(monkeypatch):
+    """Read-back failing, then the per-task model out of time: a greedy answer, feasible, with the
+    grouped model's bound (never an error without an answer)."""
+    x = generate("tasks", 4, tasks=200, clients=20, num_standby_replicas=2)
+    exact = solve(x, "exact.tag_standby")
+    monkeypatch.setattr(tag_standby, "disaggregate", lambda *args: None)
+    s = solve(x, "exact.tag_standby", time_limit=1e-9)
+    assert s.status is Status.FEASIBLE and s.metrics["violations"] == []
+    assert s.metrics["model"] == "tag-standby-greedy"
+    assert s.bound <= exact.objective <= s.objective
+
+
+@FAST
+@given(task_instances(max_tasks=30, max_clients=8, max_standbys=4))
+def test_greedy_standbys_feasible(instance):
+    """The greedy fallback always meets the rule's hard constraints."""
+    import numpy as np
+    clients = instance.client_ids
+    owner = np.array([clients.index(c) for t in instance.task_ids for c in clients if t in instance.clients[c].active])
+    stateful = np.array([instance.tasks[t].stateful for t in instance.task_ids])
+    capacity = np.array([instance.clients[c].capacity for c in clients])
+    chosen = tag_standby.greedy_standbys(tag_standby.profiles(instance), owner, stateful, standby_target(instance),
+                                         capacity)
+    assert rules()["tag_standby"].violations(instance, tag_standby.to_assignment(instance, chosen)) == []
