@@ -85,11 +85,21 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     A vertex matters: on a totally unimodular matrix with integer data every
     vertex is integral, and :func:`is_integral` checks that it is.
     """
+    h = _highs(presolve, time_limit, threads)
+    if integer:
+        h.setOptionValue("mip_rel_gap", 0.0)
+    else:
+        h.setOptionValue("solver", "simplex")
+    h.passModel(_highs_lp(lp, integer))
+    h.run()
+    return _result(h, integer)
+
+
+def _highs(presolve: bool, time_limit: float | None, threads: int | None):
+    """A silent Highs object with kipopt's options."""
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("presolve", "on" if presolve else "off")
-    if not integer:
-        h.setOptionValue("solver", "simplex")
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     if threads is not None:
@@ -97,6 +107,10 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
         # was started with fails, so the pool is restarted (only when threads are asked for)
         h.resetGlobalScheduler(True)
         h.setOptionValue("threads", int(threads))
+    return h
+
+
+def _highs_lp(lp: ArrayLP, integer: bool):
     model = highspy.HighsLp()
     model.num_col_ = lp.num_col
     model.num_row_ = lp.num_row
@@ -110,11 +124,8 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     model.a_matrix_.index_ = lp.index
     model.a_matrix_.value_ = lp.value
     if integer:
-        h.setOptionValue("mip_rel_gap", 0.0)
         model.integrality_ = [highspy.HighsVarType.kInteger] * lp.num_col
-    h.passModel(model)
-    h.run()
-    return _result(h, integer)
+    return model
 
 
 _STATUS = {
@@ -152,3 +163,98 @@ def is_integral(x: np.ndarray, tol: float = INTEGRALITY_TOL) -> bool:
     (True, False)
     """
     return bool(np.all(np.abs(x - np.rint(x)) <= tol))
+
+
+# --------------------------------------------------------------------------- lexicographic programs
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """One stage of a lexicographic solve: ``status`` optimal, feasible (stopped with an incumbent) or not_reached."""
+
+    status: str
+    value: float | None
+    bound: float | None
+
+
+@dataclass(frozen=True)
+class StagedResult:
+    stages: tuple[StageResult, ...]
+    x: np.ndarray | None
+
+    @property
+    def complete(self) -> bool:
+        return all(s.status == "optimal" for s in self.stages)
+
+
+def solve_staged(lp: ArrayLP, objectives: list[np.ndarray], deadline: float | None = None,
+                 start: np.ndarray | None = None, threads: int | None = None,
+                 lower_bounds: list[float] | None = None) -> StagedResult:
+    """Minimize ``objectives`` lexicographically over the integer points of ``lp`` (the standard way).
+
+    Stage k minimizes ``objectives[k]`` subject to ``objectives[j] · x <= v_j``
+    for the optimal values ``v_j`` of the stages before it; each stage starts
+    from the previous stage's solution (``start`` for the first), so there is
+    always an incumbent; a stage whose incumbent already meets its known
+    ``lower_bounds`` entry is optimal without a solve. ``deadline`` (``time.monotonic()``) bounds the whole
+    solve: a stage stopped by it reports its incumbent value and HiGHS' bound,
+    later stages only their value at that incumbent. Objectives must have
+    integer coefficients (values are rounded).
+
+    >>> lp = ArrayLP(cost=np.zeros(2), lower=np.zeros(2), upper=np.ones(2),
+    ...              row_lower=np.array([1.0]), row_upper=np.array([2.0]),
+    ...              start=np.array([0, 1, 2]), index=np.array([0, 0]), value=np.array([1.0, 1.0]))
+    >>> r = solve_staged(lp, [np.array([1.0, 1.0]), np.array([1.0, 0.0])])
+    >>> [(s.status, s.value) for s in r.stages], r.x.tolist()
+    ([('optimal', 1.0), ('optimal', 0.0)], [0.0, 1.0])
+    """
+    import time
+
+    h = _highs(True, None, threads)
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.passModel(_highs_lp(lp, integer=True))
+    columns = np.arange(lp.num_col, dtype=np.int32)
+    x = start
+    stages: list[StageResult] = []
+    for cost in objectives:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            stages.append(StageResult("not_reached", _value(cost, x), None))
+            continue
+        if stages and stages[-1].status != "optimal":
+            stages.append(StageResult("not_reached", _value(cost, x), None))
+            continue
+        known = None if lower_bounds is None else lower_bounds[len(stages)]
+        value = _value(cost, x)
+        if known is not None and value is not None and value <= known:
+            stages.append(StageResult("optimal", value, value))
+            _fix(h, cost, value)
+            continue
+        h.changeColsCost(lp.num_col, columns, cost.astype(np.float64))
+        if x is not None:
+            solution = highspy.HighsSolution()
+            solution.col_value = list(map(float, x))
+            h.setSolution(solution)
+        h.setOptionValue("time_limit", float(remaining) if remaining is not None else float("inf"))
+        h.run()
+        result = _result(h, integer=True)
+        if result.x is not None:
+            x = np.rint(result.x) + 0.0  # no negative zeros
+        value = _value(cost, x)
+        if result.status == "optimal" and value is not None:
+            stages.append(StageResult("optimal", value, value))
+            _fix(h, cost, value)
+        else:
+            bound = result.bound if result.bound is not None else None
+            stages.append(StageResult("feasible" if x is not None else result.status, value, bound))
+    return StagedResult(tuple(stages), x)
+
+
+def _fix(h, cost: np.ndarray, value: float) -> None:
+    """Keep a solved stage at its optimum: ``cost · x <= value``."""
+    nz = np.flatnonzero(cost)
+    h.addRow(-highspy.kHighsInf, value + 0.5, len(nz), nz.astype(np.int32), cost[nz].astype(np.float64))
+
+
+def _value(cost: np.ndarray, x: np.ndarray | None) -> float | None:
+    return None if x is None else float(np.rint(cost @ x))

@@ -1,0 +1,312 @@
+"""``exact.joint``: actives, standbys and their placement in one lexicographic integer program.
+
+Kafka Streams fixes each client's task count (round robin, thread balancing)
+before it minimizes cross-rack traffic, places standbys afterwards, and then
+moves actives to caught-up clients. This model decides everything at once,
+with per-client counts free, and minimizes the stages of the ``joint`` rule
+(:mod:`kipopt.formulations.joint_stages`) in their priority order.
+
+Variables: :math:`a_{tc} \\in \\{0,1\\}` (task :math:`t \\in T` active on client
+:math:`c`), :math:`s_{tc} \\in \\{0,1\\}` (stateful :math:`t \\in S` standby on
+:math:`c`), :math:`z_{tgv} \\in \\{0,1\\}` (some host of :math:`t` has value
+:math:`v` of tag key :math:`g`), :math:`e^+_c, e^-_c \\ge 0` (tasks above /
+below client :math:`c`'s fair window :math:`[\\ell_c, u_c]`). Constraints:
+
+.. math::
+
+    \\sum_c a_{tc} = 1 \\; (t \\in T), \\qquad a_{tc} + s_{tc} \\le 1, \\qquad
+    \\sum_c s_{tc} \\le k \\; (t \\in S),
+
+    z_{tgv} \\le \\sum_{c : g(c) = v} (a_{tc} + s_{tc}), \\qquad
+    \\ell_c - e^-_c \\le \\sum_t (a_{tc} + s_{tc}) \\le u_c + e^+_c .
+
+Stage objectives (each plus a constant, so that its value is the rule's):
+``caught_up`` :math:`\\sum_{t \\in S, c \\notin B_t} a_{tc}`; ``standbys``
+:math:`k|S| - \\sum s_{tc}`; ``tags`` :math:`\\text{ideal} \\cdot |S| - \\sum z_{tgv}`;
+``balance`` :math:`\\sum_c e^+_c + e^-_c`; ``traffic`` the KIP-925 traffic of
+every :math:`a_{tc}` and :math:`s_{tc}`; ``non_overlap`` the placements not
+in the current assignment. Stage :math:`k` minimizes its objective subject to
+every earlier stage at its optimum (:func:`kipopt.formulations.highs.solve_staged`).
+At an optimum :math:`z_{tgv} = \\min(1, \\sum \\ldots)` and :math:`e^\\pm` are the
+exact excesses, so each stage's value equals the rule's score of the
+assignment read back. Size: :math:`|T||C| + |S||C|` binaries plus one
+:math:`z` per (stateful task, tag value) and two columns per client;
+:math:`|S||C|` of the rows are the :math:`a + s \\le 1` pairs.
+
+A time limit bounds the whole solve: at the limit the incumbent (at worst a
+greedy assignment built first, feasible for every hard rule) is returned
+with the stage where the solve stopped, that stage's bound, and ``status:
+feasible``.
+
+>>> from kipopt.datasets import generate
+>>> x = generate("tasks", 3, tasks=8, clients=3, tags=1)
+>>> r = run_joint(x, SolveOptions())
+>>> r.status.value, [s["status"] for s in r.info["joint_stages"]] == ["optimal"] * 6
+('optimal', True)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from kipopt.costs import cross_rack_partitions
+from kipopt.instance import TasksInstance
+from kipopt.methods import Method, MethodResult, SolveOptions
+from kipopt.solution import Status, TaskRoles
+
+from .highs import ArrayLP, StagedResult, build_csc, solve_staged
+from .joint_stages import RULES, JointScores, priority_order, tag_keys
+
+READ_BACK_SECONDS = 0.05
+READ_BACK_SHARE = 0.01
+"""Time kept back from ``--time-limit`` (plus a share of it) for reading the answer back and evaluating it."""
+
+
+@dataclass(frozen=True)
+class JointModel:
+    """The program over sorted tasks and clients; ``objectives[stage] · x + constants[stage]`` is the stage value."""
+
+    tasks: tuple[str, ...]
+    clients: tuple[str, ...]
+    stateful: tuple[int, ...]
+    lp: ArrayLP
+    objectives: Mapping[str, np.ndarray]
+    constants: Mapping[str, int]
+
+    @property
+    def standby_offset(self) -> int:
+        return len(self.tasks) * len(self.clients)
+
+    def read_back(self, x: np.ndarray) -> dict[str, TaskRoles]:
+        C = len(self.clients)
+        act = x[: self.standby_offset].reshape(len(self.tasks), C) > 0.5
+        sby = x[self.standby_offset: self.standby_offset + len(self.stateful) * C].reshape(len(self.stateful), C) > 0.5
+        out = {}
+        for j, cid in enumerate(self.clients):
+            out[cid] = TaskRoles(active=tuple(self.tasks[t] for t in np.flatnonzero(act[:, j])),
+                                 standby=tuple(self.tasks[self.stateful[i]] for i in np.flatnonzero(sby[:, j])))
+        return out
+
+
+class _Columns:
+    """COO triplets of the constraint matrix, row by row."""
+
+    def __init__(self) -> None:
+        self.cols: list[np.ndarray] = []
+        self.rows: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.lower: list[float] = []
+        self.upper: list[float] = []
+
+    def row(self, cols: np.ndarray, vals: np.ndarray, lower: float, upper: float) -> None:
+        self.rows.append(np.full(len(cols), len(self.lower), dtype=np.int64))
+        self.cols.append(np.asarray(cols, dtype=np.int64))
+        self.vals.append(np.asarray(vals, dtype=np.float64))
+        self.lower.append(lower)
+        self.upper.append(upper)
+
+    def lp(self, num_col: int, upper: np.ndarray) -> ArrayLP:
+        start, index, value = build_csc(num_col, np.concatenate(self.cols), np.concatenate(self.rows),
+                                        np.concatenate(self.vals))
+        return ArrayLP(np.zeros(num_col), np.zeros(num_col), upper, np.array(self.lower), np.array(self.upper),
+                       start, index, value)
+
+
+def joint_model(instance: TasksInstance, pinned_active_counts: Mapping[str, int] | None = None) -> JointModel:
+    """Build the program; ``pinned_active_counts`` fixes each client's number of actives (a cross-check)."""
+    scores = JointScores.of(instance)
+    tasks, clients = instance.task_ids, instance.client_ids
+    T, C = len(tasks), len(clients)
+    stateful = tuple(i for i, t in enumerate(tasks) if instance.tasks[t].stateful)
+    S, A = len(stateful), T * C
+    keys = tag_keys(instance)
+    tag_cols = [(i, g, v) for i in range(S) for g in keys
+                for v in sorted({instance.clients[c].tags[g] for c in clients if g in instance.clients[c].tags})]
+    Z = A + S * C
+    E = Z + len(tag_cols)
+    n = E + 2 * C
+    a = np.arange(A).reshape(T, C)
+    s = A + np.arange(S * C).reshape(S, C)
+    m = _Columns()
+    for t in range(T):
+        m.row(a[t], np.ones(C), 1, 1)
+    for i, t in enumerate(stateful):
+        for j in range(C):
+            m.row(np.array([a[t, j], s[i, j]]), np.ones(2), -np.inf, 1)
+        m.row(s[i], np.ones(C), -np.inf, scores.standbys)
+    holders = {(g, v): np.array([j for j, c in enumerate(clients) if instance.clients[c].tags.get(g) == v])
+               for g in keys for v in {instance.clients[c].tags[g] for c in clients if g in instance.clients[c].tags}}
+    for col, (i, g, v) in enumerate(tag_cols):
+        who = holders[(g, v)]
+        t = stateful[i]
+        m.row(np.concatenate(([Z + col], a[t, who], s[i, who])), np.concatenate(([1.0], -np.ones(2 * len(who)))),
+              -np.inf, 0)
+    for j, cid in enumerate(clients):
+        hosts = np.concatenate((a[:, j], s[:, j]))
+        lo, hi = scores.window[cid]
+        m.row(np.append(hosts, E + j), np.append(np.ones(len(hosts)), -1.0), -np.inf, hi)
+        m.row(np.append(hosts, E + C + j), np.append(np.ones(len(hosts)), 1.0), lo, np.inf)
+        if pinned_active_counts is not None:
+            m.row(a[:, j], np.ones(T), pinned_active_counts[cid], pinned_active_counts[cid])
+    upper = np.ones(n)
+    upper[E:] = np.inf
+    objectives, constants = _objectives(instance, scores, tasks, clients, stateful, n, Z, E, len(tag_cols))
+    return JointModel(tasks, clients, stateful, m.lp(n, upper), objectives, constants)
+
+
+def _objectives(instance: TasksInstance, scores: JointScores, tasks: Sequence[str], clients: Sequence[str],
+                stateful: Sequence[int], n: int, Z: int, E: int, num_tags: int
+                ) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    T, C, S = len(tasks), len(clients), len(stateful)
+    A = T * C
+    rack = [instance.clients[c].rack for c in clients]
+    traffic_cost = instance.config.traffic_cost
+    obj = {stage: np.zeros(n) for stage in ("caught_up", "standbys", "tags", "balance", "traffic", "non_overlap")}
+    for t, tid in enumerate(tasks):
+        best = scores.best.get(tid)
+        for j, cid in enumerate(clients):
+            col = t * C + j
+            obj["traffic"][col] = traffic_cost * cross_rack_partitions(instance, tid, rack[j], "active")
+            obj["non_overlap"][col] = tid not in instance.clients[cid].active
+            if best is not None:
+                obj["caught_up"][col] = cid not in best
+    for i, t in enumerate(stateful):
+        tid = tasks[t]
+        for j, cid in enumerate(clients):
+            col = A + i * C + j
+            obj["traffic"][col] = traffic_cost * cross_rack_partitions(instance, tid, rack[j], "standby")
+            obj["non_overlap"][col] = tid not in instance.clients[cid].standby
+    obj["standbys"][A:Z] = -1
+    obj["tags"][Z:Z + num_tags] = -1
+    obj["balance"][E:] = 1
+    constants = {stage: 0 for stage in obj}
+    constants["standbys"] = scores.standbys * S
+    constants["tags"] = scores.ideal_per_task * S
+    return obj, constants
+
+
+def greedy_start(instance: TasksInstance, model: JointModel, scores: JointScores) -> np.ndarray:
+    """A feasible point: actives on a least-loaded most-caught-up client, standbys adding new tag values."""
+    clients, C = model.clients, len(model.clients)
+    load = {c: 0 for c in clients}
+    cap = {c: instance.clients[c].capacity for c in clients}
+    keys = tag_keys(instance)
+    x = np.zeros(model.lp.num_col)
+    position = {c: j for j, c in enumerate(clients)}
+    hosts: dict[int, list[str]] = {}
+    for t, tid in enumerate(model.tasks):
+        pool = scores.best.get(tid) or clients
+        c = min(pool, key=lambda c: ((load[c] + 1) / cap[c], position[c]))
+        load[c] += 1
+        x[t * C + position[c]] = 1
+        hosts[t] = [c]
+    for i, t in enumerate(model.stateful):
+        for _ in range(scores.standbys):
+            seen = {(g, instance.clients[h].tags.get(g)) for h in hosts[t] for g in keys}
+            free = [c for c in clients if c not in hosts[t]]
+            c = min(free, key=lambda c: (-sum((g, instance.clients[c].tags.get(g)) not in seen
+                                              for g in keys if g in instance.clients[c].tags),
+                                         (load[c] + 1) / cap[c], position[c]))
+            load[c] += 1
+            x[model.standby_offset + i * C + position[c]] = 1
+            hosts[t].append(c)
+    return _complete(instance, model, scores, x)
+
+
+def _complete(instance: TasksInstance, model: JointModel, scores: JointScores, x: np.ndarray) -> np.ndarray:
+    """Set the tag and balance columns of ``x`` from its placement columns (their values at an optimum)."""
+    lp = model.lp
+    C = len(model.clients)
+    Z = model.standby_offset + len(model.stateful) * C
+    E = lp.num_col - 2 * C
+    placement = model.read_back(x)
+    seen: dict[str, set[tuple[str, str]]] = {}
+    for cid, roles in placement.items():
+        for tid in roles.active + roles.standby:
+            seen.setdefault(tid, set()).update(instance.clients[cid].tags.items())
+    keys = tag_keys(instance)
+    col = Z
+    for i, t in enumerate(model.stateful):
+        tid = model.tasks[t]
+        for g in keys:
+            for v in sorted({instance.clients[c].tags[g] for c in model.clients if g in instance.clients[c].tags}):
+                x[col] = (g, v) in seen.get(tid, ())
+                col += 1
+    for j, cid in enumerate(model.clients):
+        count = len(placement[cid].active) + len(placement[cid].standby)
+        lo, hi = scores.window[cid]
+        x[E + j], x[E + C + j] = max(0, count - hi), max(0, lo - count)
+    return x
+
+
+@dataclass(frozen=True)
+class JointSolution:
+    assignment: dict[str, TaskRoles]
+    order: tuple[str, ...]
+    result: StagedResult
+    constants: Mapping[str, int]
+
+    def stage_rows(self) -> list[dict]:
+        rows = []
+        for stage, r in zip(self.order, self.result.stages):
+            shift = self.constants[stage]
+            rows.append({"stage": stage, "status": r.status,
+                         "value": None if r.value is None else int(r.value) + shift,
+                         "bound": None if r.bound is None else int(np.ceil(r.bound - 1e-6)) + shift})
+        return rows
+
+
+def solve_joint(instance: TasksInstance, priorities: Sequence[str] | None = None, time_limit: float | None = None,
+                threads: int | None = None, pinned_active_counts: Mapping[str, int] | None = None) -> JointSolution:
+    """Build and solve the joint program; the deadline covers model building too."""
+    deadline = None if time_limit is None else time.monotonic() + max(0.0, time_limit * (1 - READ_BACK_SHARE) - READ_BACK_SECONDS)
+    order = priority_order(instance, priorities)
+    scores = JointScores.of(instance)
+    model = joint_model(instance, pinned_active_counts)
+    start = None if pinned_active_counts is not None else greedy_start(instance, model, scores)
+    result = solve_staged(model.lp, [model.objectives[s] for s in order], deadline, start, threads,
+                          lower_bounds=[-model.constants[s] for s in order])
+    if result.x is None:
+        raise RuntimeError("the joint program has no solution (infeasible pinned counts?)")
+    return JointSolution(model.read_back(result.x), order, result, model.constants)
+
+
+def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
+    solution = solve_joint(instance, None, options.time_limit, options.threads)
+    scores = JointScores.of(instance)
+    rows = solution.stage_rows()
+    values = {r["stage"]: r["value"] for r in rows}
+    objective = scores.scalar(values, solution.order)
+    bound = _scalar_bound(scores, rows, solution.order)
+    status = Status.OPTIMAL if solution.result.complete else Status.FEASIBLE
+    stopped = next((r["stage"] for r in rows if r["status"] != "optimal"), None)
+    message = None if stopped is None else f"time limit reached in stage {stopped!r}"
+    return MethodResult(solution.assignment, status, objective=objective, bound=bound, message=message,
+                        info={"joint_stages": rows, "joint_order": list(solution.order)})
+
+
+def _scalar_bound(scores: JointScores, rows: list[dict], order: Sequence[str]) -> int:
+    """The lexicographic bound: proven stages at their value, the stopped stage at its bound, the rest at 0."""
+    values = {}
+    stopped = False
+    for r in rows:
+        if stopped:
+            values[r["stage"]] = 0
+        elif r["status"] == "optimal":
+            values[r["stage"]] = r["value"]
+        else:
+            values[r["stage"]] = r["bound"] if r["bound"] is not None else 0
+            stopped = True
+    return scores.scalar(values, order)
+
+
+METHODS = [
+    Method("exact.joint", "tasks", "joint", run_joint,
+           "actives and standbys of every task in one lexicographic ILP, per-client counts free (caught-up, "
+           "standby count, tag distinctness, balance, traffic, non-overlap; order config.joint_priorities)"),
+]
+__all__ = ["METHODS", "RULES", "joint_model", "solve_joint", "run_joint"]
