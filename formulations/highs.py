@@ -128,6 +128,30 @@ def _highs_lp(lp: ArrayLP, integer: bool):
     return model
 
 
+def _banner_to_stderr() -> None:
+    """Make the process's first ``highspy.Highs`` with file descriptor 1 pointed at stderr.
+
+    HiGHS prints its banner to standard output when the first ``Highs`` of a
+    process is made, before any option can silence it. kipopt's standard
+    output is one JSON document, so this module (imported by every model that
+    uses HiGHS, PuLP's included) makes that first object at import time.
+    """
+    import os
+    import sys
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+_banner_to_stderr()
+
+
 _STATUS = {
     "kOptimal": "optimal", "kInfeasible": "infeasible", "kUnbounded": "unbounded",
     "kUnboundedOrInfeasible": "infeasible", "kTimeLimit": "time_limit", "kIterationLimit": "time_limit",
