@@ -254,6 +254,12 @@ def joint_objective(instance: TasksInstance, assignment: Mapping[str, TaskRoles]
     return scores.scalar(scores.stages(instance, assignment), priority_order(instance))
 
 
+def joint_criteria(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict[str, int]:
+    """Every stage's value, in the instance's priority order."""
+    values = JointScores.of(instance).stages(instance, assignment)
+    return {stage: values[stage] for stage in priority_order(instance)}
+
+
 def joint_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
     found = JointScores.of(instance).excess(instance, assignment)
     return [Violation("standby_excess", len(found), tuple(found[:EXAMPLES]))] if found else []
@@ -262,5 +268,5 @@ def joint_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles
 RULES = [
     Rule("joint", "tasks", "exact.joint", joint_objective, joint_violations,
          "every task rule at once, lexicographically: caught-up actives, standby count, tag distinctness, "
-         "balance, cross-rack traffic, non-overlap (order: config.joint_priorities)"),
+         "balance, cross-rack traffic, non-overlap (order: config.joint_priorities)", criteria=joint_criteria),
 ]

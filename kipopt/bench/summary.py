@@ -1,7 +1,7 @@
 """Reading the benchmark's Parquet results back: the summary table and the plots.
 
 >>> import pandas as pd
->>> rows = pd.DataFrame({"family": ["tasks"] * 3, "method": ["kafka.x"] * 3, "item_id": ["a", "b", "c"],
+>>> rows = pd.DataFrame({"family": ["tasks"] * 3, "rule": ["r"] * 3, "method": ["kafka.x"] * 3, "item_id": ["a", "b", "c"],
 ...                      "status": ["feasible", "optimal", "error"], "gap": [0.5, 0.0, None],
 ...                      "optimal": [False, True, False], "seconds": [1.0, 2.0, 9.0],
 ...                      "violations": [2, 0, None], "beats_bound": [True, False, False]})
@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 from .pipeline import RESULTS_DIR
 
-SUMMARY_COLUMNS = ("family", "method", "instances", "optimal_share", "mean_gap", "worst_gap",
+SUMMARY_COLUMNS = ("family", "rule", "method", "instances", "optimal_share", "mean_gap", "worst_gap",
                    "median_seconds", "errors", "broken", "beats_bound")
 
 
@@ -46,11 +46,14 @@ def _schema() -> Any:
 
 
 def summarize(rows: Any) -> Any:
-    """Per family and method: instances, optimal share, mean and worst gap, median seconds, errors."""
+    """Per family, rule and method: instances, optimal share, mean and worst gap, median seconds, errors.
+
+    A method scored on a second rule (a grid's ``score_rules``) has a row per rule.
+    """
     import pandas as pd
     if len(rows) == 0:
         return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
-    grouped = rows.groupby(["family", "method"], sort=True)
+    grouped = rows.groupby(["family", "rule", "method"], sort=True, dropna=False)
     table = pd.DataFrame({
         "instances": grouped["item_id"].nunique(),
         "optimal_share": grouped["optimal"].mean(),
@@ -68,23 +71,51 @@ def format_table(table: Any) -> str:
     """The summary as an aligned plain-text table.
 
     >>> import pandas as pd
-    >>> print(format_table(pd.DataFrame([{"family": "tasks", "method": "exact.a", "instances": 2,
+    >>> print(format_table(pd.DataFrame([{"family": "tasks", "rule": "r", "method": "exact.a", "instances": 2,
     ...     "optimal_share": 1.0, "mean_gap": 0.0, "worst_gap": 0.0, "median_seconds": 0.25, "errors": 0,
     ...     "broken": 0, "beats_bound": 0}])))
-    family  method   instances  optimal  mean gap  worst gap  median s  errors  broken  beats bound
-    tasks   exact.a          2   100.0%    0.0000     0.0000     0.250       0       0            0
+    family  rule  method   instances  optimal  mean gap  worst gap  median s  errors  broken  beats bound
+    tasks   r     exact.a          2   100.0%    0.0000     0.0000     0.250       0       0            0
     """
-    headers = ["family", "method", "instances", "optimal", "mean gap", "worst gap", "median s", "errors",
+    headers = ["family", "rule", "method", "instances", "optimal", "mean gap", "worst gap", "median s", "errors",
                "broken", "beats bound"]
-    lines = [[str(r.family), str(r.method), str(int(r.instances)), _pct(r.optimal_share), _num(r.mean_gap, 4),
+    lines = [[str(r.family), str(r.rule), str(r.method), str(int(r.instances)), _pct(r.optimal_share),
+              _num(r.mean_gap, 4),
               _num(r.worst_gap, 4), _num(r.median_seconds, 3), str(int(r.errors)), str(int(r.broken)),
               str(int(r.beats_bound))] for r in table.itertuples()]
     widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(headers)]
 
     def fmt(cells: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+        return "  ".join(c.ljust(w) if i < 3 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return "\n".join([fmt(headers)] + [fmt(line) for line in lines])
+
+
+def staging(rows: Any, rule: str = "joint") -> Any:
+    """The price of staging: per method scored on ``rule``, how often it first falls short at each
+    criterion (stage) of the rule's lexicographic order, and by how much on average there.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"family": ["tasks"] * 3, "rule": ["joint"] * 3, "method": ["kafka.x"] * 3,
+    ...     "metrics": ['{"first_shortfall": "traffic", "shortfall": 20}', '{"first_shortfall": null}',
+    ...                 '{"first_shortfall": "traffic", "shortfall": 10}']})
+    >>> staging(rows).to_dict("records")
+    [{'method': 'kafka.x', 'instances': 3, 'stage': 'traffic', 'times': 2, 'share': 0.6666666666666666, 'mean_shortfall': 15.0}]
+    """
+    import pandas as pd
+    part = rows[(rows["rule"] == rule) & rows["metrics"].notna()] if len(rows) else rows
+    records = []
+    for method, runs in part.groupby("method", sort=True):
+        found = [json.loads(m) for m in runs["metrics"]]
+        found = [m for m in found if "first_shortfall" in m]
+        stages: dict[str, list[float]] = {}
+        for m in found:
+            if m["first_shortfall"] is not None:
+                stages.setdefault(m["first_shortfall"], []).append(m["shortfall"])
+        for stage, by in sorted(stages.items()):
+            records.append({"method": method, "instances": len(found), "stage": stage, "times": len(by),
+                            "share": len(by) / len(found), "mean_shortfall": sum(by) / len(by)})
+    return pd.DataFrame(records, columns=["method", "instances", "stage", "times", "share", "mean_shortfall"])
 
 
 def _pct(x: Any) -> str:
