@@ -62,8 +62,8 @@ from .highs import ArrayLP, StagedResult, build_csc, solve_staged
 from .joint_stages import RULES, JointScores, priority_order, tag_keys
 
 READ_BACK_SECONDS = 0.05
-READ_BACK_SHARE = 0.01
-"""Time kept back from ``--time-limit`` (plus a share of it) for reading the answer back and evaluating it."""
+"""Time kept back from ``--time-limit`` for reading the answer back and evaluating it, besides as long
+again as building the model took (the façade's evaluation is linear in the instance, as building is)."""
 
 
 @dataclass(frozen=True)
@@ -92,28 +92,38 @@ class JointModel:
         return out
 
 
-class _Columns:
-    """COO triplets of the constraint matrix, row by row."""
+class _Rows:
+    """The constraint matrix as COO blocks of rows."""
 
     def __init__(self) -> None:
         self.cols: list[np.ndarray] = []
         self.rows: list[np.ndarray] = []
         self.vals: list[np.ndarray] = []
-        self.lower: list[float] = []
-        self.upper: list[float] = []
+        self.lower: list[np.ndarray] = []
+        self.upper: list[np.ndarray] = []
+        self.count = 0
 
-    def row(self, cols: np.ndarray, vals: np.ndarray, lower: float, upper: float) -> None:
-        self.rows.append(np.full(len(cols), len(self.lower), dtype=np.int64))
+    def block(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray | float, lower: np.ndarray | float,
+              upper: np.ndarray | float, num: int) -> None:
+        """``num`` new rows; ``rows`` numbers them from 0."""
+        self.rows.append(np.asarray(rows, dtype=np.int64) + self.count)
         self.cols.append(np.asarray(cols, dtype=np.int64))
-        self.vals.append(np.asarray(vals, dtype=np.float64))
-        self.lower.append(lower)
-        self.upper.append(upper)
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), len(self.cols[-1])))
+        self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), num))
+        self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), num))
+        self.count += num
 
     def lp(self, num_col: int, upper: np.ndarray) -> ArrayLP:
         start, index, value = build_csc(num_col, np.concatenate(self.cols), np.concatenate(self.rows),
                                         np.concatenate(self.vals))
-        return ArrayLP(np.zeros(num_col), np.zeros(num_col), upper, np.array(self.lower), np.array(self.upper),
-                       start, index, value)
+        return ArrayLP(np.zeros(num_col), np.zeros(num_col), upper, np.concatenate(self.lower),
+                       np.concatenate(self.upper), start, index, value)
+
+
+def tag_values(instance: TasksInstance) -> list[tuple[str, str]]:
+    """Every (tag key, value) pair that counts, key by key, values sorted."""
+    clients = instance.clients.values()
+    return [(g, v) for g in tag_keys(instance) for v in sorted({c.tags[g] for c in clients if g in c.tags})]
 
 
 def joint_model(instance: TasksInstance, pinned_active_counts: Mapping[str, int] | None = None) -> JointModel:
@@ -123,38 +133,38 @@ def joint_model(instance: TasksInstance, pinned_active_counts: Mapping[str, int]
     T, C = len(tasks), len(clients)
     stateful = tuple(i for i, t in enumerate(tasks) if instance.tasks[t].stateful)
     S, A = len(stateful), T * C
-    keys = tag_keys(instance)
-    tag_cols = [(i, g, v) for i in range(S) for g in keys
-                for v in sorted({instance.clients[c].tags[g] for c in clients if g in instance.clients[c].tags})]
+    pairs = tag_values(instance)
+    V = len(pairs)
     Z = A + S * C
-    E = Z + len(tag_cols)
+    E = Z + S * V
     n = E + 2 * C
     a = np.arange(A).reshape(T, C)
     s = A + np.arange(S * C).reshape(S, C)
-    m = _Columns()
-    for t in range(T):
-        m.row(a[t], np.ones(C), 1, 1)
-    for i, t in enumerate(stateful):
-        for j in range(C):
-            m.row(np.array([a[t, j], s[i, j]]), np.ones(2), -np.inf, 1)
-        m.row(s[i], np.ones(C), -np.inf, scores.standbys)
-    holders = {(g, v): np.array([j for j, c in enumerate(clients) if instance.clients[c].tags.get(g) == v])
-               for g in keys for v in {instance.clients[c].tags[g] for c in clients if g in instance.clients[c].tags}}
-    for col, (i, g, v) in enumerate(tag_cols):
-        who = holders[(g, v)]
-        t = stateful[i]
-        m.row(np.concatenate(([Z + col], a[t, who], s[i, who])), np.concatenate(([1.0], -np.ones(2 * len(who)))),
-              -np.inf, 0)
+    a_s = a[list(stateful)]
+    m = _Rows()
+    m.block(np.repeat(np.arange(T), C), a.ravel(), 1.0, 1.0, 1.0, T)
+    both = np.arange(S * C)
+    m.block(np.concatenate((both, both)), np.concatenate((a_s.ravel(), s.ravel())), 1.0, -np.inf, 1.0, S * C)
+    m.block(np.repeat(np.arange(S), C), s.ravel(), 1.0, -np.inf, scores.standbys, S)
+    rows, cols, vals = [np.arange(S * V)], [Z + np.arange(S * V)], [np.ones(S * V)]
+    for q, (g, v) in enumerate(pairs):  # z[i, q] <= hosts of task i with value v of key g
+        who = np.array([j for j, c in enumerate(clients) if instance.clients[c].tags.get(g) == v])
+        hosts = np.concatenate((a_s[:, who], s[:, who]), axis=1)
+        rows.append(np.repeat(np.arange(S) * V + q, hosts.shape[1]))
+        cols.append(hosts.ravel())
+        vals.append(-np.ones(hosts.size))
+    m.block(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -np.inf, 0.0, S * V)
     for j, cid in enumerate(clients):
         hosts = np.concatenate((a[:, j], s[:, j]))
         lo, hi = scores.window[cid]
-        m.row(np.append(hosts, E + j), np.append(np.ones(len(hosts)), -1.0), -np.inf, hi)
-        m.row(np.append(hosts, E + C + j), np.append(np.ones(len(hosts)), 1.0), lo, np.inf)
+        ones = np.ones(len(hosts) + 1)
+        m.block(np.zeros(len(hosts) + 1), np.append(hosts, E + j), np.append(ones[:-1], -1.0), -np.inf, hi, 1)
+        m.block(np.zeros(len(hosts) + 1), np.append(hosts, E + C + j), ones, lo, np.inf, 1)
         if pinned_active_counts is not None:
-            m.row(a[:, j], np.ones(T), pinned_active_counts[cid], pinned_active_counts[cid])
+            m.block(np.zeros(T), a[:, j], 1.0, pinned_active_counts[cid], pinned_active_counts[cid], 1)
     upper = np.ones(n)
     upper[E:] = np.inf
-    objectives, constants = _objectives(instance, scores, tasks, clients, stateful, n, Z, E, len(tag_cols))
+    objectives, constants = _objectives(instance, scores, tasks, clients, stateful, n, Z, E, S * V)
     return JointModel(tasks, clients, stateful, m.lp(n, upper), objectives, constants)
 
 
@@ -163,23 +173,41 @@ def _objectives(instance: TasksInstance, scores: JointScores, tasks: Sequence[st
                 ) -> tuple[dict[str, np.ndarray], dict[str, int]]:
     T, C, S = len(tasks), len(clients), len(stateful)
     A = T * C
-    rack = [instance.clients[c].rack for c in clients]
-    traffic_cost = instance.config.traffic_cost
+    position = {c: j for j, c in enumerate(clients)}
+    racks = sorted({instance.clients[c].rack or "" for c in clients})
+    rack_of = np.array([racks.index(instance.clients[c].rack or "") for c in clients])
+    rackless = [instance.clients[c].rack is None for c in clients]
+
+    def traffic(tids: Sequence[str], role: str) -> np.ndarray:
+        """traffic cost × cross-rack partitions, per (task, client): computed per rack, then spread."""
+        per_rack = np.array([[cross_rack_partitions(instance, t, r, role) for r in racks] for t in tids], dtype=float)
+        out = per_rack[:, rack_of] if len(tids) else np.zeros((0, C))
+        out[:, rackless] = 0
+        return instance.config.traffic_cost * out
+
+    def new(tids: Sequence[str], role: str) -> np.ndarray:
+        out = np.ones((len(tids), C))
+        row = {t: i for i, t in enumerate(tids)}
+        for cid in clients:
+            for t in getattr(instance.clients[cid], role):
+                if t in row:
+                    out[row[t], position[cid]] = 0
+        return out
+
+    stateful_ids = [tasks[t] for t in stateful]
+    caught = np.zeros((T, C))
+    for t in stateful:
+        tid, best = tasks[t], scores.best[tasks[t]]
+        caught[t] = 0 if best.unlisted else 1
+        for cid, client in instance.clients.items():
+            if tid in client.lags:
+                caught[t, position[cid]] = not best.holds(cid, True)
     obj = {stage: np.zeros(n) for stage in ("caught_up", "standbys", "tags", "balance", "traffic", "non_overlap")}
-    for t, tid in enumerate(tasks):
-        best = scores.best.get(tid)
-        for j, cid in enumerate(clients):
-            col = t * C + j
-            obj["traffic"][col] = traffic_cost * cross_rack_partitions(instance, tid, rack[j], "active")
-            obj["non_overlap"][col] = tid not in instance.clients[cid].active
-            if best is not None:
-                obj["caught_up"][col] = cid not in best
-    for i, t in enumerate(stateful):
-        tid = tasks[t]
-        for j, cid in enumerate(clients):
-            col = A + i * C + j
-            obj["traffic"][col] = traffic_cost * cross_rack_partitions(instance, tid, rack[j], "standby")
-            obj["non_overlap"][col] = tid not in instance.clients[cid].standby
+    obj["caught_up"][:A] = caught.ravel()
+    obj["traffic"][:A] = traffic(tasks, "active").ravel()
+    obj["traffic"][A:Z] = traffic(stateful_ids, "standby").ravel()
+    obj["non_overlap"][:A] = new(tasks, "active").ravel()
+    obj["non_overlap"][A:Z] = new(stateful_ids, "standby").ravel()
     obj["standbys"][A:Z] = -1
     obj["tags"][Z:Z + num_tags] = -1
     obj["balance"][E:] = 1
@@ -190,30 +218,35 @@ def _objectives(instance: TasksInstance, scores: JointScores, tasks: Sequence[st
 
 
 def greedy_start(instance: TasksInstance, model: JointModel, scores: JointScores) -> np.ndarray:
-    """A feasible point: actives on a least-loaded most-caught-up client, standbys adding new tag values."""
+    """A feasible point: actives on a least-loaded most-caught-up client, then standbys on the client that
+    adds the most new tag values, least loaded per thread, first in client order."""
     clients, C = model.clients, len(model.clients)
-    load = {c: 0 for c in clients}
-    cap = {c: instance.clients[c].capacity for c in clients}
+    cap = np.array([instance.clients[c].capacity for c in clients], dtype=float)
+    load = np.zeros(C)
+    order = np.arange(C)
+    pairs = tag_values(instance)
     keys = tag_keys(instance)
+    code = np.full((len(keys), C), -1)  # code[g, j]: the index in pairs of client j's value of key g
+    for q, (g, v) in enumerate(pairs):
+        code[keys.index(g), [j for j, c in enumerate(clients) if instance.clients[c].tags.get(g) == v]] = q
     x = np.zeros(model.lp.num_col)
-    position = {c: j for j, c in enumerate(clients)}
-    hosts: dict[int, list[str]] = {}
-    for t, tid in enumerate(model.tasks):
-        pool = scores.best.get(tid) or clients
-        c = min(pool, key=lambda c: ((load[c] + 1) / cap[c], position[c]))
-        load[c] += 1
-        x[t * C + position[c]] = 1
-        hosts[t] = [c]
+    hosts: dict[int, list[int]] = {}
+    caught_up = model.objectives["caught_up"][:model.standby_offset].reshape(len(model.tasks), C) == 0
+    for t in range(len(model.tasks)):
+        pool = order[caught_up[t]]
+        j = pool[np.lexsort((pool, (load[pool] + 1) / cap[pool]))[0]]
+        load[j] += 1
+        x[t * C + j] = 1
+        hosts[t] = [j]
     for i, t in enumerate(model.stateful):
         for _ in range(scores.standbys):
-            seen = {(g, instance.clients[h].tags.get(g)) for h in hosts[t] for g in keys}
-            free = [c for c in clients if c not in hosts[t]]
-            c = min(free, key=lambda c: (-sum((g, instance.clients[c].tags.get(g)) not in seen
-                                              for g in keys if g in instance.clients[c].tags),
-                                         (load[c] + 1) / cap[c], position[c]))
-            load[c] += 1
-            x[model.standby_offset + i * C + position[c]] = 1
-            hosts[t].append(c)
+            seen = np.isin(code, code[:, hosts[t]]) | (code < 0)
+            free = np.setdiff1d(order, hosts[t])
+            gain = (~seen[:, free]).sum(axis=0)
+            j = free[np.lexsort((free, (load[free] + 1) / cap[free], -gain))[0]]
+            load[j] += 1
+            x[model.standby_offset + i * C + j] = 1
+            hosts[t].append(j)
     return _complete(instance, model, scores, x)
 
 
@@ -263,11 +296,13 @@ class JointSolution:
 def solve_joint(instance: TasksInstance, priorities: Sequence[str] | None = None, time_limit: float | None = None,
                 threads: int | None = None, pinned_active_counts: Mapping[str, int] | None = None) -> JointSolution:
     """Build and solve the joint program; the deadline covers model building too."""
-    deadline = None if time_limit is None else time.monotonic() + max(0.0, time_limit * (1 - READ_BACK_SHARE) - READ_BACK_SECONDS)
+    began = time.monotonic()
     order = priority_order(instance, priorities)
     scores = JointScores.of(instance)
     model = joint_model(instance, pinned_active_counts)
     start = None if pinned_active_counts is not None else greedy_start(instance, model, scores)
+    built = time.monotonic() - began
+    deadline = None if time_limit is None else began + max(0.0, time_limit - built - READ_BACK_SECONDS)
     result = solve_staged(model.lp, [model.objectives[s] for s in order], deadline, start, threads,
                           lower_bounds=[-model.constants[s] for s in order])
     if result.x is None:

@@ -68,8 +68,9 @@ caught up: caught-up wins over traffic in the default order.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from kipopt.costs import cross_rack_partitions
 from kipopt.errors import InstanceError
@@ -103,24 +104,37 @@ def parse_priorities(text: str) -> tuple[str, ...]:
     return read_priorities(names, "--priorities")
 
 
-def most_caught_up(instance: TasksInstance) -> dict[str, frozenset[str]]:
-    """Per stateful task, the clients of least lag rank (rank 0 within ``acceptable_recovery_lag``)."""
+@dataclass(frozen=True)
+class Best:
+    """A stateful task's most caught-up clients: ``listed`` among the clients that report a lag for it, and,
+    when ``unlisted`` is true, every client that reports none (it lags by the end offset)."""
+
+    listed: frozenset[str]
+    unlisted: bool
+
+    def holds(self, cid: str, reports_lag: bool) -> bool:
+        """Whether client ``cid`` is most caught up (``reports_lag``: it has a lag for the task)."""
+        return cid in self.listed if reports_lag else self.unlisted
+
+
+def most_caught_up(instance: TasksInstance) -> dict[str, Best]:
+    """Per stateful task, the clients of least lag rank (rank 0 within ``acceptable_recovery_lag``, else the
+    lag); linear in the number of reported lags, not in tasks × clients."""
     acceptable = instance.config.acceptable_recovery_lag
-    best: dict[str, tuple[int, list[str]]] = {}
-    for t in instance.task_ids:
-        task = instance.tasks[t]
+    reported: dict[str, list[tuple[int, str]]] = {}
+    for cid, client in instance.clients.items():
+        for t, lag in client.lags.items():
+            reported.setdefault(t, []).append((0 if lag <= acceptable else lag, cid))
+    everyone = len(instance.clients)
+    out = {}
+    for t, task in instance.tasks.items():
         if not task.stateful:
             continue
-        low, who = None, []
-        for c in instance.client_ids:
-            lag = instance.clients[c].lags.get(t, task.end_offset)
-            rank = 0 if lag <= acceptable else lag
-            if low is None or rank < low:
-                low, who = rank, [c]
-            elif rank == low:
-                who.append(c)
-        best[t] = (low, who)
-    return {t: frozenset(who) for t, (_, who) in best.items()}
+        entries = reported.get(t, [])
+        silent = None if len(entries) == everyone else (0 if task.end_offset <= acceptable else task.end_offset)
+        low = min([r for r, _ in entries] + ([silent] if silent is not None else []))
+        out[t] = Best(frozenset(c for r, c in entries if r == low), silent == low)
+    return out
 
 
 def tag_keys(instance: TasksInstance) -> tuple[str, ...]:
@@ -134,7 +148,7 @@ class JointScores:
     """Everything the stages need from an instance, computed once (linear in its size)."""
 
     standbys: int
-    best: Mapping[str, frozenset[str]]
+    best: Mapping[str, Best]
     keys: tuple[str, ...]
     ideal_per_task: int
     window: Mapping[str, tuple[int, int]]
@@ -142,6 +156,17 @@ class JointScores:
 
     @classmethod
     def of(cls, instance: TasksInstance) -> "JointScores":
+        """The scores of ``instance`` (the last instance's are kept: the façade scores one assignment
+        several times, for its objective, its criteria and its violations)."""
+        global _last
+        if _last is not None and _last[0]() is instance:
+            return _last[1]
+        scores = cls._build(instance)
+        _last = (weakref.ref(instance), scores)
+        return scores
+
+    @classmethod
+    def _build(cls, instance: TasksInstance) -> "JointScores":
         clients = instance.clients
         k = min(instance.config.num_standby_replicas, len(clients) - 1)
         stateful = sum(1 for t in instance.tasks.values() if t.stateful)
@@ -178,7 +203,7 @@ class JointScores:
                     if not tasks[t].stateful:
                         continue
                     if role == "active":
-                        caught += cid not in self.best[t]
+                        caught += not self.best[t].holds(cid, t in client.lags)
                     else:
                         copies[t] = copies.get(t, 0) + 1
                     values = seen.setdefault(t, {})
@@ -214,6 +239,9 @@ class JointScores:
                 copies[t] = copies.get(t, 0) + 1
         return [f"{t} has {n} standbys, more than min(num_standby_replicas, clients - 1) = {self.standbys}"
                 for t, n in sorted(copies.items()) if n > self.standbys]
+
+
+_last: tuple[Callable[[], TasksInstance | None], JointScores] | None = None
 
 
 def first_shortfall(values: Mapping[str, int], optimum: Mapping[str, int], order: Sequence[str]
