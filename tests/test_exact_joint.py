@@ -214,6 +214,10 @@ def test_the_bench_scores_every_method_on_the_joint_rule():
     assert metrics["criteria_order"] == list(priority_order(instance))
     assert metrics["criteria"] == api.score(instance, port.assignment, "joint")["criteria"]
     assert "first_shortfall" in metrics
+    criteria = json.loads(scored["criteria"])
+    assert [c[0] for c in criteria] == list(priority_order(instance))
+    exact_values = api.score(instance, api.solve(instance, "exact.joint").assignment, "joint")["criteria"]
+    assert [c[2] for c in criteria] == list(exact_values.values())
 
 
 def test_score_rules_are_validated_naming_the_field():

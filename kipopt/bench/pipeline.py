@@ -151,6 +151,7 @@ def result_schema() -> Any:
         ("seconds", pa.float64()), ("time_limit", pa.float64()), ("peak_memory_mb", pa.float64()),
         ("memory_growth_mb", pa.float64()), ("generate_seconds", pa.float64()), ("metrics", pa.string()),
         ("error", pa.string()), ("host", pa.string()), ("pid", pa.int64()), ("finished_at", pa.float64()),
+        ("criteria", pa.string()),
     ])
 
 
@@ -372,7 +373,26 @@ def _row(base: dict, method: str, limit: float, rule: Any, run: MethodRun, exact
                 memory_growth_mb=run.memory_growth_mb,
                 metrics=json.dumps(run.metrics, sort_keys=True) if run.metrics is not None else None,
                 error=run.message if run.status in ("error", "infeasible") else None,
-                finished_at=time.time())
+                finished_at=time.time(), criteria=_criteria(run, exact))
+
+
+def _criteria(run: MethodRun, exact: MethodRun | None) -> str | None:
+    """Each criterion of a lexicographic rule with its own gap to the exact run's value (JSON), in order.
+
+    >>> run = MethodRun("feasible", metrics={"criteria": {"imbalance": 3, "moves": 10}})
+    >>> best = MethodRun("optimal", metrics={"criteria": {"imbalance": 1, "moves": 12}})
+    >>> json.loads(_criteria(run, best))
+    [['imbalance', 3, 1, 0.6666666666666666], ['moves', 10, 12, 0.2]]
+    """
+    mine = (run.metrics or {}).get("criteria")
+    if not mine:
+        return None
+    best = (exact.metrics or {}).get("criteria") if exact is not None and exact.status == "optimal" else None
+    out = []
+    for name, value in mine.items():
+        reference = best.get(name) if best else None
+        out.append([name, value, reference, _gap(value, reference)])
+    return json.dumps(out)
 
 
 def _reference(exact: MethodRun | None) -> tuple[float | None, float | None]:

@@ -91,6 +91,34 @@ def format_table(table: Any) -> str:
     return "\n".join([fmt(headers)] + [fmt(line) for line in lines])
 
 
+def criteria_summary(rows: Any) -> Any:
+    """Per family, rule, method and criterion of a lexicographic rule: how often the method meets the exact
+    optimum's value of that criterion, and its mean and worst own gap there.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"family": ["replicas"] * 2, "rule": ["spread"] * 2, "method": ["kafka.x"] * 2,
+    ...     "criteria": ['[["imbalance", 3, 1, 0.5], ["moves", 10, 10, 0.0]]', '[["imbalance", 1, 1, 0.0]]']})
+    >>> criteria_summary(rows).to_dict("records")[0]
+    {'family': 'replicas', 'rule': 'spread', 'method': 'kafka.x', 'criterion': 'imbalance', 'instances': 2, 'at_optimum': 0.5, 'mean_gap': 0.25, 'worst_gap': 0.5}
+    """
+    import pandas as pd
+    columns = ["family", "rule", "method", "criterion", "instances", "at_optimum", "mean_gap", "worst_gap"]
+    if len(rows) == 0 or "criteria" not in rows:
+        return pd.DataFrame(columns=columns)
+    found = []
+    for r in rows[rows["criteria"].notna()].itertuples():
+        for position, (name, _, _, gap) in enumerate(json.loads(r.criteria)):
+            if gap is not None:
+                found.append((r.family, r.rule, r.method, position, name, gap))
+    if not found:
+        return pd.DataFrame(columns=columns)
+    frame = pd.DataFrame(found, columns=["family", "rule", "method", "position", "criterion", "gap"])
+    grouped = frame.groupby(["family", "rule", "method", "position", "criterion"], sort=True)
+    table = pd.DataFrame({"instances": grouped["gap"].size(), "at_optimum": grouped["gap"].apply(lambda g: (g <= 0).mean()),
+                          "mean_gap": grouped["gap"].mean(), "worst_gap": grouped["gap"].max()}).reset_index()
+    return table[columns]
+
+
 def staging(rows: Any, rule: str = "joint") -> Any:
     """The price of staging: per method scored on ``rule``, how often it first falls short at each
     criterion (stage) of the rule's lexicographic order, and by how much on average there.
