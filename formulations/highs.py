@@ -17,6 +17,7 @@ rack-grouped KIP-925 LP it turns a 0.2 s solve into minutes).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import highspy
@@ -37,6 +38,8 @@ class ArrayLP:
     start: np.ndarray
     index: np.ndarray
     value: np.ndarray
+    integrality: np.ndarray | None = None
+    """Per-column ``True`` = integer (a MIP); ``None`` = all continuous unless ``solve_lp(integer=True)``."""
 
     @property
     def num_col(self) -> int:
@@ -83,23 +86,25 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
 
     ``presolve=True`` exists only to demonstrate the regression (benchmarks).
     A vertex matters: on a totally unimodular matrix with integer data every
-    vertex is integral, and :func:`is_integral` checks that it is.
+    vertex is integral, and :func:`is_integral` checks that it is. An ``lp``
+    with ``integrality`` is solved as a MIP on those columns.
     """
-    h = _highs(presolve, time_limit, threads)
-    if integer:
-        h.setOptionValue("mip_rel_gap", 0.0)
-    else:
-        h.setOptionValue("solver", "simplex")
-    h.passModel(_highs_lp(lp, integer))
+    h = _highs(lp, integer, time_limit, threads, presolve)
     h.run()
-    return _result(h, integer)
+    return _result(h, _is_mip(lp, integer))
 
 
-def _highs(presolve: bool, time_limit: float | None, threads: int | None):
-    """A silent Highs object with kipopt's options."""
+def _is_mip(lp: ArrayLP, integer: bool) -> bool:
+    return integer or (lp.integrality is not None and bool(np.any(lp.integrality)))
+
+
+def _highs(lp: ArrayLP, integer: bool, time_limit: float | None, threads: int | None, presolve: bool):
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("presolve", "on" if presolve else "off")
+    if not _is_mip(lp, integer):
+        # a vertex for LPs; never for MIPs: with solver=simplex HiGHS drops integrality and solves the relaxation
+        h.setOptionValue("solver", "simplex")
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     if threads is not None:
@@ -107,10 +112,6 @@ def _highs(presolve: bool, time_limit: float | None, threads: int | None):
         # was started with fails, so the pool is restarted (only when threads are asked for)
         h.resetGlobalScheduler(True)
         h.setOptionValue("threads", int(threads))
-    return h
-
-
-def _highs_lp(lp: ArrayLP, integer: bool):
     model = highspy.HighsLp()
     model.num_col_ = lp.num_col
     model.num_row_ = lp.num_row
@@ -123,9 +124,13 @@ def _highs_lp(lp: ArrayLP, integer: bool):
     model.a_matrix_.start_ = lp.start
     model.a_matrix_.index_ = lp.index
     model.a_matrix_.value_ = lp.value
-    if integer:
-        model.integrality_ = [highspy.HighsVarType.kInteger] * lp.num_col
-    return model
+    if _is_mip(lp, integer):
+        h.setOptionValue("mip_rel_gap", 0.0)
+        mask = np.ones(lp.num_col, dtype=bool) if integer else lp.integrality
+        kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+        model.integrality_ = [kinds[int(b)] for b in mask]
+    h.passModel(model)
+    return h
 
 
 def _banner_to_stderr() -> None:
@@ -189,96 +194,167 @@ def is_integral(x: np.ndarray, tol: float = INTEGRALITY_TOL) -> bool:
     return bool(np.all(np.abs(x - np.rint(x)) <= tol))
 
 
-# --------------------------------------------------------------------------- lexicographic programs
+# --------------------------------------------------------------------------- building and lexicographic MIPs
 
 
-@dataclass(frozen=True)
-class StageResult:
-    """One stage of a lexicographic solve: ``status`` optimal, feasible (stopped with an incumbent) or not_reached."""
+class SparseBuilder:
+    """Collects columns and rows (COO) and returns an :class:`ArrayLP`; vectorised adds.
 
-    status: str
-    value: float | None
-    bound: float | None
+    >>> b = SparseBuilder()
+    >>> x = b.add_cols(2, upper=1.0, integer=True)
+    >>> b.add_row(x, [1.0, 1.0], 1.0, 1.0)
+    0
+    >>> lp = b.build(cost=np.array([3.0, 2.0]))
+    >>> np.rint(solve_lp(lp).x).astype(int).tolist()
+    [0, 1]
+    """
 
-
-@dataclass(frozen=True)
-class StagedResult:
-    stages: tuple[StageResult, ...]
-    x: np.ndarray | None
+    def __init__(self) -> None:
+        self.lower: list[np.ndarray] = []
+        self.upper: list[np.ndarray] = []
+        self.integer: list[np.ndarray] = []
+        self.row_lo: list[float] = []
+        self.row_hi: list[float] = []
+        self.rows: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.num_col = 0
 
     @property
-    def complete(self) -> bool:
-        return all(s.status == "optimal" for s in self.stages)
+    def num_row(self) -> int:
+        return len(self.row_lo)
+
+    def add_cols(self, n: int, lower: float | np.ndarray = 0.0, upper: float | np.ndarray = np.inf,
+                 integer: bool = False) -> np.ndarray:
+        """``n`` new columns; returns their indices."""
+        self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (n,)).copy())
+        self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (n,)).copy())
+        self.integer.append(np.full(n, integer))
+        idx = np.arange(self.num_col, self.num_col + n)
+        self.num_col += n
+        return idx
+
+    def add_row(self, cols, vals, lo: float, hi: float) -> int:
+        """One row ``lo <= Σ vals·x[cols] <= hi``; returns its index."""
+        r = self.num_row
+        cols = np.asarray(cols, dtype=np.int64)
+        self.rows.append(np.full(len(cols), r, dtype=np.int64))
+        self.cols.append(cols)
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), (len(cols),)).copy())
+        self.row_lo.append(lo)
+        self.row_hi.append(hi)
+        return r
+
+    def add_rows(self, count: int, rows: np.ndarray, cols: np.ndarray, vals, lo, hi) -> np.ndarray:
+        """``count`` rows at once from entries (``rows`` local in ``0..count-1``); returns their indices."""
+        first = self.num_row
+        self.rows.append(np.asarray(rows, dtype=np.int64) + first)
+        self.cols.append(np.asarray(cols, dtype=np.int64))
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), (len(cols),)).copy())
+        self.row_lo.extend(np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)).tolist())
+        self.row_hi.extend(np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)).tolist())
+        return np.arange(first, first + count)
+
+    def build(self, cost: np.ndarray | None = None) -> ArrayLP:
+        n = self.num_col
+        cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dtype=dt))
+        start, index, value = build_csc(n, cat(self.cols, np.int64), cat(self.rows, np.int64),
+                                        cat(self.vals, np.float64))
+        integer = cat(self.integer, bool)
+        return ArrayLP(np.zeros(n) if cost is None else np.asarray(cost, dtype=np.float64),
+                       cat(self.lower, np.float64), cat(self.upper, np.float64),
+                       np.asarray(self.row_lo, dtype=np.float64), np.asarray(self.row_hi, dtype=np.float64),
+                       start, index, value, integer if integer.any() else None)
 
 
-def solve_staged(lp: ArrayLP, objectives: list[np.ndarray], deadline: float | None = None,
-                 start: np.ndarray | None = None, threads: int | None = None,
-                 lower_bounds: list[float] | None = None) -> StagedResult:
-    """Minimize ``objectives`` lexicographically over the integer points of ``lp`` (the standard way).
+@dataclass(frozen=True)
+class LexResult:
+    """A lexicographic solve: per stage its optimal (or incumbent) value and proven bound.
 
-    Stage k minimizes ``objectives[k]`` subject to ``objectives[j] · x <= v_j``
-    for the optimal values ``v_j`` of the stages before it; each stage starts
-    from the previous stage's solution (``start`` for the first), so there is
-    always an incumbent; a stage whose incumbent already meets its known
-    ``lower_bounds`` entry is optimal without a solve. ``deadline`` (``time.monotonic()``) bounds the whole
-    solve: a stage stopped by it reports its incumbent value and HiGHS' bound,
-    later stages only their value at that incumbent. Objectives must have
-    integer coefficients (values are rounded).
-
-    >>> lp = ArrayLP(cost=np.zeros(2), lower=np.zeros(2), upper=np.ones(2),
-    ...              row_lower=np.array([1.0]), row_upper=np.array([2.0]),
-    ...              start=np.array([0, 1, 2]), index=np.array([0, 0]), value=np.array([1.0, 1.0]))
-    >>> r = solve_staged(lp, [np.array([1.0, 1.0]), np.array([1.0, 0.0])])
-    >>> [(s.status, s.value) for s in r.stages], r.x.tolist()
-    ([('optimal', 1.0), ('optimal', 0.0)], [0.0, 1.0])
+    ``stopped`` is the index of the stage the time limit interrupted (``None``
+    when every stage was solved to optimality); ``x`` the last incumbent, which
+    meets every earlier stage at its optimal value.
     """
-    import time
 
-    h = _highs(True, None, threads)
-    h.setOptionValue("mip_rel_gap", 0.0)
-    h.passModel(_highs_lp(lp, integer=True))
-    columns = np.arange(lp.num_col, dtype=np.int32)
+    status: str
+    x: np.ndarray | None
+    values: tuple[float, ...]
+    bounds: tuple[float, ...]
+    stopped: int | None
+    message: str = ""
+
+
+def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float | None = None,
+                        threads: int | None = None, start: np.ndarray | None = None,
+                        lower_bounds: list[float] | None = None) -> LexResult:
+    """Minimise ``stages[0]·x``, then ``stages[1]·x`` with stage 0 fixed at its optimum, and so on.
+
+    The standard lexicographic method: after stage k, the row ``stages[k]·x <=
+    opt_k`` is added (stage objectives have integer coefficients on integer
+    columns, so ``opt_k`` is an integer and the row is exact). The previous
+    stage's solution, feasible for the next, is passed as a start. One
+    ``time_limit`` holds for all stages together; when it strikes, the stage's
+    incumbent and bound are returned (``status`` ``feasible``), or the last
+    stage's solution if the stage found nothing better. A stage whose
+    incumbent already meets its entry of ``lower_bounds`` (a bound known
+    without solving, e.g. 0 for a count) is optimal without a solve.
+
+    >>> b = SparseBuilder()
+    >>> x = b.add_cols(3, upper=1.0, integer=True)
+    >>> _ = b.add_row(x, 1.0, 2.0, 2.0)
+    >>> r = solve_lexicographic(b.build(), [np.array([1.0, 1.0, 0.0]), np.array([0.0, 1.0, 0.0])])
+    >>> r.status, r.values, np.rint(r.x).astype(int).tolist()
+    ('optimal', (1.0, 0.0), [1, 0, 1])
+    """
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    mip = _is_mip(lp, False)
+    h = _highs(lp, False, time_limit, threads, presolve=mip)  # presolve off only pays on the network LPs
+    values: list[float] = []
+    bounds: list[float] = []
     x = start
-    stages: list[StageResult] = []
-    for cost in objectives:
-        remaining = None if deadline is None else deadline - time.monotonic()
-        if remaining is not None and remaining <= 0:
-            stages.append(StageResult("not_reached", _value(cost, x), None))
+    all_cols = np.arange(lp.num_col, dtype=np.int32)
+    for k, cost in enumerate(stages):
+        cost = np.asarray(cost, dtype=np.float64)
+        if x is not None and lower_bounds is not None and cost @ x <= lower_bounds[k] + 1e-9:
+            _keep(h, cost, x, mip, values, bounds)
             continue
-        if stages and stages[-1].status != "optimal":
-            stages.append(StageResult("not_reached", _value(cost, x), None))
-            continue
-        known = None if lower_bounds is None else lower_bounds[len(stages)]
-        value = _value(cost, x)
-        if known is not None and value is not None and value <= known:
-            stages.append(StageResult("optimal", value, value))
-            _fix(h, cost, value)
-            continue
-        h.changeColsCost(lp.num_col, columns, cost.astype(np.float64))
-        if x is not None:
-            solution = highspy.HighsSolution()
-            solution.col_value = list(map(float, x))
-            h.setSolution(solution)
-        h.setOptionValue("time_limit", float(remaining) if remaining is not None else float("inf"))
+        h.changeColsCost(lp.num_col, all_cols, cost)
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return _stopped(x, values, bounds, cost, k)
+            h.setOptionValue("time_limit", left)
+        if x is not None and mip:
+            sol = highspy.HighsSolution()
+            sol.col_value = list(map(float, x))
+            h.setSolution(sol)
         h.run()
-        result = _result(h, integer=True)
-        if result.x is not None:
-            x = np.rint(result.x) + 0.0  # no negative zeros
-        value = _value(cost, x)
-        if result.status == "optimal" and value is not None:
-            stages.append(StageResult("optimal", value, value))
-            _fix(h, cost, value)
-        else:
-            bound = result.bound if result.bound is not None else None
-            stages.append(StageResult("feasible" if x is not None else result.status, value, bound))
-    return StagedResult(tuple(stages), x)
+        r = _result(h, mip)
+        if r.status == "optimal":
+            x = r.x
+            _keep(h, cost, x, mip, values, bounds)
+            continue
+        if r.status == "feasible" or (r.status == "time_limit" and x is not None):
+            if r.x is not None:
+                x = r.x
+            bound = r.bound if r.bound is not None else -np.inf
+            return LexResult("feasible", x, tuple(values) + (float(cost @ x),), tuple(bounds) + (bound,), k,
+                             f"time limit in stage {k + 1} of {len(stages)}")
+        return LexResult(r.status, x, tuple(values), tuple(bounds), k, r.message)
+    return LexResult("optimal", x, tuple(values), tuple(bounds), None)
 
 
-def _fix(h, cost: np.ndarray, value: float) -> None:
-    """Keep a solved stage at its optimum: ``cost · x <= value``."""
-    nz = np.flatnonzero(cost)
-    h.addRow(-highspy.kHighsInf, value + 0.5, len(nz), nz.astype(np.int32), cost[nz].astype(np.float64))
+def _keep(h, cost: np.ndarray, x: np.ndarray, mip: bool, values: list[float], bounds: list[float]) -> None:
+    """Record a solved stage's optimum and hold later stages to it: ``cost · x <= value``."""
+    value = float(np.rint(cost @ x)) if mip else float(cost @ x)
+    values.append(value)
+    bounds.append(value)
+    nz = np.nonzero(cost)[0]
+    h.addRow(-highspy.kHighsInf, value + (0.0 if mip else 1e-9), len(nz), nz.astype(np.int32), cost[nz])
 
 
-def _value(cost: np.ndarray, x: np.ndarray | None) -> float | None:
-    return None if x is None else float(np.rint(cost @ x))
+def _stopped(x, values, bounds, cost, k) -> LexResult:
+    if x is None:
+        return LexResult("time_limit", None, tuple(values), tuple(bounds), k, "time limit before any solution")
+    return LexResult("feasible", x, tuple(values) + (float(cost @ x),), tuple(bounds) + (-np.inf,), k,
+                     f"time limit before stage {k + 1}")

@@ -26,7 +26,7 @@ Stage objectives (each plus a constant, so that its value is the rule's):
 ``balance`` :math:`\\sum_c e^+_c + e^-_c`; ``traffic`` the KIP-925 traffic of
 every :math:`a_{tc}` and :math:`s_{tc}`; ``non_overlap`` the placements not
 in the current assignment. Stage :math:`k` minimizes its objective subject to
-every earlier stage at its optimum (:func:`kipopt.formulations.highs.solve_staged`).
+every earlier stage at its optimum (:func:`kipopt.formulations.highs.solve_lexicographic`).
 At an optimum :math:`z_{tgv} = \\min(1, \\sum \\ldots)` and :math:`e^\\pm` are the
 exact excesses, so each stage's value equals the rule's score of the
 assignment read back. Size: :math:`|T||C| + |S||C|` binaries plus one
@@ -58,7 +58,7 @@ from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
-from .highs import ArrayLP, StagedResult, build_csc, solve_staged
+from .highs import ArrayLP, LexResult, SparseBuilder, solve_lexicographic
 from .joint_stages import RULES, JointScores, priority_order, tag_keys
 
 READ_BACK_SECONDS = 0.05
@@ -92,34 +92,6 @@ class JointModel:
         return out
 
 
-class _Rows:
-    """The constraint matrix as COO blocks of rows."""
-
-    def __init__(self) -> None:
-        self.cols: list[np.ndarray] = []
-        self.rows: list[np.ndarray] = []
-        self.vals: list[np.ndarray] = []
-        self.lower: list[np.ndarray] = []
-        self.upper: list[np.ndarray] = []
-        self.count = 0
-
-    def block(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray | float, lower: np.ndarray | float,
-              upper: np.ndarray | float, num: int) -> None:
-        """``num`` new rows; ``rows`` numbers them from 0."""
-        self.rows.append(np.asarray(rows, dtype=np.int64) + self.count)
-        self.cols.append(np.asarray(cols, dtype=np.int64))
-        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), len(self.cols[-1])))
-        self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), num))
-        self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), num))
-        self.count += num
-
-    def lp(self, num_col: int, upper: np.ndarray) -> ArrayLP:
-        start, index, value = build_csc(num_col, np.concatenate(self.cols), np.concatenate(self.rows),
-                                        np.concatenate(self.vals))
-        return ArrayLP(np.zeros(num_col), np.zeros(num_col), upper, np.concatenate(self.lower),
-                       np.concatenate(self.upper), start, index, value)
-
-
 def tag_values(instance: TasksInstance) -> list[tuple[str, str]]:
     """Every (tag key, value) pair that counts, key by key, values sorted."""
     clients = instance.clients.values()
@@ -138,14 +110,17 @@ def joint_model(instance: TasksInstance, pinned_active_counts: Mapping[str, int]
     Z = A + S * C
     E = Z + S * V
     n = E + 2 * C
-    a = np.arange(A).reshape(T, C)
-    s = A + np.arange(S * C).reshape(S, C)
+    assert n == A + S * C + S * V + 2 * C
+    m = SparseBuilder()
+    a = m.add_cols(A, upper=1.0, integer=True).reshape(T, C)
+    s = m.add_cols(S * C, upper=1.0, integer=True).reshape(S, C)
+    m.add_cols(S * V, upper=1.0, integer=True)
+    m.add_cols(2 * C, integer=True)
     a_s = a[list(stateful)]
-    m = _Rows()
-    m.block(np.repeat(np.arange(T), C), a.ravel(), 1.0, 1.0, 1.0, T)
+    m.add_rows(T, np.repeat(np.arange(T), C), a.ravel(), 1.0, 1.0, 1.0)
     both = np.arange(S * C)
-    m.block(np.concatenate((both, both)), np.concatenate((a_s.ravel(), s.ravel())), 1.0, -np.inf, 1.0, S * C)
-    m.block(np.repeat(np.arange(S), C), s.ravel(), 1.0, -np.inf, scores.standbys, S)
+    m.add_rows(S * C, np.concatenate((both, both)), np.concatenate((a_s.ravel(), s.ravel())), 1.0, -np.inf, 1.0)
+    m.add_rows(S, np.repeat(np.arange(S), C), s.ravel(), 1.0, -np.inf, scores.standbys)
     rows, cols, vals = [np.arange(S * V)], [Z + np.arange(S * V)], [np.ones(S * V)]
     for q, (g, v) in enumerate(pairs):  # z[i, q] <= hosts of task i with value v of key g
         who = np.array([j for j, c in enumerate(clients) if instance.clients[c].tags.get(g) == v])
@@ -153,19 +128,16 @@ def joint_model(instance: TasksInstance, pinned_active_counts: Mapping[str, int]
         rows.append(np.repeat(np.arange(S) * V + q, hosts.shape[1]))
         cols.append(hosts.ravel())
         vals.append(-np.ones(hosts.size))
-    m.block(np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -np.inf, 0.0, S * V)
+    m.add_rows(S * V, np.concatenate(rows), np.concatenate(cols), np.concatenate(vals), -np.inf, 0.0)
     for j, cid in enumerate(clients):
         hosts = np.concatenate((a[:, j], s[:, j]))
         lo, hi = scores.window[cid]
-        ones = np.ones(len(hosts) + 1)
-        m.block(np.zeros(len(hosts) + 1), np.append(hosts, E + j), np.append(ones[:-1], -1.0), -np.inf, hi, 1)
-        m.block(np.zeros(len(hosts) + 1), np.append(hosts, E + C + j), ones, lo, np.inf, 1)
+        m.add_row(np.append(hosts, E + j), np.append(np.ones(len(hosts)), -1.0), -np.inf, hi)
+        m.add_row(np.append(hosts, E + C + j), np.ones(len(hosts) + 1), lo, np.inf)
         if pinned_active_counts is not None:
-            m.block(np.zeros(T), a[:, j], 1.0, pinned_active_counts[cid], pinned_active_counts[cid], 1)
-    upper = np.ones(n)
-    upper[E:] = np.inf
+            m.add_row(a[:, j], 1.0, pinned_active_counts[cid], pinned_active_counts[cid])
     objectives, constants = _objectives(instance, scores, tasks, clients, stateful, n, Z, E, S * V)
-    return JointModel(tasks, clients, stateful, m.lp(n, upper), objectives, constants)
+    return JointModel(tasks, clients, stateful, m.build(), objectives, constants)
 
 
 def _objectives(instance: TasksInstance, scores: JointScores, tasks: Sequence[str], clients: Sequence[str],
@@ -280,34 +252,49 @@ def _complete(instance: TasksInstance, model: JointModel, scores: JointScores, x
 class JointSolution:
     assignment: dict[str, TaskRoles]
     order: tuple[str, ...]
-    result: StagedResult
+    result: LexResult
+    values: tuple[int, ...]
     constants: Mapping[str, int]
 
+    @property
+    def complete(self) -> bool:
+        return self.result.stopped is None
+
     def stage_rows(self) -> list[dict]:
+        """Per stage in priority order: its value (at the returned assignment), bound and status."""
         rows = []
-        for stage, r in zip(self.order, self.result.stages):
+        stopped = self.result.stopped
+        for k, (stage, value) in enumerate(zip(self.order, self.values)):
             shift = self.constants[stage]
-            rows.append({"stage": stage, "status": r.status,
-                         "value": None if r.value is None else int(r.value) + shift,
-                         "bound": None if r.bound is None else int(np.ceil(r.bound - 1e-6)) + shift})
+            if stopped is None or k < stopped:
+                status, bound = "optimal", int(self.result.bounds[k]) + shift
+            elif k == stopped:
+                known = self.result.bounds[k] if k < len(self.result.bounds) else -np.inf
+                status, bound = "feasible", (int(np.ceil(known - 1e-6)) + shift if np.isfinite(known) else None)
+            else:
+                status, bound = "not_reached", None
+            rows.append({"stage": stage, "status": status, "value": value + shift, "bound": bound})
         return rows
 
 
 def solve_joint(instance: TasksInstance, priorities: Sequence[str] | None = None, time_limit: float | None = None,
                 threads: int | None = None, pinned_active_counts: Mapping[str, int] | None = None) -> JointSolution:
-    """Build and solve the joint program; the deadline covers model building too."""
+    """Build and solve the joint program; the time limit covers model building too."""
     began = time.monotonic()
     order = priority_order(instance, priorities)
     scores = JointScores.of(instance)
     model = joint_model(instance, pinned_active_counts)
     start = None if pinned_active_counts is not None else greedy_start(instance, model, scores)
     built = time.monotonic() - began
-    deadline = None if time_limit is None else began + max(0.0, time_limit - built - READ_BACK_SECONDS)
-    result = solve_staged(model.lp, [model.objectives[s] for s in order], deadline, start, threads,
-                          lower_bounds=[-model.constants[s] for s in order])
+    left = None if time_limit is None else max(0.0, time_limit - 2 * built - READ_BACK_SECONDS)
+    stages = [model.objectives[s] for s in order]
+    result = solve_lexicographic(model.lp, stages, left, threads, start,
+                                 lower_bounds=[-model.constants[s] for s in order])
     if result.x is None:
-        raise RuntimeError("the joint program has no solution (infeasible pinned counts?)")
-    return JointSolution(model.read_back(result.x), order, result, model.constants)
+        raise RuntimeError(f"the joint program gave no assignment ({result.message or result.status})")
+    x = np.rint(result.x)
+    values = tuple(int(cost @ x) for cost in stages)
+    return JointSolution(model.read_back(x), order, result, values, model.constants)
 
 
 def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
@@ -317,7 +304,7 @@ def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
     values = {r["stage"]: r["value"] for r in rows}
     objective = scores.scalar(values, solution.order)
     bound = _scalar_bound(scores, rows, solution.order)
-    status = Status.OPTIMAL if solution.result.complete else Status.FEASIBLE
+    status = Status.OPTIMAL if solution.complete else Status.FEASIBLE
     stopped = next((r["stage"] for r in rows if r["status"] != "optimal"), None)
     message = None if stopped is None else f"time limit reached in stage {stopped!r}"
     return MethodResult(solution.assignment, status, objective=objective, bound=bound, message=message,

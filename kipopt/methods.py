@@ -26,6 +26,11 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_rack_aware",
     "kipopt.solvers.kafka_replicas",
     "kipopt.formulations.replica_spread",
+    "kipopt.formulations.task_rules",
+    "kipopt.formulations.lag_active",
+    "kipopt.formulations.tag_standby",
+    "kipopt.solvers.kafka_high_availability",
+    "kipopt.solvers.kafka_tag_standby",
     "kipopt.formulations.joint",
 )
 
