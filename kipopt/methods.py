@@ -38,6 +38,7 @@ _PROVIDERS = (
     "kipopt.formulations.tag_standby",
     "kipopt.solvers.kafka_high_availability",
     "kipopt.solvers.kafka_tag_standby",
+    "kipopt.formulations.joint",
 )
 
 
@@ -86,6 +87,13 @@ class Violation:
 
 @dataclass(frozen=True)
 class Rule:
+    """A decision problem: its objective and hard rules, recomputed from an assignment alone.
+
+    ``criteria``, for a lexicographic rule, gives each criterion's own value in
+    priority order (the objective encodes them in one number); the façade
+    reports them as ``metrics["criteria"]``.
+    """
+
     name: str
     family: str
     exact_method: str
@@ -93,6 +101,7 @@ class Rule:
     violations: Callable[[Any, Assignment], list[Violation]]
     description: str
     sense: str = "min"
+    criteria: Callable[[Any, Assignment], dict[str, float]] | None = None
 
 
 KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"

@@ -353,7 +353,7 @@ def test_summary_table_and_plots(spark, tmp_path, kit):
     exact = table[table.method == "exact.benchtest_load"].iloc[0]
     assert exact.instances == 4 and exact.optimal_share == 1.0 and exact.worst_gap == 0
     text = S.format_table(table)
-    assert text.splitlines()[0].split()[:3] == ["family", "method", "instances"]
+    assert text.splitlines()[0].split()[:4] == ["family", "rule", "method", "instances"]
     assert "benchtest.rack_first" in text
     for path in S.plot(S.load_results(out), out):
         with open(path, "rb") as handle:
