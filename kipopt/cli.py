@@ -8,11 +8,12 @@ error (one line; ``KIPOPT_DEBUG=1`` shows the traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import traceback
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from .errors import KipoptError
 
@@ -49,6 +50,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    if _batch_mode(args):
+        return _run_batch(args, "evaluate")
     from .api import evaluate, load_assignment
     from .instance import load_instance
     instance = load_instance(args.instance)
@@ -71,6 +74,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if _batch_mode(args):
+        return _run_batch(args, "check", rule=args.rule, tolerance=args.tolerance, time_limit=args.time_limit)
     from .api import check, load_assignment
     from .instance import load_instance
     instance = load_instance(args.instance)
@@ -81,6 +86,35 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"kipopt check: {result.rule}: objective {result.objective}, optimum {result.optimum}, "
           f"gap {result.gap}, feasible {result.feasible}: {verdict}", file=sys.stderr)
     return 0 if result.ok else 1
+
+
+def _batch_mode(args: argparse.Namespace) -> bool:
+    """``--batch`` excludes the positional INSTANCE and SOLUTION; without it both are required."""
+    if args.batch is not None:
+        if args.instance is not None:
+            raise KipoptError(f"kipopt {args.command}: with --batch, instances and solutions come from the "
+                              f"lines of {args.batch}; unexpected argument {args.instance!r}")
+        return True
+    if args.instance is None or args.solution is None:
+        raise KipoptError(f"kipopt {args.command}: the following arguments are required: instance, solution "
+                          f"(or --batch [FILE|-])")
+    return False
+
+
+def _run_batch(args: argparse.Namespace, mode: str, **defaults: Any) -> int:
+    from .batch import Oracle
+    oracle = Oracle(mode, **defaults)
+    if args.batch == "-":
+        worst = oracle.run(sys.stdin.buffer, sys.stdout)
+    else:
+        try:
+            handle = open(args.batch, "rb")
+        except OSError as exc:
+            raise KipoptError(f"--batch: cannot read {args.batch}: {exc.strerror or exc}") from None
+        with handle:
+            worst = oracle.run(handle, sys.stdout)
+    print(oracle.stats.summary(mode), file=sys.stderr)
+    return int(worst)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -148,8 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("evaluate", help="metrics and broken rules of an assignment")
-    p.add_argument("instance")
-    p.add_argument("solution", help="solution JSON path, or - for stdin")
+    p.add_argument("instance", nargs="?")
+    p.add_argument("solution", nargs="?", help="solution JSON path, or - for stdin")
+    _add_batch(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("solve", help="run a method (kafka.* port or exact.* model)")
@@ -161,11 +196,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("check", help="the oracle: an assignment against the exact optimum of a rule")
-    p.add_argument("instance")
-    p.add_argument("solution")
-    p.add_argument("--rule", default=None)
+    p.add_argument("instance", nargs="?")
+    p.add_argument("solution", nargs="?")
+    p.add_argument("--rule", default=None, help="with --batch: the rule of lines that name none")
     p.add_argument("--tolerance", type=_nonnegative_float, default=0.0, help="allowed relative gap")
     p.add_argument("--time-limit", type=_positive_float, default=None)
+    _add_batch(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("generate", help="write one seeded, generated instance")
@@ -181,6 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_bench(sub)
     return parser
+
+
+def _add_batch(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--batch", nargs="?", const="-", default=None, metavar="FILE",
+                   help="JSON lines {id, instance | instance_path, solution, ...} from FILE or - (stdin, the "
+                        "default): one verdict line each, in order, streamed")
 
 
 def _add_generator_params(p: argparse.ArgumentParser) -> None:
@@ -209,7 +251,43 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+@contextlib.contextmanager
+def _json_only_stdout() -> Iterator[None]:
+    """Keep the process's stdout for kipopt's JSON: native code writing to file descriptor 1
+    (HiGHS prints a banner the first time it is used) goes to stderr instead.
+
+    Applies only to a real process stdout (not to a test's captured ``sys.stdout``), and is undone on exit.
+    """
+    real = sys.__stdout__
+    try:
+        usable = sys.stdout is real and real is not None and real.fileno() == 1
+    except (OSError, ValueError, AttributeError):
+        usable = False
+    if not usable:
+        yield
+        return
+    real.flush()
+    saved = os.dup(1)
+    out = open(saved, "w", encoding=real.encoding, errors=real.errors, closefd=False)
+    os.dup2(2, 1)
+    sys.stdout = out
+    try:
+        yield
+    finally:
+        try:
+            out.flush()
+        finally:
+            sys.stdout = real
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    with _json_only_stdout():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)
