@@ -120,8 +120,7 @@ def _run_batch(args: argparse.Namespace, mode: str, **defaults: Any) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     from .datasets import generate
     from .instance import to_dict
-    params = {k: v for k, v in vars(args).items() if k.startswith("p_") and v is not None}
-    instance = generate(args.family, args.seed, **{k[2:]: v for k, v in params.items()})
+    instance = generate(args.family, args.seed, **_generator_args(args))
     text = json.dumps(to_dict(instance), separators=(",", ":"))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:
@@ -130,6 +129,51 @@ def cmd_generate(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text + "\n")
     return 0
+
+
+def cmd_vectors(args: argparse.Namespace) -> int:
+    from . import vectors
+    if args.list:
+        listing = vectors.listing(args.family, args.method)
+        _note_skipped([vectors.Skipped(v["name"], v["method"], f"{v['method']} is not registered in this kipopt")
+                       for v in listing["vectors"] if not v["available"]])
+        _print_json(listing)
+        return 0
+    if args.out is None:
+        raise KipoptError("kipopt vectors: --out DIR is required (or --list)")
+    params = _generator_args(args)
+    if args.curated:
+        if params or args.seed is not None or args.count is not None:
+            raise KipoptError("kipopt vectors: --curated takes no --seed, --count or generator parameters")
+        found, skipped = vectors.curated_vectors(args.family, args.method)
+        _note_skipped(skipped)
+        manifest = vectors.write_vectors(args.out, found, skipped, "curated", family=args.family, method=args.method)
+    else:
+        missing = [flag for flag, value in (("FAMILY", args.family), ("--method", args.method), ("--seed", args.seed))
+                   if value is None]
+        if missing:
+            raise KipoptError(f"kipopt vectors: {', '.join(missing)} required (or --curated, --list)")
+        count = 10 if args.count is None else args.count
+        found = vectors.generated_vectors(args.family, args.method, count, args.seed, params)
+        manifest = vectors.write_vectors(args.out, found, [], "generated", family=args.family, method=args.method,
+                                         count=count, seed=args.seed, params=params)
+    print(f"kipopt vectors: wrote {len(manifest['vectors'])} vectors and {vectors.MANIFEST} to {args.out}",
+          file=sys.stderr)
+    _print_json(manifest)
+    return 0
+
+
+def _note_skipped(skipped: list) -> None:
+    by_method: dict[str, int] = {}
+    for s in skipped:
+        by_method[s.method] = by_method.get(s.method, 0) + 1
+    for method, n in sorted(by_method.items()):
+        print(f"kipopt vectors: note: {method} is not registered in this kipopt: its {n} curated "
+              f"vector{'s' if n > 1 else ''} skipped", file=sys.stderr)
+
+
+def _generator_args(args: argparse.Namespace) -> dict[str, Any]:
+    return {k[2:]: v for k, v in vars(args).items() if k.startswith("p_") and v is not None}
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -173,6 +217,7 @@ def _positive_int(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .instance import FAMILIES
+    from .schemas import DOCUMENTS
     parser = _Parser(prog="kipopt", description="Exact LP/ILP models of Kafka's assignment rules, "
                                                 "cross-checked against ports of Kafka's algorithms.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -211,8 +256,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_generator_params(p)
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser("schema", help="print the JSON Schema of a family")
-    p.add_argument("family", choices=FAMILIES)
+    p = sub.add_parser("vectors", help="conformance vectors: instances with a kafka.* port's answer")
+    p.add_argument("family", nargs="?", choices=FAMILIES, help="family (with --list/--curated: a filter)")
+    p.add_argument("--method", default=None, help="a kafka.* port (with --list/--curated: a filter)")
+    p.add_argument("--count", type=_positive_int, default=None, help="number of vectors (default 10)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the first instance (then seed+1, ...)")
+    p.add_argument("--out", default=None, help="folder for the vector files and manifest.json")
+    p.add_argument("--curated", action="store_true", help="write the curated set shipped in the package")
+    p.add_argument("--list", action="store_true", help="list the curated set (JSON)")
+    _add_generator_params(p)
+    p.set_defaults(func=cmd_vectors)
+
+    p = sub.add_parser("schema", help="print the JSON Schema of a family or of a document kipopt prints")
+    p.add_argument("family", choices=FAMILIES + DOCUMENTS, metavar="FAMILY|DOCUMENT",
+                   help=f"one of {', '.join(FAMILIES + DOCUMENTS)}")
     p.set_defaults(func=cmd_schema)
 
     _add_bench(sub)
