@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import sys
-import traceback
 from typing import Any, Iterator, Sequence
 
 from .errors import KipoptError
@@ -215,7 +214,9 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; given the ``command`` about to run, commands that do not need them skip the
+    generator parameters (importing the generators costs ``validate`` and ``check`` start-up time)."""
     from .instance import FAMILIES
     from .schemas import DOCUMENTS
     parser = _Parser(prog="kipopt", description="Exact LP/ILP models of Kafka's assignment rules, "
@@ -253,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("family", choices=FAMILIES)
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--out", default=None, help="file to write (default stdout)")
-    _add_generator_params(p)
+    _add_generator_params(p, command)
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("vectors", help="conformance vectors: instances with a kafka.* port's answer")
@@ -264,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="folder for the vector files and manifest.json")
     p.add_argument("--curated", action="store_true", help="write the curated set shipped in the package")
     p.add_argument("--list", action="store_true", help="list the curated set (JSON)")
-    _add_generator_params(p)
+    _add_generator_params(p, command)
     p.set_defaults(func=cmd_vectors)
 
     p = sub.add_parser("schema", help="print the JSON Schema of a family or of a document kipopt prints")
@@ -282,7 +283,9 @@ def _add_batch(p: argparse.ArgumentParser) -> None:
                         "default): one verdict line each, in order, streamed")
 
 
-def _add_generator_params(p: argparse.ArgumentParser) -> None:
+def _add_generator_params(p: argparse.ArgumentParser, command: str | None) -> None:
+    if command not in (None, p.prog.split()[-1]):
+        return
     from .datasets import generator_params
     for name, (kind, help_text) in generator_params().items():
         p.add_argument(f"--{name.replace('_', '-')}", dest=f"p_{name}", type=kind, default=None,
@@ -346,7 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else list(argv)
+        command = next((a for a in argv if not a.startswith("-")), None)
+        args = build_parser(command).parse_args(argv)
         return args.func(args)
     except KipoptError as exc:
         print(f"kipopt: error: {_one_line(str(exc))}", file=sys.stderr)
@@ -358,6 +363,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return 1
     except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
         if os.environ.get("KIPOPT_DEBUG"):
+            import traceback
             traceback.print_exc()
         print(f"kipopt: internal error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
         return 3

@@ -8,7 +8,6 @@ verdict), ``evaluation`` (``evaluate`` and each ``evaluate --batch`` verdict),
 from __future__ import annotations
 
 import json
-from importlib import resources
 
 from ..errors import InstanceError
 from ..instance import FAMILIES
@@ -22,4 +21,5 @@ def schema(family: str) -> dict:
     if family not in FAMILIES + DOCUMENTS:
         raise InstanceError("FAMILY", f"unknown family or document {family!r}; one of "
                                       f"{', '.join(FAMILIES + DOCUMENTS)}")
+    from importlib import resources
     return json.loads(resources.files(__package__).joinpath(f"{family}.json").read_text("utf-8"))
