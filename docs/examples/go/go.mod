@@ -1,3 +1,3 @@
 module example.com/kipopt-oracle
 
-go 1.21
+go 1.18
