@@ -153,6 +153,11 @@ class Oracle:
 
     def answer(self, raw: bytes | str) -> tuple[dict, Outcome]:
         """The verdict of one input line and how it ended."""
+        text, outcome = self.answer_line(raw)
+        return json.loads(text), outcome
+
+    def answer_line(self, raw: bytes | str) -> tuple[str, Outcome]:
+        """The verdict of one input line as one line of JSON (no newline), and how it ended."""
         line_id = None
         try:
             data = r.parse_json(raw, "(json)")
@@ -160,16 +165,16 @@ class Oracle:
             line = self._decode(data)
             line_id = line.id
             verdict, outcome = self._judge(line)
+            text = json.dumps(verdict, separators=(",", ":"), allow_nan=False, default=_json_default)
         except _Failed as failed:
-            verdict, outcome = _error(line_id, failed.error), Outcome.MALFORMED
+            text, outcome = json.dumps(_error(line_id, failed.error)), Outcome.MALFORMED
         except KipoptError as exc:
-            verdict, outcome = _error(line_id, exc), Outcome.MALFORMED
+            text, outcome = json.dumps(_error(line_id, exc)), Outcome.MALFORMED
         except Exception as exc:  # noqa: BLE001 - one bad line must not end the batch
-            verdict = {"id": line_id, "ok": False, "error": f"internal error: {type(exc).__name__}: {exc}",
-                       "field": None}
-            outcome = Outcome.INTERNAL
+            message = _one_line(f"internal error: {type(exc).__name__}: {exc}")
+            text, outcome = json.dumps({"id": line_id, "ok": False, "error": message, "field": None}), Outcome.INTERNAL
         self.stats.count(outcome)
-        return verdict, outcome
+        return text, outcome
 
     def _decode(self, data: Any) -> _Line:
         d = r.obj(data, "", required=("solution",), optional=_FIELDS[self.mode])
@@ -282,8 +287,8 @@ class Oracle:
         for raw in iter(lines.readline, b""):
             if not raw.strip():
                 continue
-            verdict, outcome = self.answer(raw)
-            out.write(json.dumps(verdict, separators=(",", ":"), allow_nan=False, default=_json_default) + "\n")
+            text, outcome = self.answer_line(raw)
+            out.write(text + "\n")
             out.flush()
             worst = max(worst, outcome)
         return worst

@@ -297,3 +297,21 @@ def test_instance_path_relative_to_working_directory(small, tmp_path, monkeypatc
     verdicts, worst, _ = run([{"id": 1, "instance_path": "x.json", "solution": small["best"]}])
     assert worst is Outcome.PASSED, verdicts
     assert os.path.exists("x.json")
+
+
+def test_internal_error_is_a_verdict_and_the_batch_goes_on(small, monkeypatch):
+    """An unexpected exception costs one line (one-line message, field null); the batch exits 3."""
+    real, calls = api.check, {"n": 0}
+
+    def flaky(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("boom\non two lines")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "check", flaky)
+    verdicts, worst, oracle = run([{"id": 1, "instance": small["instance"], "solution": small["best"]},
+                                   {"id": 2, "instance": small["instance"], "solution": small["best"]}])
+    assert verdicts[0] == {"id": 1, "ok": False, "error": "internal error: RuntimeError: boom\\non two lines",
+                           "field": None}
+    assert verdicts[1]["ok"] is True and worst is Outcome.INTERNAL and oracle.stats.internal == 1
