@@ -145,8 +145,8 @@ def cmd_vectors(args: argparse.Namespace) -> int:
         if params or args.seed is not None or args.count is not None:
             raise KipoptError("kipopt vectors: --curated takes no --seed, --count or generator parameters")
         found, skipped = vectors.curated_vectors(args.family, args.method)
-        _note_skipped(skipped)
         manifest = vectors.write_vectors(args.out, found, skipped, "curated", family=args.family, method=args.method)
+        _note_skipped(skipped)
     else:
         missing = [flag for flag, value in (("FAMILY", args.family), ("--method", args.method), ("--seed", args.seed))
                    if value is None]
@@ -163,10 +163,13 @@ def cmd_vectors(args: argparse.Namespace) -> int:
 
 
 def _note_skipped(skipped: list) -> None:
-    by_method: dict[str, int] = {}
+    unregistered: dict[str, int] = {}
     for s in skipped:
-        by_method[s.method] = by_method.get(s.method, 0) + 1
-    for method, n in sorted(by_method.items()):
+        if s.reason.endswith("is not registered in this kipopt"):
+            unregistered[s.method] = unregistered.get(s.method, 0) + 1
+        else:
+            print(f"kipopt vectors: warning: {s.name}: {s.reason}", file=sys.stderr)
+    for method, n in sorted(unregistered.items()):
         print(f"kipopt vectors: note: {method} is not registered in this kipopt: its {n} curated "
               f"vector{'s' if n > 1 else ''} skipped", file=sys.stderr)
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from . import curated
-from .errors import InstanceError, MethodError
+from .errors import InstanceError, KipoptError, MethodError
 from .instance import Instance, to_dict
 from .methods import KAFKA_COMMIT, Method, get_method, methods
 from .solution import Solution, Status, assignment_to_json, json_number
@@ -129,8 +129,18 @@ def curated_pairs(family: str | None = None, method: str | None = None
 
 def curated_vectors(family: str | None = None, method: str | None = None
                     ) -> tuple[Iterator[tuple[str, dict]], list[Skipped]]:
+    """The curated vectors (lazily), and the skipped pairs; a port that cannot run on a case is
+    added to the skipped list as the vectors are made, so one broken pair does not cost the others."""
     run, skipped = curated_pairs(family, method)
-    return ((f"{c.name}.{m}.json", curated_vector(c, m)) for c, m in run), skipped
+
+    def make() -> Iterator[tuple[str, dict]]:
+        for c, m in run:
+            try:
+                yield f"{c.name}.{m}.json", curated_vector(c, m)
+            except KipoptError as exc:
+                skipped.append(Skipped(c.name, m, f"{m} cannot run on this case: {exc}"))
+
+    return make(), skipped
 
 
 def listing(family: str | None = None, method: str | None = None) -> dict:

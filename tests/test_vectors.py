@@ -94,6 +94,8 @@ def test_curated_round_trip(tmp_path, capsys):
     assert {(s["name"], s["method"]) for s in manifest["skipped"]} == {(s.name, s.method) for s in skipped}
     for s in skipped:
         assert f"note: {s.method} is not registered" in captured.err
+    assert all(s["reason"].endswith("is not registered in this kipopt") for s in manifest["skipped"]), \
+        "a registered port failed on a curated case"
     for vector in vectors.values():
         assert_round_trip(vector)
     statuses = {(v["name"], v["method"]): v["expected"]["status"] for v in vectors.values()}
@@ -189,3 +191,24 @@ def test_vectors_usage_errors(argv, field, tmp_path, capsys):
     if field:
         assert captured.err.startswith(f"kipopt: error: {field}: ")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_port_failing_on_one_case_costs_only_that_vector(tmp_path, capsys, monkeypatch):
+    """A registered port that raises on one curated case: that pair is skipped with its reason, the rest
+    are written."""
+    from kipopt.errors import MethodError
+    real = registry.methods()["kafka.adminutils"]
+
+    def picky(instance, options):
+        if len(instance.brokers) == 1:
+            raise MethodError("one broker is not supported")
+        return real.run(instance, options)
+
+    monkeypatch.setattr(registry, "_methods", {**registry.methods(), "kafka.adminutils": Method(
+        "kafka.adminutils", "replicas", real.rule, picky, "picky", kafka_class=real.kafka_class)})
+    assert main(["vectors", "--curated", "replicas", "--method", "kafka.adminutils", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    manifest, vectors = read_folder(tmp_path)
+    assert [s["name"] for s in manifest["skipped"]] == ["replicas_one_broker"]
+    assert "one broker is not supported" in manifest["skipped"][0]["reason"] and "warning: replicas_one_broker" in err
+    assert len(vectors) == sum("kafka.adminutils" in c.methods and c.family == "replicas" for c in curated.CASES) - 1
