@@ -181,9 +181,8 @@ class Oracle:
         line_id = _id(d.get("id"))
         has_inline, has_path = "instance" in d, "instance_path" in d
         if has_inline == has_path:
-            which = "both" if has_inline else "one"
-            raise InstanceError("instance", f"{which} of \"instance\" or \"instance_path\" "
-                                            f"{'given; give one' if has_inline else 'is required'}")
+            raise InstanceError("instance", 'give one of "instance" or "instance_path", not both' if has_inline
+                                else 'one of "instance" or "instance_path" is required')
         key, instance = self._instance(d["instance"]) if has_inline else self._instance_file(d["instance_path"])
         rule, tolerance, time_limit = self.defaults
         if "rule" in d:
