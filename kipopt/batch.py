@@ -165,14 +165,14 @@ class Oracle:
             line = self._decode(data)
             line_id = line.id
             verdict, outcome = self._judge(line)
-            text = json.dumps(verdict, separators=(",", ":"), allow_nan=False, default=_json_default)
+            text = _compact(verdict)
         except _Failed as failed:
-            text, outcome = json.dumps(_error(line_id, failed.error)), Outcome.MALFORMED
+            text, outcome = _compact(_error(line_id, failed.error)), Outcome.MALFORMED
         except KipoptError as exc:
-            text, outcome = json.dumps(_error(line_id, exc)), Outcome.MALFORMED
+            text, outcome = _compact(_error(line_id, exc)), Outcome.MALFORMED
         except Exception as exc:  # noqa: BLE001 - one bad line must not end the batch
             message = _one_line(f"internal error: {type(exc).__name__}: {exc}")
-            text, outcome = json.dumps({"id": line_id, "ok": False, "error": message, "field": None}), Outcome.INTERNAL
+            text, outcome = _compact({"id": line_id, "ok": False, "error": message, "field": None}), Outcome.INTERNAL
         self.stats.count(outcome)
         return text, outcome
 
@@ -333,6 +333,11 @@ def _error(line_id: Any, exc: KipoptError) -> dict:
 
 def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _compact(verdict: dict) -> str:
+    """One verdict as one line of strict JSON (no spaces, no NaN)."""
+    return json.dumps(verdict, separators=(",", ":"), allow_nan=False, default=_json_default)
 
 
 def _json_default(value: Any) -> Any:

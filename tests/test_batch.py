@@ -315,3 +315,14 @@ def test_internal_error_is_a_verdict_and_the_batch_goes_on(small, monkeypatch):
     assert verdicts[0] == {"id": 1, "ok": False, "error": "internal error: RuntimeError: boom\\non two lines",
                            "field": None}
     assert verdicts[1]["ok"] is True and worst is Outcome.INTERNAL and oracle.stats.internal == 1
+
+
+def test_every_verdict_is_one_compact_line(small):
+    text = "".join(json.dumps(x) + "\n" for x in (
+        {"id": 1, "instance": small["instance"], "solution": small["best"]},
+        {"id": 2, "instance": small["instance"], "solution": {"asignment": {}}}))
+    out = io.StringIO()
+    Oracle().run(io.BytesIO(text.encode()), out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and all(", " not in x[:40] and '": ' not in x for x in lines)
+    assert '"field":"solution.asignment"' in lines[1]
