@@ -19,7 +19,7 @@ from .instance import Instance, TasksInstance, load_instance, read_priorities
 from .methods import MethodResult, SolveOptions, Violation, get_method, get_rule
 from .solution import Assignment, Solution, Status, json_number, parse_solution, relative_gap
 
-__all__ = ["load_instance", "load_assignment", "evaluate", "solve", "check", "CheckResult"]
+__all__ = ["load_instance", "load_assignment", "evaluate", "solve", "check", "exact_optimum", "CheckResult"]
 
 
 def load_assignment(instance: Instance, source: str | Mapping) -> Assignment:
@@ -167,16 +167,32 @@ class CheckResult:
         }
 
 
-def check(instance: Instance, assignment: Assignment, rule: str | None = None, tolerance: float = 0.0,
-          time_limit: float | None = None, priorities: Sequence[str] | str | None = None) -> CheckResult:
-    """Evaluate ``assignment`` and compare it with the exact optimum of ``rule``."""
-    instance = with_priorities(instance, priorities)
-    if not (tolerance >= 0 and math.isfinite(tolerance)):
-        raise InstanceError("--tolerance", f"must be a finite number >= 0, got {tolerance}")
+def exact_optimum(instance: Instance, rule: str | None = None, time_limit: float | None = None) -> Solution:
+    """The exact model of ``rule`` solved on ``instance`` (what :func:`check` compares with)."""
     found = get_rule(rule, instance.family)
     exact = solve(instance, found.exact_method, time_limit=time_limit)
     if exact.status is Status.ERROR:
         raise MethodError(f"the exact model for {found.name} failed: {exact.message}")
+    return exact
+
+
+def check(instance: Instance, assignment: Assignment, rule: str | None = None, tolerance: float = 0.0,
+          time_limit: float | None = None, exact: Solution | None = None,
+          priorities: Sequence[str] | str | None = None) -> CheckResult:
+    """Evaluate ``assignment`` and compare it with the exact optimum of ``rule``.
+
+    ``exact`` is that optimum when the caller already has it (from :func:`exact_optimum`
+    on the same instance and rule): a batch checks many assignments against one solve.
+    ``priorities`` reorders the ``joint`` rule's stages (:func:`with_priorities`).
+    """
+    instance = with_priorities(instance, priorities)
+    if not (tolerance >= 0 and math.isfinite(tolerance)):
+        raise InstanceError("--tolerance", f"must be a finite number >= 0, got {tolerance}")
+    found = get_rule(rule, instance.family)
+    if exact is None:
+        exact = exact_optimum(instance, found.name, time_limit)
+    elif exact.method != found.exact_method:
+        raise ValueError(f"exact solution of {exact.method} given, rule {found.name} needs {found.exact_method}")
     objective = found.objective(instance, assignment)
     optimum = exact.objective
     bound = exact.bound if exact.bound is not None else optimum
