@@ -17,12 +17,32 @@ rack-grouped KIP-925 LP it turns a 0.2 s solve into minutes).
 from __future__ import annotations
 
 import math
+import os
+import sys
 from dataclasses import dataclass
 
 import highspy
 import numpy as np
 
+from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline  # noqa: F401  (re-exported: the helper models call)
+
 INTEGRALITY_TOL = 1e-6
+
+def new_highs() -> highspy.Highs:
+    """A silent ``highspy.Highs``: highspy 1.16 prints its banner to file descriptor 1 in the
+    constructor, before ``output_flag`` can be set, which would corrupt the JSON the command line
+    prints on stdout."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            h = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    h.setOptionValue("output_flag", False)
+    return h
 
 
 @dataclass(frozen=True)
@@ -78,18 +98,21 @@ def build_csc(num_col: int, cols: np.ndarray, rows: np.ndarray, values: np.ndarr
 
 
 def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None,
-             threads: int | None = None, presolve: bool = False) -> HighsResult:
+             threads: int | None = None, presolve: bool = False,
+             deadline: Deadline | None = None) -> HighsResult:
     """Solve ``lp`` (as an ILP when ``integer``) with presolve off; simplex for LPs (a vertex).
 
     ``presolve=True`` exists only to demonstrate the regression (benchmarks).
+    With a ``deadline`` HiGHS gets the smaller of ``time_limit`` and the time left.
     A vertex matters: on a totally unimodular matrix with integer data every
     vertex is integral, and :func:`is_integral` checks that it is.
     """
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     h.setOptionValue("presolve", "on" if presolve else "off")
     if not integer:
         h.setOptionValue("solver", "simplex")
+    if deadline is not None:
+        time_limit = deadline.limit(time_limit)
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     if threads is not None:

@@ -37,18 +37,27 @@ def evaluate(instance: Instance, assignment: Assignment | Mapping | str) -> Eval
     return _evaluate(instance, assignment)
 
 
+METHOD_SHARE = 0.9
+"""Share of ``time_limit`` a method may use; the rest is left for evaluating and printing its answer."""
+
+
 def solve(instance: Instance, method: str, time_limit: float | None = None, threads: int | None = None,
-          seed: int | None = None) -> Solution:
+          seed: int | None = None, started: float | None = None) -> Solution:
     """Run ``method`` on ``instance``; the result is evaluated and carries its rule's objective.
 
     An exact method whose assignment breaks a rule, or whose claimed objective
     differs from the recomputed one, is reported as ``status: error`` with the
     reason, never as a solution.
+
+    ``time_limit`` bounds the whole run from ``started`` (a ``time.perf_counter()``
+    instant, default now: the command line passes the instant before it read
+    the instance); the method gets :data:`METHOD_SHARE` of it.
     """
     m = get_method(method, instance.family)
     rule = get_rule(m.rule, instance.family)
-    options = SolveOptions(time_limit, threads, seed)
     start = time.perf_counter()
+    deadline_at = None if time_limit is None else (start if started is None else started) + METHOD_SHARE * time_limit
+    options = SolveOptions(time_limit, threads, seed, deadline_at)
     result: MethodResult = m.run(instance, options)
     seconds = time.perf_counter() - start
     solution = Solution(instance.family, m.name, result.assignment, result.status, bound=result.bound,

@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 from typing import Mapping
 
 from ..costs import ROLES, role_cost
-from ..instance import TasksInstance, parse_task_id
+from ..instance import TasksInstance
 from ..solution import TaskRoles
 from . import Evaluation, ViolationLog, spread
 
@@ -97,11 +97,15 @@ def _loads(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict
 
 
 def _subtopology_spread(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+    """Per sub-topology, max - min active count over *all* clients; linear in the assignment
+    (a client missing from a sub-topology's counter has 0, so the min is 0 unless all appear)."""
     counts: dict[int, Counter] = {g: Counter() for g in instance.subtopologies}
     for cid, roles in assignment.items():
         for task in roles.active:
-            counts[parse_task_id(task)[0]][cid] += 1
-    per = {str(g): spread(c.get(cid, 0) for cid in instance.clients) for g, c in counts.items()}
+            counts[int(task.partition("_")[0])][cid] += 1
+    everyone = len(instance.clients)
+    per = {str(g): (max(c.values()) - (min(c.values()) if len(c) == everyone else 0)) if c else 0
+           for g, c in counts.items()}
     return {"subtopology_spread": per, "subtopology_imbalance": max(per.values(), default=0)}
 
 
