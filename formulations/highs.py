@@ -107,6 +107,9 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     A vertex matters: on a totally unimodular matrix with integer data every
     vertex is integral, and :func:`is_integral` checks that it is.
     """
+    if deadline is not None and deadline.expired:  # no time left: do not start a solve at all
+        return HighsResult("time_limit", None, None, None, integer, "deadline passed before the solve",
+                           "on" if presolve else "off")
     h = new_highs()
     h.setOptionValue("presolve", "on" if presolve else "off")
     if not integer:

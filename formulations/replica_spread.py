@@ -160,7 +160,8 @@ def solve_spread(instance: ReplicasInstance, options: SolveOptions = SolveOption
     if evaluation.violations:
         raise MethodError("exact.spread built an assignment that breaks "
                           + ", ".join(v.rule for v in evaluation.violations) + " (this is a bug)")
-    objective = spread_objective(instance, assignment)
+    m = evaluation.metrics
+    objective = lexicographic(instance, m["replica_imbalance"], m["leader_imbalance"], m.get("moves", 0))
     if status is Status.OPTIMAL:
         bound = objective if bound is None or bound <= objective else bound
     return MethodResult(assignment, status, objective=objective, bound=bound, info=info)
@@ -210,7 +211,7 @@ def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, dead
         assignment, moves_bound = fresh.assignment, 0
     if fresh.status is not Status.OPTIMAL:
         return assignment, Status.FEASIBLE, fresh.bound
-    moves = evaluate_replicas(instance, assignment).metrics["moves"]
+    moves = evaluate_replicas(instance, assignment).metrics["moves"]  # once more: cheap (vectorised)
     status = Status.OPTIMAL if moves <= moves_bound else Status.FEASIBLE
     return assignment, status, lexicographic(instance, fresh.d, fresh.l, min(moves, max(moves_bound, 0)))
 
@@ -242,10 +243,11 @@ def _expired(deadline: float | None) -> bool:
 def _status_and_bound(instance: ReplicasInstance, totals: RackTotals) -> tuple[Status, float | None]:
     if totals.optimal:
         return Status.OPTIMAL, lexicographic(instance, totals.replica_imbalance, totals.leader_imbalance, 0)
+    d_lb, l_lb = _lower_bounds(Cluster.of(instance))  # imbalances are 0 only when the counts divide
     if totals.bound is None:
-        return Status.FEASIBLE, None
+        return Status.FEASIBLE, lexicographic(instance, d_lb, l_lb, 0)
     big = instance.partitions + 1  # the rack model weighs D by P + 1
-    d_lb = math.floor((totals.bound + 1e-6) / big)
+    d_lb = max(d_lb, math.floor((totals.bound + 1e-6) / big))
     return Status.FEASIBLE, lexicographic(instance, d_lb, 0, 0)
 
 

@@ -126,6 +126,8 @@ def solve_model(model: Model, deadline: float | None, threads: int | None, preso
     """
     import highspy
 
+    if deadline is not None and time.perf_counter() >= deadline:  # no time left: do not start a solve
+        return Outcome("time_limit", None, None, None)
     h = new_highs()
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 0.5)  # objectives are integral
