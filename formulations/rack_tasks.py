@@ -79,7 +79,7 @@ from .rack_standby_model import distinct_tag_pairs, solve_standby, standby_probl
 PULP_MAX_PAIRS = 2_000
 """``exact.rack_active`` uses the readable PuLP model up to this many task × client pairs."""
 
-MODELS = ("auto", "transport", "pulp", "arrays")
+MODELS = ("auto", "transport", "balance", "pulp", "arrays")
 EXAMPLES = 5
 
 
@@ -192,14 +192,15 @@ def active_bounds(instance: TasksInstance, rule: str) -> str:
 
 def choose_model(problem: ActiveProblem, model: str = "auto") -> str:
     """``"transport"`` without per-sub-topology bounds; with them ``"pulp"`` up to
-    :data:`PULP_MAX_PAIRS` task × client pairs, else ``"arrays"``."""
+    :data:`PULP_MAX_PAIRS` task × client pairs, else ``"balance"`` (the grouped network of
+    :mod:`kipopt.formulations.rack_balance`). ``"arrays"`` (the rack-grouped LP) is the cross-check."""
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     if model != "auto":
         return model
     if problem.upper is None:
         return "transport"
-    return "pulp" if problem.num_tasks * problem.num_clients <= PULP_MAX_PAIRS else "arrays"
+    return "pulp" if problem.num_tasks * problem.num_clients <= PULP_MAX_PAIRS else "balance"
 
 
 def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str = "auto",
@@ -213,6 +214,9 @@ def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str 
     if chosen == "transport":
         from .rack_transport import solve_transport
         return problem, solve_transport(problem, deadline, threads)
+    if chosen == "balance":
+        from .rack_balance import solve_balance_grouped
+        return problem, solve_balance_grouped(problem, deadline, threads)
     if chosen == "pulp":
         from .rack_pulp import solve_active_pulp
         return problem, solve_active_pulp(problem, deadline.limit(), threads)

@@ -19,6 +19,7 @@ from kipopt.datasets import generate
 from kipopt.deadline import Deadline
 from kipopt.evaluation.tasks import evaluate_tasks
 from kipopt.formulations import rack_tasks
+from kipopt.formulations.rack_balance import solve_balance_grouped
 from kipopt.formulations.rack_model import active_problem, solve_rack_grouped
 from kipopt.formulations.rack_transport import solve_transport, transport_problem
 from kipopt.instance import MAX_REPLICAS, from_dict
@@ -54,6 +55,28 @@ def test_transport_equals_rack_grouped_on_generated(params):
         assert evaluate_tasks(instance, assignment).feasible
         assert rack_tasks.rack_active_violations(instance, assignment) == []
         assert rack_tasks.active_objective(instance, assignment) == sol.objective
+
+
+@pytest.mark.parametrize("params", GENERATED, ids=lambda p: f"seed{p['seed']}")
+@pytest.mark.parametrize("bounds", ["kafka", "fair"])
+def test_balance_grouped_equals_rack_grouped_on_generated(params, bounds):
+    """With per-(client, sub-topology) bounds: the grouped network has the rack-grouped LP's optimum,
+    and both placements meet the bounds and the rule."""
+    params = dict(params)
+    seed = params.pop("seed")
+    instance = generate("tasks", seed, strategy="balance_subtopology", **params)
+    p = active_problem(instance, bounds)
+    grouped, ungrouped = solve_balance_grouped(p), solve_rack_grouped(p)
+    assert grouped.status == ungrouped.status == "optimal"
+    assert grouped.objective == ungrouped.objective == p.cost(grouped.placement)
+    rule = "rack_active" if bounds == "kafka" else "balanced_subtopology"
+    for sol in (grouped, ungrouped):
+        counts = np.zeros((p.num_clients, len(p.groups)), dtype=np.int64)
+        np.add.at(counts, (sol.placement, p.group), 1)
+        assert np.all(counts <= p.upper) and np.all(counts >= p.lower)
+        assignment = rack_tasks.placement_assignment(instance, p, sol.placement)
+        assert evaluate_tasks(instance, assignment).feasible
+        assert rack_tasks.RULE_VIOLATIONS[rule](instance, assignment) == []
 
 
 def test_transport_read_back_is_deterministic():
