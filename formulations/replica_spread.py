@@ -200,12 +200,7 @@ def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, dead
     if c.one_per_rack:
         assignment, moves_bound = _reassign_one_per_rack(instance, c, fresh, deadline, threads, info)
     else:
-        info["model"] = "moves_broker_level"
-        assignment, out = solve_moves_broker_level(instance, c, fresh.d, fresh.l, fresh.assignment,
-                                                   deadline, threads)
-        moves_bound = math.ceil(out.bound - 1e-6) if out.bound is not None else 0
-        if out.status == "optimal":
-            moves_bound = round(out.objective)
+        assignment, moves_bound = _reassign_broker_level(instance, c, fresh, deadline, threads, info)
     if not assignment:
         info["moves"] = "not minimised: the time limit came first"
         assignment, moves_bound = fresh.assignment, 0
@@ -234,6 +229,24 @@ def _reassign_one_per_rack(instance: ReplicasInstance, c: Cluster, fresh: _Fresh
     if out.status == "optimal":
         return assignment, round(out.objective)
     return assignment, max(bound, math.ceil(out.bound - 1e-6) if out.bound is not None else 0)
+
+
+def _reassign_broker_level(instance: ReplicasInstance, c: Cluster, fresh: _Fresh, deadline: float | None,
+                           threads: int | None, info: dict) -> tuple[dict, int]:
+    """R < RF (or one rack): the replica flow over (partition, broker) arcs and the leader flow; the
+    moves MIP started from the fresh placement only if no leader choice fits."""
+    if c.racked and c.num_racks > 1:
+        sets, _, bound = solve_replica_flow(instance, c, fresh.d, deadline, threads)
+        if sets is not None:
+            assignment = choose_leaders(instance, c, sets, fresh.l, deadline, threads)
+            if assignment is not None:
+                info["model"] = "every_rack_flow+leader_flow"
+                return assignment, bound
+    info["model"] = "moves_broker_level"
+    assignment, out = solve_moves_broker_level(instance, c, fresh.d, fresh.l, fresh.assignment, deadline, threads)
+    if out.status == "optimal":
+        return assignment, round(out.objective)
+    return assignment, math.ceil(out.bound - 1e-6) if out.bound is not None else 0
 
 
 def _expired(deadline: float | None) -> bool:

@@ -185,7 +185,7 @@ def _outcome(h) -> Outcome:
     return Outcome("error", x, obj, bound)
 
 
-def _lp_solve(m: Model, deadline: float | None, threads: int | None) -> Outcome:
+def _lp_solve(m: Model, deadline: float | None, threads: int | None, presolve: bool = True) -> Outcome:
     """A linear program (every column continuous): interior point, then crossover to a vertex.
 
     On these flow matrices simplex needs a minute at 10,000 partitions where
@@ -193,10 +193,10 @@ def _lp_solve(m: Model, deadline: float | None, threads: int | None) -> Outcome:
     totally unimodular model's answer integral (and callers check it is).
     """
     m.integer = [np.zeros(len(c), dtype=bool) for c in m.cost]
-    out = solve_model(m, deadline, threads, solver="ipm")
+    out = solve_model(m, deadline, threads, presolve=presolve, solver="ipm")
     retry = out.status == "error" or (out.status == "optimal" and not _integral(out.x))
     if retry:  # IPM can fail to classify an infeasible flow; simplex settles both cases
-        out = solve_model(m, deadline, threads, solver="simplex")
+        out = solve_model(m, deadline, threads, presolve=presolve, solver="simplex")
     return out
 
 

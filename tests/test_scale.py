@@ -195,3 +195,27 @@ def test_subtopology_spread_counts_absent_clients_as_zero():
     for g, spread in metrics["subtopology_spread"].items():
         counts = [sum(1 for t in c.active if t.startswith(f"{g}_")) for c in instance.clients.values()]
         assert spread == max(counts) - min(counts)
+
+
+# --------------------------------------------------------------------------- KIP-36 reassignment, R < RF
+
+
+@pytest.mark.parametrize("seed,params", [
+    (1, dict(brokers=6, racks=2, partitions=20, replication_factor=3, added_brokers=2)),
+    (2, dict(brokers=7, racks=2, partitions=30, replication_factor=4, added_brokers=1)),
+    (3, dict(brokers=8, racks=3, partitions=25, replication_factor=4, added_brokers=2, added_racks=0)),
+    (4, dict(brokers=5, racks=2, partitions=16, replication_factor=3, added_brokers=3, added_racks=1)),
+    (5, dict(brokers=9, racks=1, partitions=20, replication_factor=2, added_brokers=2)),
+])
+def test_reassignment_flows_match_the_broker_level_mip(seed, params):
+    """The replica flow over (partition, broker) arcs + leader flow reaches the three-stage broker-level
+    MIP's optimum (replica imbalance, leader imbalance, moves) on generated reassignments."""
+    from kipopt.formulations.replica_spread import Cluster, lexicographic, solve_full
+    instance = generate("replicas", seed, **params)
+    s = solve(instance, "exact.spread")
+    assert s.status is Status.OPTIMAL and s.metrics["violations"] == [], s.message
+    c = Cluster.of(instance)
+    full, stages = solve_full(instance, c, None, None)
+    assert all(st.status == "optimal" for st in stages)
+    m = evaluate(instance, full).metrics
+    assert s.objective == lexicographic(instance, m["replica_imbalance"], m["leader_imbalance"], m["moves"])
