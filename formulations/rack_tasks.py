@@ -34,10 +34,14 @@ Rules (objective and hard constraints, recomputed from an assignment alone):
     see :mod:`kipopt.formulations.rack_standby_model` for why Kafka's port
     always meets it, so the port and the exact model solve one problem).
 
-Methods: ``exact.rack_active`` (PuLP full model when ``T × C <=``
-:data:`PULP_MAX_PAIRS`, else the rack-grouped array LP of
-:mod:`kipopt.formulations.rack_model`; :func:`solve_active` reaches either),
-``exact.balanced_subtopology`` (same choice) and ``exact.rack_standby``.
+Methods: ``exact.rack_active`` (without per-sub-topology bounds the
+transportation problem of :mod:`kipopt.formulations.rack_transport`; with
+them the PuLP full model when ``T × C <=`` :data:`PULP_MAX_PAIRS`, else the
+grouped network of :mod:`kipopt.formulations.rack_balance`; the rack-grouped
+LP of :mod:`kipopt.formulations.rack_model` stays as the cross-check, and
+:func:`solve_active` reaches every model), ``exact.balanced_subtopology``
+(same choice) and ``exact.rack_standby``. Each runs within the deadline of
+its :class:`~kipopt.methods.SolveOptions`.
 Read-back: tasks not optimised keep their instance roles; warm-ups are
 empty. A client that becomes active on a task it held as a standby drops
 that standby (a task is never both on one client).
