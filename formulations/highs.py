@@ -19,7 +19,9 @@ from __future__ import annotations
 import math
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 import highspy
 import numpy as np
@@ -28,19 +30,26 @@ from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline  # noqa: F401  (re-expo
 
 INTEGRALITY_TOL = 1e-6
 
-def new_highs() -> highspy.Highs:
-    """A silent ``highspy.Highs``: highspy 1.16 prints its banner to file descriptor 1 in the
-    constructor, before ``output_flag`` can be set, which would corrupt the JSON the command line
-    prints on stdout."""
+@contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Send file descriptor 1 to /dev/null for the block: highspy 1.16 prints its banner there from
+    ``Highs()``'s constructor, before ``output_flag`` can be set (also when PuLP makes one), which
+    would corrupt the JSON the command line prints on stdout."""
     sys.stdout.flush()
     saved = os.dup(1)
     try:
         with open(os.devnull, "wb") as devnull:
             os.dup2(devnull.fileno(), 1)
-            h = highspy.Highs()
+            yield
     finally:
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def new_highs() -> highspy.Highs:
+    """A silent ``highspy.Highs`` (see :func:`quiet_stdout`)."""
+    with quiet_stdout():
+        h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     return h
 

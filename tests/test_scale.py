@@ -219,3 +219,23 @@ def test_reassignment_flows_match_the_broker_level_mip(seed, params):
     assert all(st.status == "optimal" for st in stages)
     m = evaluate(instance, full).metrics
     assert s.objective == lexicographic(instance, m["replica_imbalance"], m["leader_imbalance"], m["moves"])
+
+
+# --------------------------------------------------------------------------- clean stdout
+
+
+@pytest.mark.parametrize("method,params", [
+    ("exact.rack_active", dict(tasks=20, clients=4, strategy="balance_subtopology")),  # PuLP's HiGHS
+    ("exact.rack_active", dict(tasks=60, clients=6, strategy="min_traffic")),          # highspy arrays
+])
+def test_solve_prints_only_json(tmp_path, method, params):
+    """highspy 1.16 prints a banner on file descriptor 1 from its constructor: a fresh process's stdout
+    must still be exactly one JSON object."""
+    import subprocess
+    import sys
+    from kipopt import to_dict
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(to_dict(generate("tasks", 3, **params))))
+    out = subprocess.run([sys.executable, "-m", "kipopt", "solve", str(path), "--method", method],
+                         capture_output=True, text=True, check=True).stdout
+    assert json.loads(out)["status"] == "optimal"
