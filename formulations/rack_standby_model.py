@@ -255,6 +255,8 @@ def solve_standby(p: StandbyProblem, time_limit: float | None = None,
     ``deadline`` (default: ``time_limit`` from now) is shared by both solves.
     """
     deadline = Deadline.after(time_limit) if deadline is None else deadline
+    if deadline.expired:  # building the arrays alone takes seconds at scale: do not start
+        return StandbySolution(None, "time_limit", None, None, {"model": "standby-arrays", "built": False})
     t0 = time.perf_counter()
     lp = build_standby_lp(p)
     t1 = time.perf_counter()
