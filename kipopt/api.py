@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from . import _read as r
+from .deadline import MIN_SOLVER_SECONDS
 from .errors import InstanceError, MethodError, NotApplicableError
 from .evaluation import Evaluation, evaluate as _evaluate
 from .instance import Instance, TasksInstance, load_instance, read_priorities
@@ -49,8 +50,13 @@ def with_priorities(instance: Instance, priorities: Sequence[str] | str | None) 
     return dataclasses.replace(instance, config=dataclasses.replace(instance.config, joint_priorities=names))
 
 
+METHOD_SHARE = 0.9
+"""Share of ``time_limit`` a method may use; the rest is left for evaluating and printing its answer."""
+
+
 def solve(instance: Instance, method: str, time_limit: float | None = None, threads: int | None = None,
-          seed: int | None = None, priorities: Sequence[str] | str | None = None) -> Solution:
+          seed: int | None = None, priorities: Sequence[str] | str | None = None,
+          started: float | None = None) -> Solution:
     """Run ``method`` on ``instance``; the result is evaluated and carries its rule's objective.
 
     A method that also returns a ``target`` (``kafka.cooperative_sticky``: Kafka's
@@ -67,6 +73,10 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     differs from the recomputed one, is reported as ``status: error`` with the
     reason, never as a solution. A method that does not apply to the instance
     (its ``requires`` gives a reason) raises :class:`NotApplicableError`.
+
+    ``time_limit`` bounds the whole run from ``started`` (a ``time.perf_counter()``
+    instant, default now: the command line passes the instant before it read
+    the instance); the method gets :data:`METHOD_SHARE` of it.
     """
     instance = with_priorities(instance, priorities)
     m = get_method(method, instance.family)
@@ -74,8 +84,11 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     if reason is not None:
         raise NotApplicableError(m.name, reason)
     rule = get_rule(m.rule, instance.family)
-    options = SolveOptions(time_limit, threads, seed)
     start = time.perf_counter()
+    deadline_at = None if time_limit is None else (start if started is None else started) + METHOD_SHARE * time_limit
+    # methods that count a relative limit get what is left of the run's budget, not the whole limit again
+    budget = None if deadline_at is None else max(MIN_SOLVER_SECONDS, deadline_at - start)
+    options = SolveOptions(budget, threads, seed, deadline_at)
     result: MethodResult = m.run(instance, options)
     seconds = time.perf_counter() - start
     solution = Solution(instance.family, m.name, result.assignment, result.status, bound=result.bound,

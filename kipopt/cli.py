@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from typing import Any, Iterator, Sequence
 
 from .errors import KipoptError
@@ -63,9 +64,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .api import solve
     from .instance import load_instance
     from .solution import Status
+    started = time.perf_counter()  # --time-limit counts from here: reading the instance is part of the run
     instance = load_instance(args.instance)
     solution = solve(instance, args.method, time_limit=args.time_limit, threads=args.threads, seed=args.seed,
-                     priorities=args.priorities)
+                     priorities=args.priorities, started=started)
     _print_json(solution.to_dict())
     if solution.status in (Status.INFEASIBLE, Status.ERROR):
         print(f"kipopt: {solution.method}: {solution.status.value}: {solution.message}", file=sys.stderr)
