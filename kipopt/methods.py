@@ -26,6 +26,7 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_rack_aware",
     "kipopt.solvers.kafka_replicas",
     "kipopt.formulations.replica_spread",
+    "kipopt.solvers.kafka_sticky_task_assignor",
 )
 
 

@@ -273,3 +273,52 @@ def hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] =
     for k in keys:
         m.put(k)
     return m.keys()
+
+
+# --------------------------------------------------------------------------- Kafka Streams ids (TaskId, ProcessId)
+
+
+def task_id_hash(task: str) -> int:
+    """``TaskId.hashCode`` of ``"<subtopology>_<partition>"`` without a named topology.
+
+    ``Objects.hash(subtopology, partition, null)`` = ``29791 + 961*subtopology + 31*partition``:
+
+    >>> task_id_hash("0_0"), task_id_hash("1_2")
+    (29791, 30814)
+    >>> task_id_hash("0_31") == task_id_hash("1_0")  # equal hashes: 961 = 31 * 31
+    True
+    """
+    subtopology, _, partition = task.partition("_")
+    return to_int32(29791 + 961 * int(subtopology) + 31 * int(partition))
+
+
+def uuid_hash(most_significant: int, least_significant: int) -> int:
+    """``UUID.hashCode``: the two 32-bit halves of ``msb ^ lsb`` xor-ed together.
+
+    >>> uuid_hash(0, 5), uuid_hash(0, 1 << 32), uuid_hash(-1, 0)
+    (5, 1, 0)
+    """
+    hilo = (most_significant ^ least_significant) & 0xFFFFFFFFFFFFFFFF
+    return to_int32((hilo >> 32) ^ hilo)
+
+
+def hashset_copy_capacity(size: int) -> int:
+    """The table size of ``new HashSet<>(collection)``: ``tableSizeFor(max((int) (size / .75f) + 1, 16))``.
+
+    Unlike :func:`copy_capacity` (``new HashMap<>(map)``) it never goes below 16:
+
+    >>> hashset_copy_capacity(3), hashset_copy_capacity(12), hashset_copy_capacity(13)
+    (16, 32, 32)
+    """
+    import numpy as np
+    return table_size_for(max(int(np.float32(size) / np.float32(0.75)) + 1, 16))
+
+
+def hashset_copy_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int]) -> list:
+    """Iteration order of ``new HashSet<>(c)`` where ``c`` iterates ``keys`` in the given order.
+
+    >>> hashset_copy_order([17, 1, 2], lambda k: k)  # table of 16: buckets 1, 1, 2
+    [17, 1, 2]
+    """
+    keys = list(keys)
+    return hashmap_order(keys, hash_fn, hashset_copy_capacity(len(keys)))
