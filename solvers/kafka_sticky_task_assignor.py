@@ -303,7 +303,7 @@ def _stage_info(outcome: OptimizationOutcome) -> dict:
     if not outcome.optimized:
         return {"optimized": False, "reason": outcome.reason}
     info = {"optimized": True, "kafka_cost_before": outcome.cost_before, "kafka_cost_after": outcome.cost_after,
-            "moved": outcome.moved}
+            "moved": outcome.moved, "negative_cycles_canceled": outcome.cycles_canceled}
     if outcome.rounds:
         info["rounds"] = outcome.rounds
     return info

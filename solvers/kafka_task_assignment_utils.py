@@ -86,6 +86,7 @@ class OptimizationOutcome:
     cost_after: int | None = None
     moved: int = 0
     rounds: int = 0
+    cycles_canceled: int = 0
 
 
 def task_partitions(instance: TasksInstance, task: str, standby: bool) -> tuple[str, ...]:
@@ -188,7 +189,8 @@ def optimize_rack_aware_active_tasks(instance: TasksInstance, params: RackAwareO
     tg.graph.solve_min_cost_flow()
     constructor.assign_task_from_min_cost_flow(tg, states.order, tasks, states, "active")
     moved = sum(len(states.active[c] - before[c]) for c in states.order)
-    return OptimizationOutcome(True, None, cost_before, tg.graph.total_cost(), moved)
+    return OptimizationOutcome(True, None, cost_before, tg.graph.total_cost(), moved,
+                               cycles_canceled=tg.graph.cycles_canceled)
 
 
 def standby_move_predicate(instance: TasksInstance) -> MoveStandbyTaskPredicate:
@@ -238,7 +240,7 @@ def optimize_rack_aware_standby_tasks(instance: TasksInstance, params: RackAware
     constructor = graph_constructor(instance.config.rack_aware_assignment_strategy, tasks)
     clients = instance.clients
     order = states.order
-    moved, rounds = True, 0
+    moved, rounds, cycles = True, 0, 0
     while moved and rounds < STANDBY_OPTIMIZER_MAX_ITERATION:
         moved = False
         rounds += 1
@@ -255,7 +257,8 @@ def optimize_rack_aware_standby_tasks(instance: TasksInstance, params: RackAware
                 tg = constructor.construct_task_graph(pair, task_list, states, "standby", cost, traffic,
                                                       non_overlap, True, True)
                 tg.graph.solve_min_cost_flow()
+                cycles += tg.graph.cycles_canceled
                 moved |= constructor.assign_task_from_min_cost_flow(tg, pair, task_list, states, "standby")
     cost_after = total_assignment_cost(tasks, states, "standby", cost)
     n_moved = sum(len(states.standby[c] - before[c]) for c in order)
-    return OptimizationOutcome(True, None, cost_before, cost_after, n_moved, rounds)
+    return OptimizationOutcome(True, None, cost_before, cost_after, n_moved, rounds, cycles)
