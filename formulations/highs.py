@@ -17,6 +17,7 @@ rack-grouped KIP-925 LP it turns a 0.2 s solve into minutes).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import highspy
@@ -37,6 +38,8 @@ class ArrayLP:
     start: np.ndarray
     index: np.ndarray
     value: np.ndarray
+    integrality: np.ndarray | None = None
+    """Per-column ``True`` = integer (a MIP); ``None`` = all continuous unless ``solve_lp(integer=True)``."""
 
     @property
     def num_col(self) -> int:
@@ -83,8 +86,19 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
 
     ``presolve=True`` exists only to demonstrate the regression (benchmarks).
     A vertex matters: on a totally unimodular matrix with integer data every
-    vertex is integral, and :func:`is_integral` checks that it is.
+    vertex is integral, and :func:`is_integral` checks that it is. An ``lp``
+    with ``integrality`` is solved as a MIP on those columns.
     """
+    h = _highs(lp, integer, time_limit, threads, presolve)
+    h.run()
+    return _result(h, _is_mip(lp, integer))
+
+
+def _is_mip(lp: ArrayLP, integer: bool) -> bool:
+    return integer or (lp.integrality is not None and bool(np.any(lp.integrality)))
+
+
+def _highs(lp: ArrayLP, integer: bool, time_limit: float | None, threads: int | None, presolve: bool):
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("presolve", "on" if presolve else "off")
@@ -109,12 +123,37 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     model.a_matrix_.start_ = lp.start
     model.a_matrix_.index_ = lp.index
     model.a_matrix_.value_ = lp.value
-    if integer:
+    if _is_mip(lp, integer):
         h.setOptionValue("mip_rel_gap", 0.0)
-        model.integrality_ = [highspy.HighsVarType.kInteger] * lp.num_col
+        mask = np.ones(lp.num_col, dtype=bool) if integer else lp.integrality
+        kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+        model.integrality_ = [kinds[int(b)] for b in mask]
     h.passModel(model)
-    h.run()
-    return _result(h, integer)
+    return h
+
+
+def _banner_to_stderr() -> None:
+    """Make the process's first ``highspy.Highs`` with file descriptor 1 pointed at stderr.
+
+    HiGHS prints its banner to standard output when the first ``Highs`` of a
+    process is made, before any option can silence it. kipopt's standard
+    output is one JSON document, so this module (imported by every model that
+    uses HiGHS, PuLP's included) makes that first object at import time.
+    """
+    import os
+    import sys
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+_banner_to_stderr()
 
 
 _STATUS = {
@@ -152,3 +191,158 @@ def is_integral(x: np.ndarray, tol: float = INTEGRALITY_TOL) -> bool:
     (True, False)
     """
     return bool(np.all(np.abs(x - np.rint(x)) <= tol))
+
+
+# --------------------------------------------------------------------------- building and lexicographic MIPs
+
+
+class SparseBuilder:
+    """Collects columns and rows (COO) and returns an :class:`ArrayLP`; vectorised adds.
+
+    >>> b = SparseBuilder()
+    >>> x = b.add_cols(2, upper=1.0, integer=True)
+    >>> b.add_row(x, [1.0, 1.0], 1.0, 1.0)
+    0
+    >>> lp = b.build(cost=np.array([3.0, 2.0]))
+    >>> np.rint(solve_lp(lp).x).astype(int).tolist()
+    [0, 1]
+    """
+
+    def __init__(self) -> None:
+        self.lower: list[np.ndarray] = []
+        self.upper: list[np.ndarray] = []
+        self.integer: list[np.ndarray] = []
+        self.row_lo: list[float] = []
+        self.row_hi: list[float] = []
+        self.rows: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.num_col = 0
+
+    @property
+    def num_row(self) -> int:
+        return len(self.row_lo)
+
+    def add_cols(self, n: int, lower: float | np.ndarray = 0.0, upper: float | np.ndarray = np.inf,
+                 integer: bool = False) -> np.ndarray:
+        """``n`` new columns; returns their indices."""
+        self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (n,)).copy())
+        self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (n,)).copy())
+        self.integer.append(np.full(n, integer))
+        idx = np.arange(self.num_col, self.num_col + n)
+        self.num_col += n
+        return idx
+
+    def add_row(self, cols, vals, lo: float, hi: float) -> int:
+        """One row ``lo <= Σ vals·x[cols] <= hi``; returns its index."""
+        r = self.num_row
+        cols = np.asarray(cols, dtype=np.int64)
+        self.rows.append(np.full(len(cols), r, dtype=np.int64))
+        self.cols.append(cols)
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), (len(cols),)).copy())
+        self.row_lo.append(lo)
+        self.row_hi.append(hi)
+        return r
+
+    def add_rows(self, count: int, rows: np.ndarray, cols: np.ndarray, vals, lo, hi) -> np.ndarray:
+        """``count`` rows at once from entries (``rows`` local in ``0..count-1``); returns their indices."""
+        first = self.num_row
+        self.rows.append(np.asarray(rows, dtype=np.int64) + first)
+        self.cols.append(np.asarray(cols, dtype=np.int64))
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), (len(cols),)).copy())
+        self.row_lo.extend(np.broadcast_to(np.asarray(lo, dtype=np.float64), (count,)).tolist())
+        self.row_hi.extend(np.broadcast_to(np.asarray(hi, dtype=np.float64), (count,)).tolist())
+        return np.arange(first, first + count)
+
+    def build(self, cost: np.ndarray | None = None) -> ArrayLP:
+        n = self.num_col
+        cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dtype=dt))
+        start, index, value = build_csc(n, cat(self.cols, np.int64), cat(self.rows, np.int64),
+                                        cat(self.vals, np.float64))
+        integer = cat(self.integer, bool)
+        return ArrayLP(np.zeros(n) if cost is None else np.asarray(cost, dtype=np.float64),
+                       cat(self.lower, np.float64), cat(self.upper, np.float64),
+                       np.asarray(self.row_lo, dtype=np.float64), np.asarray(self.row_hi, dtype=np.float64),
+                       start, index, value, integer if integer.any() else None)
+
+
+@dataclass(frozen=True)
+class LexResult:
+    """A lexicographic solve: per stage its optimal (or incumbent) value and proven bound.
+
+    ``stopped`` is the index of the stage the time limit interrupted (``None``
+    when every stage was solved to optimality); ``x`` the last incumbent, which
+    meets every earlier stage at its optimal value.
+    """
+
+    status: str
+    x: np.ndarray | None
+    values: tuple[float, ...]
+    bounds: tuple[float, ...]
+    stopped: int | None
+    message: str = ""
+
+
+def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float | None = None,
+                        threads: int | None = None, start: np.ndarray | None = None) -> LexResult:
+    """Minimise ``stages[0]·x``, then ``stages[1]·x`` with stage 0 fixed at its optimum, and so on.
+
+    The standard lexicographic method: after stage k, the row ``stages[k]·x <=
+    opt_k`` is added (stage objectives have integer coefficients on integer
+    columns, so ``opt_k`` is an integer and the row is exact). The previous
+    stage's solution, feasible for the next, is passed as a start. One
+    ``time_limit`` holds for all stages together; when it strikes, the stage's
+    incumbent and bound are returned (``status`` ``feasible``), or the last
+    stage's solution if the stage found nothing better.
+
+    >>> b = SparseBuilder()
+    >>> x = b.add_cols(3, upper=1.0, integer=True)
+    >>> _ = b.add_row(x, 1.0, 2.0, 2.0)
+    >>> r = solve_lexicographic(b.build(), [np.array([1.0, 1.0, 0.0]), np.array([0.0, 1.0, 0.0])])
+    >>> r.status, r.values, np.rint(r.x).astype(int).tolist()
+    ('optimal', (1.0, 0.0), [1, 0, 1])
+    """
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    mip = _is_mip(lp, False)
+    h = _highs(lp, False, time_limit, threads, presolve=mip)  # presolve off only pays on the network LPs
+    values: list[float] = []
+    bounds: list[float] = []
+    x = start
+    all_cols = np.arange(lp.num_col, dtype=np.int32)
+    for k, cost in enumerate(stages):
+        cost = np.asarray(cost, dtype=np.float64)
+        h.changeColsCost(lp.num_col, all_cols, cost)
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                return _stopped(x, values, bounds, cost, k)
+            h.setOptionValue("time_limit", left)
+        if x is not None and mip:
+            sol = highspy.HighsSolution()
+            sol.col_value = list(map(float, x))
+            h.setSolution(sol)
+        h.run()
+        r = _result(h, mip)
+        if r.status == "optimal":
+            x = r.x
+            value = float(np.rint(cost @ x)) if mip else float(cost @ x)
+            values.append(value)
+            bounds.append(value)
+            nz = np.nonzero(cost)[0]
+            h.addRow(-highspy.kHighsInf, value + (0.0 if mip else 1e-9), len(nz), nz.astype(np.int32), cost[nz])
+            continue
+        if r.status == "feasible" or (r.status == "time_limit" and x is not None):
+            if r.x is not None:
+                x = r.x
+            bound = r.bound if r.bound is not None else -np.inf
+            return LexResult("feasible", x, tuple(values) + (float(cost @ x),), tuple(bounds) + (bound,), k,
+                             f"time limit in stage {k + 1} of {len(stages)}")
+        return LexResult(r.status, x, tuple(values), tuple(bounds), k, r.message)
+    return LexResult("optimal", x, tuple(values), tuple(bounds), None)
+
+
+def _stopped(x, values, bounds, cost, k) -> LexResult:
+    if x is None:
+        return LexResult("time_limit", None, tuple(values), tuple(bounds), k, "time limit before any solution")
+    return LexResult("feasible", x, tuple(values) + (float(cost @ x),), tuple(bounds) + (-np.inf,), k,
+                     f"time limit before stage {k + 1}")

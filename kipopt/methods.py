@@ -26,6 +26,9 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_rack_aware",
     "kipopt.solvers.kafka_replicas",
     "kipopt.formulations.replica_spread",
+    "kipopt.formulations.task_rules",
+    "kipopt.formulations.lag_active",
+    "kipopt.formulations.tag_standby",
     "kipopt.solvers.kafka_sticky_task_assignor",
 )
 
