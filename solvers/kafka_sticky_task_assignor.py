@@ -58,6 +58,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from kipopt.formulations.task_rules import lag_active_objective
 from kipopt.instance import TasksInstance, parse_task_id
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
@@ -310,13 +311,16 @@ def _stage_info(outcome: OptimizationOutcome) -> dict:
 
 
 def run_sticky(instance: TasksInstance, options: SolveOptions) -> MethodResult:
-    """``kafka.sticky``: ``StickyTaskAssignor.assign`` from the instance's previous actives and standbys."""
+    """``kafka.sticky``: ``StickyTaskAssignor.assign`` from the instance's previous actives and standbys.
+
+    The objective is the rule ``lag_active``'s (this assignor ignores lags, so its first level may be > 0).
+    """
     result = StickyTaskAssignor(instance).assign()
     assignment = {c: TaskRoles(result.active[c], result.standby[c]) for c in instance.client_ids}
     moved = sum(len(set(result.active[c]) - set(instance.clients[c].active)) for c in instance.client_ids)
     info = {"rack_aware": {name: _stage_info(o) for name, o in result.stages.items()},
             "moved_actives": moved}
-    return MethodResult(assignment, Status.FEASIBLE, info=info)
+    return MethodResult(assignment, Status.FEASIBLE, objective=lag_active_objective(instance, assignment), info=info)
 
 
 METHODS = [
