@@ -157,7 +157,8 @@ def total_assignment_cost(tasks: Sequence[str], states: ClientStates, role: str,
                for c in states.order for t in states.tasks(role, c) if t in wanted)
 
 
-def graph_constructor(strategy: str, tasks: Sequence[str]) -> MinTrafficGraphConstructor | BalanceSubtopologyGraphConstructor:
+def graph_constructor(strategy: str,
+                      tasks: Sequence[str]) -> MinTrafficGraphConstructor | BalanceSubtopologyGraphConstructor:
     """``RackAwareGraphConstructorFactory.create(strategy, tasks)``: groups are the subtopologies of ``tasks``."""
     if strategy == "min_traffic":
         return MinTrafficGraphConstructor()

@@ -218,7 +218,8 @@ def test_large_assignment_terminates(strategy):
     assert sorted(t for ts in r.active.values() for t in ts) == sorted(tasks)
     assert len([t for ts in r.standby.values() for t in ts]) == len(tasks) * standbys
     assert r.stages["stateful_active"].optimized == r.stages["standby"].optimized == (strategy != "none")
-    assert r.stages["stateless_active"].reason in ("no active tasks to optimize", "rack.aware.assignment.strategy is none")
+    assert r.stages["stateless_active"].reason in ("no active tasks to optimize",
+                                                   "rack.aware.assignment.strategy is none")
 
 
 # --------------------------------------------------------------------------- TaskAssignmentUtilsTest
@@ -253,7 +254,8 @@ def test_optimize_standby_tasks_basic(strategy):
 
 @pytest.mark.parametrize("strategy", ["min_traffic", "balance_subtopology"])
 def test_does_not_violate_client_tags_during_standby_optimization(strategy):
-    clients = {n: {"capacity": 2, "rack": "r1", "tags": {"az": az}} for n, az in ((1, "1"), (2, "2"), (3, "3"), (4, "2"))}
+    zones = {1: "1", 2: "2", 3: "3", 4: "2"}
+    clients = {n: {"capacity": 2, "rack": "r1", "tags": {"az": az}} for n, az in zones.items()}
     x = _instance({"0_0": True, "0_1": True}, clients, 2, strategy, (100, 1), {"0_0": ["r1"], "0_1": ["r1"]}, ["az"])
     states = _states(x, {1: ["0_0"], 2: ["0_1"]}, {1: ["0_1"], 2: ["0_0"], 3: ["0_0", "0_1"]})
     optimize_rack_aware_standby_tasks(x, RackAwareOptimizationParams(), states)
@@ -404,7 +406,8 @@ PROPERTY = settings(max_examples=80, deadline=None, derandomize=True, suppress_h
 
 @PROPERTY
 @given(seed=st.integers(0, 10_000), subtopologies=st.integers(1, 3), tasks=st.integers(3, 40),
-       clients=st.integers(1, 9), standbys=st.integers(0, 3), strategy=st.sampled_from(STRATEGIES), stateless=st.sampled_from([0, 0.3, 1.0]),
+       clients=st.integers(1, 9), standbys=st.integers(0, 3), strategy=st.sampled_from(STRATEGIES),
+       stateless=st.sampled_from([0, 0.3, 1.0]),
        new_clients=st.integers(0, 2), max_capacity=st.integers(1, 4), tags=st.integers(0, 2))
 def test_properties_on_generated_instances(seed, subtopologies, tasks, clients, standbys, strategy, stateless,
                                            new_clients, max_capacity, tags):
