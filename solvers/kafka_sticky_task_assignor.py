@@ -77,6 +77,9 @@ STATELESS_NON_OVERLAP_COST = 0
 
 STICKY_TASK_ASSIGNOR = "org.apache.kafka.streams.processor.assignment.assignors.StickyTaskAssignor"
 
+#: Client ``i`` of the sorted ids is ``ProcessId(UUID(0, i + PROCESS_ID_RANK_BASE))`` (digest §0: "rank" = position).
+PROCESS_ID_RANK_BASE = 0
+
 
 def _java_div(a: int, b: int) -> int:
     """Java ``int`` division (truncates toward zero)."""
@@ -121,7 +124,7 @@ class StickyTaskAssignor:
         self.instance = instance
         self.preserve = must_preserve_active_task_assignment
         self.clients = instance.client_ids
-        self.rank = {c: i for i, c in enumerate(self.clients)}
+        self.rank = {c: i + PROCESS_ID_RANK_BASE for i, c in enumerate(self.clients)}
         self.capacity = {c: instance.clients[c].capacity for c in self.clients}
         self.all_tasks = set(instance.task_ids)
         # allTasks(): a HashMap<TaskId, TaskInfo> filled in sorted order.

@@ -273,6 +273,13 @@ def test_optimize_active_tasks_with_multiple_racks_keeps_a_free_assignment(strat
     assert states.active == {"p1": {"0_0"}, "p2": {"0_1"}, "p3": {"0_2"}}
 
 
+def test_must_preserve_active_task_assignment_keeps_every_previous_active():
+    x = _instance(STATELESS3, _clients(1, 1, 1, a1=["0_0", "0_1", "0_2"]), strategy="min_traffic", costs=(1, 1))
+    r = StickyTaskAssignor(x, must_preserve_active_task_assignment=True).assign()
+    assert r.active == {"p1": ("0_0", "0_1", "0_2"), "p2": (), "p3": ()} and not r.stages
+    assert [len(ts) for ts in _assign(x).active.values()] == [1, 1, 1]
+
+
 # --------------------------------------------------------------------------- Kafka's own outputs
 
 
