@@ -435,3 +435,12 @@ def test_properties_on_generated_instances(seed, subtopologies, tasks, clients, 
     threads = sum(cl.capacity for cl in x.clients.values())
     for c in x.client_ids:
         assert len(r.active[c]) <= x.clients[c].capacity * math.ceil(len(x.tasks) / threads)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_exact_lag_active_never_worse_than_the_port(seed):
+    x = generate("tasks", seed, tasks=10 + 3 * seed, clients=3 + seed % 4, num_standby_replicas=seed % 3,
+                 strategy=STRATEGIES[seed % 3])
+    port, exact = api.solve(x, "kafka.sticky"), api.solve(x, "exact.lag_active", time_limit=30)
+    assert port.status == Status.FEASIBLE and exact.status == Status.OPTIMAL
+    assert exact.objective <= port.objective
