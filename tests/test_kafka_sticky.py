@@ -437,7 +437,7 @@ def test_properties_on_generated_instances(seed, subtopologies, tasks, clients, 
         assert len(r.active[c]) <= x.clients[c].capacity * math.ceil(len(x.tasks) / threads)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(4))
 def test_exact_lag_active_never_worse_than_the_port(seed):
     x = generate("tasks", seed, tasks=10 + 3 * seed, clients=3 + seed % 4, num_standby_replicas=seed % 3,
                  strategy=STRATEGIES[seed % 3])
