@@ -102,12 +102,15 @@ def lag_problem(instance: TasksInstance) -> LagProblem:
     """Pools and classes of :mod:`this module <kipopt.formulations.lag_active>`."""
     tasks, clients = instance.task_ids, instance.client_ids
     cindex = {c: j for j, c in enumerate(clients)}
+    tindex = {t: i for i, t in enumerate(tasks)}
     groups = instance.subtopologies
     gindex = {g: i for i, g in enumerate(groups)}
     owners: dict[str, set[int]] = defaultdict(set)
     for c in clients:
         for t in instance.clients[c].active:
             owners[t].add(cindex[c])
+    rank = _ranks(instance, tasks, clients, tindex)
+    best = rank == rank.min(axis=1, keepdims=True)
     classes: dict[tuple, list[int]] = {}
     pools: list[list[int]] = [[] for _ in groups]
     pool_owner = np.full(len(tasks), -1, dtype=np.int64)
@@ -115,7 +118,7 @@ def lag_problem(instance: TasksInstance) -> LagProblem:
     for i, t in enumerate(tasks):
         task = instance.tasks[t]
         g = gindex[task.subtopology]
-        allowed = (tuple(sorted(cindex[c] for c in most_caught_up(instance, t))) if task.stateful else everyone)
+        allowed = tuple(np.nonzero(best[i])[0].tolist()) if task.stateful else everyone
         if allowed == everyone and len(owners[t]) <= 1:
             pools[g].append(i)
             pool_owner[i] = next(iter(owners[t]), -1)
@@ -129,6 +132,16 @@ def lag_problem(instance: TasksInstance) -> LagProblem:
         tuple(np.array(k[1], dtype=np.int64) for k in keys),
         tuple(np.isin(np.array(k[1]), np.array(k[2], dtype=np.int64)) for k in keys),
         tuple(tuple(p) for p in pools), pool_owner)
+
+
+def _ranks(instance: TasksInstance, tasks, clients, tindex) -> np.ndarray:
+    """``rank[t, c]``: 0 within ``acceptable_recovery_lag``, else the lag (end offset without state)."""
+    ends = np.array([instance.tasks[t].end_offset for t in tasks], dtype=np.int64)
+    lag = np.repeat(ends[:, None], len(clients), axis=1)
+    for j, c in enumerate(clients):
+        for t, value in instance.clients[c].lags.items():
+            lag[tindex[t], j] = value
+    return np.where(lag <= instance.config.acceptable_recovery_lag, 0, lag)
 
 
 @dataclass(frozen=True)

@@ -312,6 +312,24 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None, th
     return res, chosen
 
 
+def greedy_standbys(pr: Profiles, owner: np.ndarray, stateful: np.ndarray, sigma: int,
+                    capacity: np.ndarray) -> dict[int, list[int]]:
+    """Each stateful task's σ standbys one by one: most new tag values first, then least loaded per thread."""
+    load = np.zeros(len(capacity), dtype=np.int64)
+    out: dict[int, list[int]] = {}
+    for t in np.nonzero(stateful)[0].tolist():
+        hosts = [int(owner[t])]
+        for _ in range(sigma):
+            used = tuple(int(pr.of[h]) for h in hosts[1:])
+            gain = np.array([distinct(pr, int(pr.of[hosts[0]]), used + (int(pr.of[c]),)) for c in range(len(load))])
+            gain[hosts] = -1
+            c = int(np.lexsort((np.arange(len(load)), load / capacity, -gain))[0])
+            hosts.append(c)
+            load[c] += 1
+        out[t] = hosts[1:]
+    return out
+
+
 def to_assignment(instance: TasksInstance, standbys: dict[int, list[int]]) -> dict[str, TaskRoles]:
     clients, tasks = instance.client_ids, instance.task_ids
     lists: list[list[str]] = [[] for _ in clients]
@@ -339,7 +357,7 @@ def run_tag_standby(instance: TasksInstance, options: SolveOptions) -> MethodRes
     capacity = np.array([instance.clients[c].capacity for c in clients], dtype=np.int64)
     info: dict = {"profiles": len(pr.values)}
     left = _left(options.time_limit, t0)
-    standbys = None
+    standbys, grouped_bounds = None, None
     if classes is not None:
         res, w, y, allowed, lp = solve_grouped(pr, classes, capacity, left, options.threads)
         info.update(model="tag-standby-grouped", classes=len(classes.tasks), columns=lp.num_col, rows=lp.num_row)
@@ -348,17 +366,19 @@ def run_tag_standby(instance: TasksInstance, options: SolveOptions) -> MethodRes
         stage1 = _constant(instance, pr) - sum(len(ts) * classes.best[int(pr.of[owner[ts[0]]])]
                                                for ts in classes.tasks)
         values, bounds, stopped, message = (stage1, *res.values), (stage1, *res.bounds), res.stopped, res.message
+        grouped_bounds = bounds  # a relaxation: its bounds stay valid whatever decides below
     if standbys is None:
         res, standbys = solve_ungrouped(instance, _left(options.time_limit, t0), options.threads)
         info.update(model="tag-standby-ungrouped", columns=None, rows=None)
-        values, bounds, stopped, message = res.values, res.bounds, res.stopped, res.message
-        if not standbys:
-            assignment = to_assignment(instance, {})
-            return MethodResult(assignment, Status.ERROR, message=f"tag_standby: HiGHS ended with {res.status}",
-                                info=info)
         shift = _constant(instance, pr)  # stage 1 minimised -Σz; D = constant - Σz
-        values = tuple(v + shift if i == 0 else v for i, v in enumerate(values))
-        bounds = tuple(v + shift if i == 0 else v for i, v in enumerate(bounds))
+        values = tuple(v + shift if i == 0 else v for i, v in enumerate(res.values))
+        bounds = tuple(v + shift if i == 0 else v for i, v in enumerate(res.bounds))
+        stopped, message = res.stopped, res.message
+        if not standbys:  # the time limit struck before any incumbent: a greedy answer, the best bound known
+            standbys = greedy_standbys(pr, owner, stateful, sigma, capacity)
+            bounds = grouped_bounds or bounds
+            stopped, message = (stopped if stopped is not None else 0), "time limit: greedy standbys"
+            info.update(model="tag-standby-greedy")
     info.update(seconds_model=round(time.perf_counter() - t0, 6), stage_values=list(map(float, values)),
                 stage_bounds=[float(v) if np.isfinite(v) else None for v in bounds])
     assignment = to_assignment(instance, standbys)

@@ -29,6 +29,8 @@ _PROVIDERS = (
     "kipopt.formulations.task_rules",
     "kipopt.formulations.lag_active",
     "kipopt.formulations.tag_standby",
+    "kipopt.solvers.kafka_high_availability",
+    "kipopt.solvers.kafka_tag_standby",
     "kipopt.solvers.kafka_sticky_task_assignor",
 )
 

@@ -70,3 +70,14 @@ def test_bench_results(tmp_path, monkeypatch):
     assert "2 work items, 4 method runs" in text
     assert "exact.rack_active" in text and "kafka.rack_active" in text
     assert images == 2
+
+
+def test_kip441_708_high_availability(monkeypatch):
+    """Three fed-back rebalances of kafka.ha against exact.lag_active, then kafka.tag_standby against
+    exact.tag_standby per task; the notebook asserts exact <= Kafka and no broken rule at every step."""
+    monkeypatch.setenv("KIPOPT_NB_TASKS", "24")
+    monkeypatch.setenv("KIPOPT_NB_CLIENTS", "4")
+    text, images = execute("kip441_708_high_availability.ipynb")
+    assert "summary: 3 rebalances checked, exact never worse than Kafka" in text
+    assert text.count("probing rebalance needed:") == 3
+    assert images >= 2, "the level plot or the per-task tag plot is missing"
