@@ -39,6 +39,10 @@ choices this port had to make:
   follows identity hashes and changes from run to run; this port uses the
   ``TaskId`` hash (as the digest, §6, states), i.e. the order of a
   ``HashSet<TaskId>`` filled in ``allTasks()`` order.
+* ``HashMap`` bins that Java would turn into trees (9 tasks of one hash
+  bucket: ``(s, p), (s+1, p-31), ...`` share a hash, so 9+ sub-topologies
+  with 249+ partitions) are not modelled: :class:`JavaHashMapOrder` raises
+  ``NotImplementedError`` rather than guess their order.
 * The optimisers run only when both costs are *configured*
   (``canPerformRackAwareOptimization`` checks the configuration, not the
   overrides), so the 1 / 10 defaults above are never used in practice: with
@@ -63,7 +67,8 @@ from kipopt.instance import TasksInstance, parse_task_id
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
-from .java_util import JavaHashMapOrder, hashmap_order, hashset_copy_order, task_id_hash, to_int32, uuid_hash
+from .java_util import (JavaHashMapOrder, hashmap_order, hashset_copy_order, task_hashmap_order, task_id_hash,
+                        to_int32, uuid_hash)
 from .kafka_rack_graphs import ClientStates
 from .kafka_task_assignment_utils import (OptimizationOutcome, RackAwareOptimizationParams,
                                           optimize_rack_aware_active_tasks, optimize_rack_aware_standby_tasks)
@@ -128,7 +133,7 @@ class StickyTaskAssignor:
         self.capacity = {c: instance.clients[c].capacity for c in self.clients}
         self.all_tasks = set(instance.task_ids)
         # allTasks(): a HashMap<TaskId, TaskInfo> filled in sorted order.
-        self.all_tasks_order = hashmap_order(instance.task_ids, task_id_hash)
+        self.all_tasks_order = task_hashmap_order(instance.task_ids)
         self.previous_active, self.previous_active_order = self._previous_actives()
         self.previous_standby = self._previous_standbys()
         self.pairs = _TaskPairs(len(instance.tasks))
@@ -249,7 +254,7 @@ class StickyTaskAssignor:
         """``assignStandby``: each task with a changelog gets up to ``num_standby_replicas`` best clients."""
         x = self.instance
         stateful = [t for t in self.all_tasks_order if x.tasks[t].stateful]
-        for task in hashmap_order(stateful, task_id_hash):
+        for task in task_hashmap_order(stateful):  # a HashSet<TaskInfo>, hashed here by TaskId
             for _ in range(x.config.num_standby_replicas):
                 candidates = self._pid_set([c for c in self.clients if c not in self.locations[task]])
                 if not candidates:
