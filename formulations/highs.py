@@ -64,6 +64,7 @@ class HighsResult:
     integer: bool
     message: str
     presolve: str = "off"
+    col_dual: np.ndarray | None = None  # reduced costs of an LP solved to optimality
 
 
 def build_csc(num_col: int, cols: np.ndarray, rows: np.ndarray, values: np.ndarray
@@ -102,7 +103,8 @@ def _highs(lp: ArrayLP, integer: bool, time_limit: float | None, threads: int | 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("presolve", "on" if presolve else "off")
-    if not integer:
+    if not _is_mip(lp, integer):
+        # a vertex for LPs; never for MIPs: with solver=simplex HiGHS drops integrality and solves the relaxation
         h.setOptionValue("solver", "simplex")
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
@@ -181,7 +183,11 @@ def _result(h, integer: bool) -> HighsResult:
     presolve = h.getOptionValue("presolve")
     if isinstance(presolve, tuple):  # some highspy versions return (status, value)
         presolve = presolve[-1]
-    return HighsResult(status, objective, bound, x, integer, h.modelStatusToString(model_status), str(presolve))
+    col_dual = None
+    if not integer and status == "optimal" and info.dual_solution_status == 2:
+        col_dual = np.asarray(h.getSolution().col_dual, dtype=np.float64)
+    return HighsResult(status, objective, bound, x, integer, h.modelStatusToString(model_status), str(presolve),
+                       col_dual)
 
 
 def is_integral(x: np.ndarray, tol: float = INTEGRALITY_TOL) -> bool:
@@ -284,7 +290,8 @@ class LexResult:
 
 
 def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float | None = None,
-                        threads: int | None = None, start: np.ndarray | None = None) -> LexResult:
+                        threads: int | None = None, start: np.ndarray | None = None,
+                        lower_bounds: list[float] | None = None) -> LexResult:
     """Minimise ``stages[0]·x``, then ``stages[1]·x`` with stage 0 fixed at its optimum, and so on.
 
     The standard lexicographic method: after stage k, the row ``stages[k]·x <=
@@ -293,7 +300,9 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
     stage's solution, feasible for the next, is passed as a start. One
     ``time_limit`` holds for all stages together; when it strikes, the stage's
     incumbent and bound are returned (``status`` ``feasible``), or the last
-    stage's solution if the stage found nothing better.
+    stage's solution if the stage found nothing better. A stage whose
+    incumbent already meets its entry of ``lower_bounds`` (a bound known
+    without solving, e.g. 0 for a count) is optimal without a solve.
 
     >>> b = SparseBuilder()
     >>> x = b.add_cols(3, upper=1.0, integer=True)
@@ -311,6 +320,9 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
     all_cols = np.arange(lp.num_col, dtype=np.int32)
     for k, cost in enumerate(stages):
         cost = np.asarray(cost, dtype=np.float64)
+        if x is not None and lower_bounds is not None and cost @ x <= lower_bounds[k] + 1e-9:
+            _keep(h, cost, x, mip, values, bounds)
+            continue
         h.changeColsCost(lp.num_col, all_cols, cost)
         if deadline is not None:
             left = deadline - time.perf_counter()
@@ -325,11 +337,7 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
         r = _result(h, mip)
         if r.status == "optimal":
             x = r.x
-            value = float(np.rint(cost @ x)) if mip else float(cost @ x)
-            values.append(value)
-            bounds.append(value)
-            nz = np.nonzero(cost)[0]
-            h.addRow(-highspy.kHighsInf, value + (0.0 if mip else 1e-9), len(nz), nz.astype(np.int32), cost[nz])
+            _keep(h, cost, x, mip, values, bounds)
             continue
         if r.status == "feasible" or (r.status == "time_limit" and x is not None):
             if r.x is not None:
@@ -339,6 +347,15 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
                              f"time limit in stage {k + 1} of {len(stages)}")
         return LexResult(r.status, x, tuple(values), tuple(bounds), k, r.message)
     return LexResult("optimal", x, tuple(values), tuple(bounds), None)
+
+
+def _keep(h, cost: np.ndarray, x: np.ndarray, mip: bool, values: list[float], bounds: list[float]) -> None:
+    """Record a solved stage's optimum and hold later stages to it: ``cost · x <= value``."""
+    value = float(np.rint(cost @ x)) if mip else float(cost @ x)
+    values.append(value)
+    bounds.append(value)
+    nz = np.nonzero(cost)[0]
+    h.addRow(-highspy.kHighsInf, value + (0.0 if mip else 1e-9), len(nz), nz.astype(np.int32), cost[nz])
 
 
 def _stopped(x, values, bounds, cost, k) -> LexResult:

@@ -11,8 +11,8 @@ minimised with the optimal values of stages < k fixed as rows).
 Grouping. Tasks whose active may go anywhere (stateless, or stateful with
 every client tied in rank) and which have at most one current owner are
 interchangeable within their sub-topology except for that owner: they form
-a *pool* per sub-topology g, with ``f[g,c]`` of them on client c, of which
-``st[g,c] <= min(f[g,c], own[g,c])`` stay on their owner. The other tasks
+a *pool* per sub-topology g: ``st[g,c] <= own[g,c]`` of them stay on their
+owner c and ``mv[g,c]`` others come to c, ``f[g,c] = st[g,c] + mv[g,c]``. The other tasks
 form *classes* κ of identical (sub-topology g_κ, allowed clients ``MC_κ``,
 owners among them ``O_κ``), with ``y[κ,c]`` of the ``m_κ`` tasks on c ∈ MC_κ.
 Which task of a class goes where is immaterial: every level depends on
@@ -22,20 +22,21 @@ counts only. Writing
 
 the program is
 
-    Σ_{c ∈ MC_κ} y[κ,c] = m_κ  ∀κ;      Σ_c f[g,c] = |pool_g|  ∀g;
-    0 <= st[g,c] <= own[g,c],   st[g,c] <= f[g,c];
+    Σ_{c ∈ MC_κ} y[κ,c] = m_κ  ∀κ;      Σ_c (st[g,c] + mv[g,c]) = |pool_g|  ∀g;
+    0 <= st[g,c] <= own[g,c],   mv[g,c] >= 0;
     k_c·U >= n[c],   k_c·L <= n[c]  ∀c   (U >= max ⌈n_c/k_c⌉, L <= min ⌊n_c/k_c⌋);
     B >= U − L − β,  B >= 0;
     hi[g] >= n[c,g] >= lo[g]  ∀c, g;
-    y, f, U, L integer;
+    U, L, hi, lo integer (y, st, mv integral at a vertex, see :func:`build_model`);
 
     stage 2: min B;   stage 3: min Σ_g (hi[g] − lo[g]);
-    stage 4: min M = Σ_κ Σ_{c ∉ O_κ} y[κ,c] + Σ_g (|pool_g| − Σ_c st[g,c]).
+    stage 4: min M = Σ_κ Σ_{c ∉ O_κ} y[κ,c] + Σ_{g,c} mv[g,c].
 
 At an optimum ``U``, ``L``, ``hi``, ``lo`` and ``st`` take the values the
-rule recomputes (max/min over clients, ``min(f, own)``), so the stage values
+rule recomputes (max/min over clients; reading back, pool tasks stay on their
+owner first, so no more move than ``Σ mv``), so the stage values
 are the rule's levels ``B``, ``S``, ``M``. Size: ``Σ_κ |MC_κ| + 2·G·C + 2G + 3``
-columns and ``#κ + G + G·C + 2C + 2G·C + 1`` rows — linear in the number of
+columns and ``#κ + G + 2C + 2G·C + 1`` rows — linear in the number of
 (task, most-caught-up client) pairs, never ``|T|·|C|`` (a task tied on every
 client joins its sub-topology's pool). Clients themselves are not merged:
 they differ in lags, owners and capacity, all of which the levels read.

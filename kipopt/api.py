@@ -6,15 +6,16 @@ dataclasses; the command line is a thin JSON shell around these.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from . import _read as r
-from .errors import InstanceError, MethodError
+from .errors import InstanceError, MethodError, NotApplicableError
 from .evaluation import Evaluation, evaluate as _evaluate
-from .instance import Instance, load_instance
+from .instance import Instance, TasksInstance, load_instance, read_priorities
 from .methods import MethodResult, SolveOptions, Violation, get_method, get_rule
 from .solution import Assignment, Solution, Status, json_number, parse_solution, relative_gap
 
@@ -37,15 +38,41 @@ def evaluate(instance: Instance, assignment: Assignment | Mapping | str) -> Eval
     return _evaluate(instance, assignment)
 
 
+def with_priorities(instance: Instance, priorities: Sequence[str] | str | None) -> Instance:
+    """``instance`` with its ``joint_priorities`` replaced (``--priorities``: names or ``"a,b,c"``)."""
+    if priorities is None:
+        return instance
+    if not isinstance(instance, TasksInstance):
+        raise InstanceError("--priorities", f"orders the joint rule of tasks instances, not {instance.family}")
+    names = read_priorities(priorities.split(",") if isinstance(priorities, str) else list(priorities),
+                            "--priorities")
+    return dataclasses.replace(instance, config=dataclasses.replace(instance.config, joint_priorities=names))
+
+
 def solve(instance: Instance, method: str, time_limit: float | None = None, threads: int | None = None,
-          seed: int | None = None) -> Solution:
+          seed: int | None = None, priorities: Sequence[str] | str | None = None) -> Solution:
     """Run ``method`` on ``instance``; the result is evaluated and carries its rule's objective.
+
+    A method that also returns a ``target`` (``kafka.cooperative_sticky``: Kafka's
+    partial assignment withholds partitions still being revoked, the target is
+    what the group converges to) is scored on the target: the rule objective
+    and every violation are computed on it, so the partitions a cooperative
+    rebalance withholds for one round are not reported as unassigned. The
+    metrics stay those of the returned (partial) assignment, plus
+    ``withheld``: the partitions of the target missing from it.
+
+    ``priorities`` reorders the ``joint`` rule's stages for this run (:func:`with_priorities`).
 
     An exact method whose assignment breaks a rule, or whose claimed objective
     differs from the recomputed one, is reported as ``status: error`` with the
-    reason, never as a solution.
+    reason, never as a solution. A method that does not apply to the instance
+    (its ``requires`` gives a reason) raises :class:`NotApplicableError`.
     """
+    instance = with_priorities(instance, priorities)
     m = get_method(method, instance.family)
+    reason = m.requires(instance) if m.requires is not None else None
+    if reason is not None:
+        raise NotApplicableError(m.name, reason)
     rule = get_rule(m.rule, instance.family)
     options = SolveOptions(time_limit, threads, seed)
     start = time.perf_counter()
@@ -56,12 +83,34 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     if result.status in (Status.INFEASIBLE, Status.ERROR):
         return solution
     evaluation = _evaluate(instance, result.assignment)
-    broken = evaluation.violations + _new_rules(evaluation.violations, rule.violations(instance, result.assignment))
-    solution.objective = rule.objective(instance, result.assignment)
+    scored, rule_evaluation = result.assignment, evaluation
+    if result.target is not None:
+        scored, rule_evaluation = result.target, _evaluate(instance, result.target)
+    broken = rule_evaluation.violations + _new_rules(rule_evaluation.violations, rule.violations(instance, scored))
+    solution.objective = rule.objective(instance, scored)
     solution.metrics = dict(evaluation.metrics, **result.info)
+    if result.target is not None:
+        solution.metrics["withheld"] = withheld(result.assignment, result.target)
+    if rule.criteria is not None:
+        solution.metrics["criteria"] = rule.criteria(instance, scored)
     solution.metrics["violations"] = [v.to_dict() for v in broken]
     _trust_but_verify(m.exact, result, solution, broken)
     return solution
+
+
+def withheld(partial: Mapping, target: Mapping) -> int:
+    """Partitions of ``target`` (per member) that the ``partial`` assignment does not give that member."""
+    return sum(len(set(parts) - set(partial.get(member, ()))) for member, parts in target.items())
+
+
+def score(instance: Instance, assignment: Assignment, rule: str) -> dict:
+    """``assignment`` on ``rule``: its objective, how many hard rules it breaks, and its criteria."""
+    found = get_rule(rule, instance.family)
+    evaluation = _evaluate(instance, assignment)
+    broken = evaluation.violations + _new_rules(evaluation.violations, found.violations(instance, assignment))
+    criteria = found.criteria(instance, assignment) if found.criteria is not None else None
+    return {"objective": found.objective(instance, assignment), "violations": sum(v.count for v in broken),
+            "criteria": criteria}
 
 
 def _new_rules(known: list[Violation], extra: list[Violation]) -> list[Violation]:
@@ -119,8 +168,9 @@ class CheckResult:
 
 
 def check(instance: Instance, assignment: Assignment, rule: str | None = None, tolerance: float = 0.0,
-          time_limit: float | None = None) -> CheckResult:
+          time_limit: float | None = None, priorities: Sequence[str] | str | None = None) -> CheckResult:
     """Evaluate ``assignment`` and compare it with the exact optimum of ``rule``."""
+    instance = with_priorities(instance, priorities)
     if not (tolerance >= 0 and math.isfinite(tolerance)):
         raise InstanceError("--tolerance", f"must be a finite number >= 0, got {tolerance}")
     found = get_rule(rule, instance.family)

@@ -62,7 +62,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .instance import load_instance
     from .solution import Status
     instance = load_instance(args.instance)
-    solution = solve(instance, args.method, time_limit=args.time_limit, threads=args.threads, seed=args.seed)
+    solution = solve(instance, args.method, time_limit=args.time_limit, threads=args.threads, seed=args.seed,
+                     priorities=args.priorities)
     _print_json(solution.to_dict())
     if solution.status in (Status.INFEASIBLE, Status.ERROR):
         print(f"kipopt: {solution.method}: {solution.status.value}: {solution.message}", file=sys.stderr)
@@ -75,7 +76,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from .instance import load_instance
     instance = load_instance(args.instance)
     result = check(instance, load_assignment(instance, args.solution), rule=args.rule,
-                   tolerance=args.tolerance, time_limit=args.time_limit)
+                   tolerance=args.tolerance, time_limit=args.time_limit, priorities=args.priorities)
     _print_json(result.to_dict())
     verdict = "ok" if result.ok else "NOT ok"
     print(f"kipopt check: {result.rule}: objective {result.objective}, optimum {result.optimum}, "
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")
     p.add_argument("--threads", type=_positive_int, default=None)
     p.add_argument("--seed", type=int, default=None)
+    _add_priorities(p)
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("check", help="the oracle: an assignment against the exact optimum of a rule")
@@ -166,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rule", default=None)
     p.add_argument("--tolerance", type=_nonnegative_float, default=0.0, help="allowed relative gap")
     p.add_argument("--time-limit", type=_positive_float, default=None)
+    _add_priorities(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("generate", help="write one seeded, generated instance")
@@ -181,6 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_bench(sub)
     return parser
+
+
+def _add_priorities(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--priorities", default=None, metavar="A,B,C",
+                   help="joint rule: stage order (caught_up, standbys, tags, balance, traffic, non_overlap); "
+                        "overrides the instance's config.joint_priorities")
 
 
 def _add_generator_params(p: argparse.ArgumentParser) -> None:

@@ -22,3 +22,17 @@ class InstanceError(KipoptError, ValueError):
 
 class MethodError(KipoptError):
     """A method that cannot run on a valid instance (e.g. no unique current owner)."""
+
+
+class NotApplicableError(InstanceError):
+    """A valid instance that a method does not apply to; ``reason`` starts with the field concerned.
+
+    >>> str(NotApplicableError("kafka.x", "members[1].owned[0]: claimed twice"))
+    'members[1].owned[0]: claimed twice'
+    """
+
+    def __init__(self, method: str, reason: str):
+        field, _, message = reason.partition(": ")
+        super().__init__(field, message or reason)
+        self.method = method
+        self.reason = reason

@@ -27,6 +27,8 @@ FORMAT_VERSION = 1
 FAMILIES = ("replicas", "consumers", "tasks")
 STRATEGIES = ("none", "min_traffic", "balance_subtopology")
 COST_PARTITIONS = ("kafka", "all")
+JOINT_STAGES = ("caught_up", "standbys", "tags", "balance", "traffic", "non_overlap")
+"""The criteria of the ``joint`` rule, in their default priority order (``config.joint_priorities``)."""
 
 
 # --------------------------------------------------------------------------- ids
@@ -320,6 +322,7 @@ class TasksConfig:
     rack_aware_assignment_non_overlap_cost: int | None = None
     rack_aware_assignment_tags: tuple[str, ...] = ()
     rack_aware_assignment_cost_partitions: str = "kafka"
+    joint_priorities: tuple[str, ...] = ()
 
     @property
     def traffic_cost(self) -> int:
@@ -448,6 +451,7 @@ def _read_config(value: Any) -> TasksConfig:
     for key in ("rack_aware_assignment_traffic_cost", "rack_aware_assignment_non_overlap_cost"):
         costs[key] = None if c.get(key) is None else r.integer(c[key], p + key, 0, r.JAVA_INT_MAX)
     tags = r.unique_strings(c.get("rack_aware_assignment_tags", []), p + "rack_aware_assignment_tags")
+    priorities = read_priorities(c.get("joint_priorities", []), p + "joint_priorities")
     return TasksConfig(
         num_standby_replicas=r.integer(c.get("num_standby_replicas", 0), p + "num_standby_replicas", 0, r.JAVA_INT_MAX),
         acceptable_recovery_lag=r.integer(c.get("acceptable_recovery_lag", 10_000), p + "acceptable_recovery_lag", 0),
@@ -457,8 +461,27 @@ def _read_config(value: Any) -> TasksConfig:
         rack_aware_assignment_tags=tags,
         rack_aware_assignment_cost_partitions=r.choice(c.get("rack_aware_assignment_cost_partitions", "kafka"),
                                                        p + "rack_aware_assignment_cost_partitions", COST_PARTITIONS),
+        joint_priorities=priorities,
         **costs,
     )
+
+
+def read_priorities(value: Any, path: str) -> tuple[str, ...]:
+    """The ``joint`` rule's priority order: distinct names of :data:`JOINT_STAGES` (a prefix of the order;
+    stages not named follow in their default order).
+
+    >>> read_priorities(["traffic", "caught_up"], "config.joint_priorities")
+    ('traffic', 'caught_up')
+    >>> read_priorities(["speed"], "p")
+    Traceback (most recent call last):
+    ...
+    kipopt.errors.InstanceError: p[0]: unknown stage 'speed'; stages: caught_up, standbys, tags, balance, traffic, non_overlap
+    """
+    names = r.unique_strings(value, path)
+    for j, name in enumerate(names):
+        if name not in JOINT_STAGES:
+            raise InstanceError(f"{path}[{j}]", f"unknown stage {name!r}; stages: {', '.join(JOINT_STAGES)}")
+    return names
 
 
 def _tasks_to_dict(x: TasksInstance) -> dict:
@@ -468,7 +491,8 @@ def _tasks_to_dict(x: TasksInstance) -> dict:
                       "end_offset": t.end_offset}
     clients = {cid: {"rack": c.rack, "tags": dict(c.tags), "capacity": c.capacity, "active": list(c.active),
                      "standby": list(c.standby), "lags": dict(c.lags)} for cid, c in x.clients.items()}
-    config = {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.config.__dict__.items() if v is not None}
+    config = {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.config.__dict__.items()
+              if v is not None and not (k == "joint_priorities" and not v)}
     return {"format": FORMAT_VERSION, "family": "tasks", "topics": _topics_to_dict(x.topics),
             "tasks": tasks, "clients": clients, "config": config}
 

@@ -26,11 +26,19 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_rack_aware",
     "kipopt.solvers.kafka_replicas",
     "kipopt.formulations.replica_spread",
+    "kipopt.formulations.consumer_rules",
+    "kipopt.solvers.kafka_range",
+    "kipopt.solvers.kafka_server_range",
+    "kipopt.solvers.kafka_server_uniform",
+    "kipopt.formulations.consumer_range",
+    "kipopt.formulations.consumer_balanced",
+    "kipopt.solvers.kafka_cooperative_sticky",
     "kipopt.formulations.task_rules",
     "kipopt.formulations.lag_active",
     "kipopt.formulations.tag_standby",
     "kipopt.solvers.kafka_high_availability",
     "kipopt.solvers.kafka_tag_standby",
+    "kipopt.formulations.joint",
     "kipopt.solvers.kafka_sticky_task_assignor",
 )
 
@@ -80,6 +88,13 @@ class Violation:
 
 @dataclass(frozen=True)
 class Rule:
+    """A decision problem: its objective and hard rules, recomputed from an assignment alone.
+
+    ``criteria``, for a lexicographic rule, gives each criterion's own value in
+    priority order (the objective encodes them in one number); the façade
+    reports them as ``metrics["criteria"]``.
+    """
+
     name: str
     family: str
     exact_method: str
@@ -87,6 +102,7 @@ class Rule:
     violations: Callable[[Any, Assignment], list[Violation]]
     description: str
     sense: str = "min"
+    criteria: Callable[[Any, Assignment], dict[str, float]] | None = None
 
 
 KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
@@ -95,7 +111,14 @@ KAFKA_COMMIT = "1eb7644349cb07139d6a3c1ad1986979647cac99"
 
 @dataclass(frozen=True)
 class Method:
-    """A way to produce an assignment; ``kafka_class`` names the Kafka class a ``kafka.*`` port follows."""
+    """A way to produce an assignment; ``kafka_class`` names the Kafka class a ``kafka.*`` port follows.
+
+    ``requires`` declares where the method applies: given a valid instance it
+    returns ``None``, or the reason it does not apply, starting with the field
+    concerned (``"members[3].owned[0]: ..."``); :func:`kipopt.api.solve` then
+    raises :class:`~kipopt.errors.NotApplicableError` and the benchmark
+    records ``status: not_applicable``.
+    """
 
     name: str
     family: str
@@ -103,6 +126,7 @@ class Method:
     run: Runner
     description: str
     kafka_class: str | None = None
+    requires: Callable[[Any], str | None] | None = None
 
     @property
     def exact(self) -> bool:

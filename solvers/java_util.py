@@ -275,6 +275,154 @@ def hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] =
     return m.keys()
 
 
+# --------------------------------------------------------------------------- Uuid and boxed Integer (KIP-848 server assignors)
+
+
+def integer_hash(value: int) -> int:
+    """``Integer.hashCode()``: the value itself (what a ``HashSet<Integer>`` buckets by).
+
+    >>> hashmap_order([17, 1, 16, 0], integer_hash)
+    [16, 0, 17, 1]
+    """
+    return to_int32(value)
+
+
+def topic_uuid(name: str) -> tuple[int, int]:
+    """kipopt's deterministic topic id: MD5 of the name (UTF-8), high 64 bits then low 64 bits, as Java longs.
+
+    >>> topic_uuid("orders")
+    (1352488281194395920, 6896254512500489863)
+    >>> uuid_hash(topic_uuid("orders"))
+    -1269846646
+    """
+    import hashlib
+    digest = hashlib.md5(name.encode("utf-8")).digest()
+    return to_int64(int.from_bytes(digest[:8], "big")), to_int64(int.from_bytes(digest[8:], "big"))
+
+
+def uuid_from_string(text: str) -> tuple[int, int]:
+    """``org.apache.kafka.common.Uuid.fromString``: 22 URL-safe base64 characters, 16 bytes big-endian.
+
+    >>> uuid_from_string("AAAAAAAAAAAAAAAAAAAAAQ")
+    (0, 1)
+    """
+    import base64
+    raw = base64.urlsafe_b64decode(text + "==")
+    if len(raw) != 16:
+        raise ValueError(f"{text!r} is not a 22-character base64 Uuid")
+    return to_int64(int.from_bytes(raw[:8], "big")), to_int64(int.from_bytes(raw[8:], "big"))
+
+
+def uuid_hash(uuid: tuple[int, int]) -> int:
+    """``Uuid.hashCode()``: ``x = msb ^ lsb``; the high 32 bits of ``x`` xor its low 32 bits.
+
+    >>> uuid_hash((1 << 32, 3)), uuid_hash((-1, 0))
+    (2, 0)
+    """
+    x = (uuid[0] ^ uuid[1]) & 0xFFFFFFFFFFFFFFFF  # java.util.UUID.hashCode is the same function
+    return to_int32((x >> 32) ^ x)
+
+
+def small_hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] = java_string_hash,
+                        head_insertion: bool = False) -> list:
+    """Like :func:`hashmap_order` (``put``) or, with ``head_insertion``, a map filled by ``computeIfAbsent``,
+    for a default-capacity map; fast for up to 7 keys (one 16-slot table, no resize, no tree bin),
+    where the order is the keys stably sorted by bucket, each bucket's chain reversed under head insertion.
+
+    >>> small_hashmap_order(["b", "a", "q"])
+    ['a', 'q', 'b']
+    >>> small_hashmap_order([1, 17], integer_hash), small_hashmap_order([1, 17], integer_hash, head_insertion=True)
+    ([1, 17], [17, 1])
+    """
+    unique = list(dict.fromkeys(keys))
+    if len(unique) > 7:
+        m = JavaHashMapOrder(hash_fn)
+        for k in unique:
+            m.compute_if_absent(k) if head_insertion else m.put(k)
+        return m.keys()
+    if head_insertion:
+        unique.reverse()
+    return sorted(unique, key=lambda k: spread_hash(hash_fn(k)) & 15)
+
+
+# --------------------------------------------------------------------------- sticky assignor helpers
+# (TopicPartition hashing and a HashSet with removal, for AbstractStickyAssignor.PartitionMovements)
+
+
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """``TopicPartition.hashCode()``: ``31 * (31 + partition) + topic.hashCode()`` as an ``int``.
+
+    >>> topic_partition_hash("t", 0)
+    1077
+    """
+    return to_int32(31 * (31 + partition) + java_string_hash(topic))
+
+
+class JavaHashSet:
+    """A ``java.util.HashSet`` (default capacity 16) with ``add``, ``remove`` and iteration order.
+
+    Removal unlinks a key from its bin and never shrinks the table, as in the
+    JDK; bins that the JDK would turn into trees raise ``NotImplementedError``.
+
+    >>> s = JavaHashSet(lambda k: k)
+    >>> for k in (17, 1, 33): s.add(k)
+    >>> s.remove(1); list(s), s.first()
+    ([17, 33], 17)
+    """
+
+    def __init__(self, hash_fn: Callable[[Hashable], int]):
+        self._hash_fn = hash_fn
+        self._table: list[list[tuple[int, Hashable]]] = [[] for _ in range(16)]
+        self._keys: set = set()
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._keys
+
+    def __iter__(self):
+        return (k for chain in self._table for _, k in chain)
+
+    def add(self, key: Hashable) -> None:
+        if key in self._keys:
+            return
+        h = spread_hash(self._hash_fn(key))
+        chain = self._table[h & (len(self._table) - 1)]
+        chain.append((h, key))
+        self._keys.add(key)
+        if len(chain) - 1 >= _TREEIFY_THRESHOLD:
+            if len(self._table) >= _MIN_TREEIFY_CAPACITY:
+                raise NotImplementedError("a HashSet bin would become a tree (9+ colliding keys); order not modelled")
+            self._resize()
+        if len(self._keys) > int(len(self._table) * 0.75):
+            self._resize()
+
+    def remove(self, key: Hashable) -> None:
+        if key not in self._keys:
+            return
+        self._keys.discard(key)
+        h = spread_hash(self._hash_fn(key))
+        chain = self._table[h & (len(self._table) - 1)]
+        for i, (_, k) in enumerate(chain):
+            if k == key:
+                del chain[i]
+                return
+
+    def first(self) -> Hashable:
+        """``set.iterator().next()``."""
+        return next(iter(self))
+
+    def _resize(self) -> None:
+        cap = len(self._table) * 2
+        new: list[list[tuple[int, Hashable]]] = [[] for _ in range(cap)]
+        for chain in self._table:
+            for h, k in chain:
+                new[h & (cap - 1)].append((h, k))
+        self._table = new
+
+
+
 # --------------------------------------------------------------------------- Kafka Streams TaskId hashing
 # (appended for the high-availability ports: ClientTagAwareStandbyTaskAssignor's pending pass)
 
@@ -354,18 +502,8 @@ class JavaPriorityQueue:
         return result
 
 
-# --------------------------------------------------------------------------- ProcessId hashing, HashSet copies
-# (appended for the KIP-924 StickyTaskAssignor port)
-
-
-def uuid_hash(most_significant: int, least_significant: int) -> int:
-    """``UUID.hashCode``: the two 32-bit halves of ``msb ^ lsb`` xor-ed together.
-
-    >>> uuid_hash(0, 5), uuid_hash(0, 1 << 32), uuid_hash(-1, 0)
-    (5, 1, 0)
-    """
-    hilo = (most_significant ^ least_significant) & 0xFFFFFFFFFFFFFFFF
-    return to_int32((hilo >> 32) ^ hilo)
+# --------------------------------------------------------------------------- HashSet copies
+# (appended for the KIP-924 StickyTaskAssignor port; its ProcessId hash is uuid_hash above)
 
 
 def hashset_copy_capacity(size: int) -> int:

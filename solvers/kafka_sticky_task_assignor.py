@@ -143,7 +143,7 @@ class StickyTaskAssignor:
     # ------------------------------------------------------------------ Java orders
 
     def _pid_hash(self, client: str) -> int:
-        return uuid_hash(0, self.rank[client])
+        return uuid_hash((0, self.rank[client]))
 
     def _pid_set(self, clients: Sequence[str]) -> list[str]:
         """Iteration order of a ``HashSet<ProcessId>`` filled with ``add`` in the given order."""

@@ -89,13 +89,20 @@ def crash(instance, options):
     raise RuntimeError("the crash method crashed, as asked")
 
 
+def small_only(instance):
+    n = len(instance.subscribed_partitions)
+    return f"topics.t: {n} partitions; the picky method takes at most 8" if n > 8 else None
+
+
 RULES = [Rule("benchtest_load", "consumers", "exact.benchtest_load", load, lambda i, a: [],
               "the most partitions on one member")]
 METHODS = [Method("exact.benchtest_load", "consumers", "benchtest_load", exact_load, "round robin, optimal"),
            Method("benchtest.rack_first", "consumers", "benchtest_load", rack_first, "first member on the rack"),
            Method("benchtest.slow", "consumers", "benchtest_load", slow, "round robin after a nap"),
            Method("benchtest.stubborn", "consumers", "benchtest_load", stubborn, "ignores its time limit"),
-           Method("benchtest.crash", "consumers", "benchtest_load", crash, "raises")]
+           Method("benchtest.crash", "consumers", "benchtest_load", crash, "raises"),
+           Method("benchtest.picky", "consumers", "benchtest_load", rack_first, "declines big groups",
+                  requires=small_only)]
 '''
 
 
@@ -267,6 +274,25 @@ def test_a_crash_and_an_ignored_time_limit_become_error_rows(kit):
     assert stubborn["gap"] is None and rows["exact.benchtest_load"]["status"] == "optimal"
 
 
+def test_a_method_that_does_not_apply_is_recorded_as_not_applicable_not_as_an_error(kit):
+    """Method.requires: the reason is kept, the row has no gap, and the summary counts it apart."""
+    import pandas as pd
+    rows = []
+    for partitions in (6, 12):
+        item = P.WorkItem(f"na{partitions}", f"inst-na{partitions}", "consumers", (("partitions", partitions),), 1,
+                          (("benchtest.picky", 20.0), ("exact.benchtest_load", 20.0)))
+        rows += P.run_item(item, settings())
+    picky = {r["item_id"]: r for r in rows if r["method"] == "benchtest.picky"}
+    assert picky["na6"]["status"] == "feasible" and picky["na6"]["error"] is None
+    skipped = picky["na12"]
+    assert skipped["status"] == P.NOT_APPLICABLE and skipped["gap"] is None and not skipped["optimal"]
+    assert skipped["error"] == "topics.t: 12 partitions; the picky method takes at most 8"
+    row = S.summarize(pd.DataFrame(rows)).set_index("method").loc["benchtest.picky"]
+    assert (row.instances, row.errors, row.not_applicable) == (1, 0, 1)
+    assert row.optimal_share == picky["na6"]["optimal"]
+    assert "n/a" in S.format_table(S.summarize(pd.DataFrame(rows)))
+
+
 def test_a_failed_generation_records_every_method_as_error(kit, tmp_path):
     item = P.WorkItem("id3", "inst3", "consumers", (("partitions", 0),), 1, (("exact.benchtest_load", 5.0),))
     (row,) = P.run_item(item, settings(out=str(tmp_path)))
@@ -327,7 +353,7 @@ def test_summary_table_and_plots(spark, tmp_path, kit):
     exact = table[table.method == "exact.benchtest_load"].iloc[0]
     assert exact.instances == 4 and exact.optimal_share == 1.0 and exact.worst_gap == 0
     text = S.format_table(table)
-    assert text.splitlines()[0].split()[:3] == ["family", "method", "instances"]
+    assert text.splitlines()[0].split()[:4] == ["family", "rule", "method", "instances"]
     assert "benchtest.rack_first" in text
     for path in S.plot(S.load_results(out), out):
         with open(path, "rb") as handle:

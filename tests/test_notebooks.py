@@ -81,3 +81,13 @@ def test_kip441_708_high_availability(monkeypatch):
     assert "summary: 3 rebalances checked, exact never worse than Kafka" in text
     assert text.count("probing rebalance needed:") == 3
     assert images >= 2, "the level plot or the per-task tag plot is missing"
+
+
+def test_joint_staging(monkeypatch):
+    """The notebook asserts that exact.joint is optimal at every stage and never worse than kafka.ha in
+    lexicographic order, prints the staging table and draws the per-stage plot."""
+    monkeypatch.setenv("KIPOPT_NB_TASKS", "40")
+    monkeypatch.setenv("KIPOPT_NB_CLIENTS", "6")
+    text, images = execute("joint_staging.ipynb")
+    assert "first falls short" in text and "kafka.ha" in text
+    assert images == 1

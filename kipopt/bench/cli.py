@@ -44,7 +44,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _run(grid: Any, args: argparse.Namespace) -> int:
     from .pipeline import expand, run_bench, spark_session
-    from .summary import format_table, load_results, plot, summarize
+    from .summary import criteria_summary, format_table, load_results, plot, staging, summarize
     master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
     bar = ProgressBar(sys.stderr)
     print(f"kipopt bench: {grid.size} items from {grid.source}, master {master or '(spark-submit)'}, "
@@ -67,6 +67,14 @@ def _run(grid: Any, args: argparse.Namespace) -> int:
           file=sys.stderr)
     rows = load_results(args.out, [it.item_id for it in expand(grid)])
     print(format_table(summarize(rows)))
+    per_criterion = criteria_summary(rows)
+    if len(per_criterion):
+        print("\ngap per criterion of the lexicographic rules (own gap to the exact optimum's value)")
+        print(per_criterion.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+    price = staging(rows)
+    if len(price):
+        print("\nprice of staging (joint rule): where each method first falls short of exact.joint")
+        print(price.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
     if not args.no_plots:
         for path in plot(rows, args.out):
             print(f"kipopt bench: wrote {path}", file=sys.stderr)

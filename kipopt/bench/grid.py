@@ -59,7 +59,7 @@ DEFAULT_TIME_LIMIT = 60.0
 DEFAULT_GRACE = 5.0
 
 _TOP_KEYS = ("families", "time_limit", "grace", "threads", "providers", "generator")
-_FAMILY_KEYS = ("seeds", "methods", "params", "sizes", "time_limit", "time_limits")
+_FAMILY_KEYS = ("seeds", "methods", "params", "sizes", "time_limit", "time_limits", "score_rules")
 
 
 class GridError(InstanceError):
@@ -78,6 +78,7 @@ class FamilyGrid:
     seeds: tuple[int, ...]
     methods: tuple[str, ...]
     time_limits: Mapping[str, float]
+    score_rules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,21 @@ def _family(name: str, spec: Any, registry: Mapping[str, Any], default_limit: fl
         _seconds(value, f"{path}.time_limits.{method}")
     time_limits = {m: float(limits.get(m, limit)) for m in methods}
     return FamilyGrid(name, _combos(spec, path, check_params),
-                      _seeds(spec.get("seeds"), f"{path}.seeds"), tuple(methods), time_limits)
+                      _seeds(spec.get("seeds"), f"{path}.seeds"), tuple(methods), time_limits,
+                      _score_rules(spec, path, name))
+
+
+def _score_rules(spec: Mapping[str, Any], path: str, family: str) -> tuple[str, ...]:
+    """Rules every method of the family is also scored on (their exact methods run once per item)."""
+    from .. import methods as registry
+    names = _strings(spec.get("score_rules", []), f"{path}.score_rules")
+    for i, name in enumerate(names):
+        found = registry.rules().get(name)
+        if found is None or found.family != family:
+            raise GridError(f"{path}.score_rules[{i}]", f"no rule {name!r} for family {family}")
+    if len(set(names)) != len(names):
+        raise GridError(f"{path}.score_rules", "a rule is listed twice")
+    return tuple(names)
 
 
 def _combos(spec: Mapping[str, Any], path: str, check: bool) -> tuple[tuple[tuple[str, Any], ...], ...]:

@@ -9,8 +9,10 @@ On the executors an item is rebuilt from its seed (generation is
 deterministic, so a retried task sees exactly the same instance), then each
 method runs in a forked child process with a hard deadline (its time limit
 plus the grid's ``grace``): a method that ignores its limit is killed and
-recorded as ``status: error`` with ``time limit`` in its message. The
-exact method of every rule involved runs once per item first; every
+recorded as ``status: error`` with ``time limit`` in its message. A method
+whose ``requires`` rules the instance out is recorded as
+``status: not_applicable`` with the reason (in ``error``), not as an error.
+The exact method of every rule involved runs once per item first; every
 method's gap is measured against that exact optimum (or its best bound).
 
 The executor writes the item's rows to ``results/<item_id>.parquet``
@@ -42,6 +44,8 @@ from .grid import Grid, load_generator, registered_methods
 RESULTS_DIR = "results"
 # A relative gap at or below this counts as optimal (objectives are sums of integers).
 OPTIMAL_TOLERANCE = 1e-9
+# The status of a method on an instance it declares it does not apply to (Method.requires).
+NOT_APPLICABLE = "not_applicable"
 
 
 @dataclass(frozen=True)
@@ -54,17 +58,20 @@ class WorkItem:
     params: tuple[tuple[str, Any], ...]
     seed: int
     methods: tuple[tuple[str, float], ...]
+    score_rules: tuple[str, ...] = ()
 
     def to_row(self) -> dict:
         return {"item_id": self.item_id, "instance_id": self.instance_id, "family": self.family,
                 "params": json.dumps(dict(self.params), sort_keys=True), "seed": self.seed,
-                "methods": json.dumps([list(m) for m in self.methods])}
+                "methods": json.dumps([list(m) for m in self.methods]),
+                "score_rules": json.dumps(list(self.score_rules))}
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> "WorkItem":
         return cls(row["item_id"], row["instance_id"], row["family"],
                    tuple(sorted(json.loads(row["params"]).items())), int(row["seed"]),
-                   tuple((m, float(t)) for m, t in json.loads(row["methods"])))
+                   tuple((m, float(t)) for m, t in json.loads(row["methods"])),
+                   tuple(json.loads(row.get("score_rules") or "[]")))
 
 
 def stable_hash(obj: Any, length: int = 16) -> str:
@@ -82,7 +89,7 @@ def expand(grid: Grid) -> list[WorkItem]:
 
     The instance id hashes what defines the instance (generator, family,
     parameters, seed); the item id adds the methods and their limits, so
-    changing the methods of a family makes its items new work.
+    changing the methods of a family (or its ``score_rules``) makes its items new work.
     """
     items = []
     for fam in grid.families:
@@ -92,8 +99,11 @@ def expand(grid: Grid) -> list[WorkItem]:
                 instance = {"generator": grid.generator, "family": fam.family, "params": dict(params),
                             "seed": seed}
                 instance_id = stable_hash(instance)
-                item_id = stable_hash(dict(instance, methods=[list(m) for m in methods]))
-                items.append(WorkItem(item_id, instance_id, fam.family, params, seed, methods))
+                work = dict(instance, methods=[list(m) for m in methods])
+                if fam.score_rules:
+                    work["score_rules"] = list(fam.score_rules)
+                items.append(WorkItem(stable_hash(work), instance_id, fam.family, params, seed, methods,
+                                      fam.score_rules))
     return sorted(items, key=lambda it: (-_size_hint(it.params), it.family, it.item_id))
 
 
@@ -145,6 +155,7 @@ def result_schema() -> Any:
         ("seconds", pa.float64()), ("time_limit", pa.float64()), ("peak_memory_mb", pa.float64()),
         ("memory_growth_mb", pa.float64()), ("generate_seconds", pa.float64()), ("metrics", pa.string()),
         ("error", pa.string()), ("host", pa.string()), ("pid", pa.int64()), ("finished_at", pa.float64()),
+        ("criteria", pa.string()),
     ])
 
 
@@ -167,10 +178,11 @@ class MethodRun:
 
 
 def run_method(instance: Any, method: str, time_limit: float, grace: float, seed: int,
-               threads: int) -> MethodRun:
+               threads: int, score_rules: tuple[str, ...] = ()) -> MethodRun:
     """Solve in a forked child; kill it at ``time_limit + grace`` seconds.
 
-    The fork shares the already imported solvers and the instance, so a run
+    The child also scores the assignment on every rule of ``score_rules``
+    (``metrics["scored"][rule]``: objective, violations, criteria). The fork shares the already imported solvers and the instance, so a run
     costs milliseconds more than an in-process call, and the child's peak
     resident memory is the method's own.
     """
@@ -181,7 +193,7 @@ def run_method(instance: Any, method: str, time_limit: float, grace: float, seed
         os.close(read_fd)
         code = 0
         try:
-            payload = pickle.dumps(_solve_here(instance, method, time_limit, seed, threads))
+            payload = pickle.dumps(_solve_here(instance, method, time_limit, seed, threads, score_rules))
             with os.fdopen(write_fd, "wb") as pipe:
                 pipe.write(payload)
         except BaseException:  # noqa: BLE001 - the parent records whatever happened
@@ -226,13 +238,16 @@ def _describe_wait(status: int) -> str:
     return f"exit status {os.WEXITSTATUS(status)}"
 
 
-def _solve_here(instance: Any, method: str, time_limit: float, seed: int, threads: int) -> MethodRun:
-    from ..api import solve
-    from ..errors import KipoptError
+def _solve_here(instance: Any, method: str, time_limit: float, seed: int, threads: int,
+                score_rules: tuple[str, ...] = ()) -> MethodRun:
+    from ..api import score, solve
+    from ..errors import KipoptError, NotApplicableError
     rss_start = _rss_mb()
     start = time.perf_counter()
     try:
         solution = solve(instance, method, time_limit=time_limit, threads=threads, seed=seed)
+    except NotApplicableError as exc:
+        return MethodRun(NOT_APPLICABLE, seconds=time.perf_counter() - start, message=exc.reason)
     except KipoptError as exc:
         return MethodRun("error", seconds=time.perf_counter() - start, message=str(exc))
     except Exception as exc:  # noqa: BLE001 - one broken method must not stop the benchmark
@@ -241,9 +256,13 @@ def _solve_here(instance: Any, method: str, time_limit: float, seed: int, thread
                          message=f"{type(exc).__name__}: {exc} ({os.path.basename(where.filename)}:{where.lineno})")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     broken = sum(int(v.get("count", 1)) for v in solution.metrics.get("violations", []))
+    metrics = dict(solution.metrics)
+    if score_rules and solution.status.value in ("optimal", "feasible"):
+        scored = solution.target if solution.target is not None else solution.assignment
+        metrics["scored"] = {rule: score(instance, scored, rule) for rule in score_rules}
     return MethodRun(solution.status.value, _finite(solution.objective), _finite(solution.bound),
                      solution.seconds, round(peak, 1), round(max(0.0, peak - rss_start), 1),
-                     _jsonable(solution.metrics), solution.message, broken)
+                     _jsonable(metrics), solution.message, broken)
 
 
 def _rss_mb() -> float:
@@ -311,13 +330,40 @@ def _run_methods(instance: Any, item: WorkItem, settings: ItemSettings, registry
         run = run_method(instance, rule.exact_method, limit, settings.grace, item.seed, settings.threads)
         exact_runs[rule.name] = run
         rows.append(_row(base, rule.exact_method, limit, rule, run, run))
+    scored = [get_rule(name, item.family) for name in item.score_rules]
+    for rule in scored:
+        if rule.name not in exact_runs:
+            limit = limits.get(rule.exact_method, max(limits.values()))
+            exact_runs[rule.name] = run_method(instance, rule.exact_method, limit, settings.grace, item.seed,
+                                               settings.threads)
+            rows.append(_row(base, rule.exact_method, limit, rule, exact_runs[rule.name], exact_runs[rule.name]))
     for method, limit in item.methods:
         rule = rules[method]
-        if method == rule.exact_method:
+        extra = tuple(r.name for r in scored if r.name != rule.name and r.exact_method != method)
+        if method == rule.exact_method and not extra:
             continue
-        run = run_method(instance, method, limit, settings.grace, item.seed, settings.threads)
-        rows.append(_row(base, method, limit, rule, run, exact_runs[rule.name]))
+        run = run_method(instance, method, limit, settings.grace, item.seed, settings.threads, extra)
+        if method != rule.exact_method:
+            rows.append(_row(base, method, limit, rule, run, exact_runs[rule.name]))
+        rows.extend(_scored_row(base, method, limit, r, run, exact_runs[r.name]) for r in scored if r.name in extra)
     return rows
+
+
+def _scored_row(base: dict, method: str, limit: float, rule: Any, run: MethodRun, exact: MethodRun) -> dict:
+    """``method``'s run scored on another ``rule`` (a ``score_rules`` entry of the grid)."""
+    found = (run.metrics or {}).get("scored", {}).get(rule.name)
+    if found is None:
+        return _row(base, method, limit, rule, run, exact)
+    mine = found["criteria"] or {}
+    metrics = dict(run.metrics, criteria=mine, criteria_order=list(mine))  # the row's JSON sorts keys
+    metrics.pop("scored", None)
+    best = (exact.metrics or {}).get("criteria") or {}
+    if mine and best and set(mine) == set(best):
+        metrics["first_shortfall"], metrics["shortfall"] = next(
+            ((c, mine[c] - best[c]) for c in mine if mine[c] != best[c]), (None, 0))
+    scored = MethodRun(run.status, found["objective"], None, run.seconds, run.peak_memory_mb,
+                       run.memory_growth_mb, metrics, run.message, found["violations"])
+    return _row(base, method, limit, rule, scored, exact)
 
 
 def _row(base: dict, method: str, limit: float, rule: Any, run: MethodRun, exact: MethodRun | None) -> dict:
@@ -333,8 +379,27 @@ def _row(base: dict, method: str, limit: float, rule: Any, run: MethodRun, exact
                 seconds=run.seconds, time_limit=limit, peak_memory_mb=run.peak_memory_mb,
                 memory_growth_mb=run.memory_growth_mb,
                 metrics=json.dumps(run.metrics, sort_keys=True) if run.metrics is not None else None,
-                error=run.message if run.status in ("error", "infeasible") else None,
-                finished_at=time.time())
+                error=run.message if run.status in ("error", "infeasible", NOT_APPLICABLE) else None,
+                finished_at=time.time(), criteria=_criteria(run, exact))
+
+
+def _criteria(run: MethodRun, exact: MethodRun | None) -> str | None:
+    """Each criterion of a lexicographic rule with its own gap to the exact run's value (JSON), in order.
+
+    >>> run = MethodRun("feasible", metrics={"criteria": {"imbalance": 3, "moves": 10}})
+    >>> best = MethodRun("optimal", metrics={"criteria": {"imbalance": 1, "moves": 12}})
+    >>> json.loads(_criteria(run, best))
+    [['imbalance', 3, 1, 0.6666666666666666], ['moves', 10, 12, 0.2]]
+    """
+    mine = (run.metrics or {}).get("criteria")
+    if not mine:
+        return None
+    best = (exact.metrics or {}).get("criteria") if exact is not None and exact.status == "optimal" else None
+    out = []
+    for name, value in mine.items():
+        reference = best.get(name) if best else None
+        out.append([name, value, reference, _gap(value, reference)])
+    return json.dumps(out)
 
 
 def _reference(exact: MethodRun | None) -> tuple[float | None, float | None]:
@@ -412,7 +477,8 @@ def items_frame(spark: Any, items: list[WorkItem]) -> Any:
     from pyspark.sql import types as T
     schema = T.StructType([T.StructField("idx", T.IntegerType(), False)] +
                           [T.StructField(name, T.LongType() if name == "seed" else T.StringType(), False)
-                           for name in ("item_id", "instance_id", "family", "params", "seed", "methods")])
+                           for name in ("item_id", "instance_id", "family", "params", "seed", "methods",
+                                        "score_rules")])
     return spark.createDataFrame([dict(it.to_row(), idx=i) for i, it in enumerate(items)], schema)
 
 
