@@ -47,6 +47,7 @@ class ReplicasParams:
     start_partition_id: int = 0
     added_brokers: int = 0
     added_racks: int = 0
+    rack_sizes: str = ""
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,8 @@ _HELP = {
     "start_partition_id": "replicas: first partition id",
     "added_brokers": "replicas: brokers added after the current assignment was made (writes 'current')",
     "added_racks": "replicas: new racks that the added brokers go to (0: existing racks)",
+    "rack_sizes": "replicas: brokers per rack, comma-separated (e.g. 20,30,40,50,70,90) instead of a random "
+                  "split; must match racks and brokers (minus rackless_brokers)",
     "topics": "consumers: number of topics",
     "skew": "Zipf exponent of partitions per topic / tasks per sub-topology (0: equal)",
     "rackless_partitions": "consumers: share of partitions with no known rack",
@@ -223,6 +226,24 @@ def _check_replicas(p: ReplicasParams) -> None:
           f"{p.racks} racks need at least {p.racks} brokers with a rack, got {racked}")
     _between(p, "replication_factor", 1, p.brokers, f"1 and brokers ({p.brokers})")
     _between(p, "added_racks", 0, p.added_brokers, f"0 and added_brokers ({p.added_brokers})")
+    if p.rack_sizes:
+        sizes = rack_sizes(p)
+        _need(all(n >= 1 for n in sizes), "rack_sizes", f"every rack needs a broker, got {p.rack_sizes!r}")
+        _need(len(sizes) == p.racks, "rack_sizes", f"lists {len(sizes)} racks, --racks is {p.racks}")
+        _need(sum(sizes) == racked, "rack_sizes",
+              f"adds up to {sum(sizes)} brokers, --brokers minus --rackless-brokers is {racked}")
+
+
+def rack_sizes(p: ReplicasParams) -> list[int]:
+    """``p.rack_sizes`` as integers.
+
+    >>> rack_sizes(ReplicasParams(racks=3, brokers=9, rack_sizes="2,3,4"))
+    [2, 3, 4]
+    """
+    try:
+        return [int(x) for x in p.rack_sizes.split(",")]
+    except ValueError:
+        raise InstanceError("--rack-sizes", f"must be comma-separated integers, got {p.rack_sizes!r}") from None
 
 
 def _check_consumers(p: ConsumersParams) -> None:
@@ -332,7 +353,10 @@ def generate_replicas(seed: int, p: ReplicasParams = ReplicasParams()):
     rng = random.Random(seed)
     racks = rack_names(p.racks)
     racked = p.brokers - p.rackless_brokers
-    rack_of = assign_racks(rng, racked, racks, rack_weights(rng, p.racks)) + [None] * p.rackless_brokers
+    if p.rack_sizes:
+        rack_of = [r for r, n in zip(racks, rack_sizes(p)) for _ in range(n)] + [None] * p.rackless_brokers
+    else:
+        rack_of = assign_racks(rng, racked, racks, rack_weights(rng, p.racks)) + [None] * p.rackless_brokers
     rng.shuffle(rack_of)
     brokers = [{"id": i, "rack": rack_of[i]} for i in range(p.brokers)]
     data: dict[str, Any] = {

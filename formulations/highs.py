@@ -17,13 +17,43 @@ rack-grouped KIP-925 LP it turns a 0.2 s solve into minutes).
 from __future__ import annotations
 
 import math
+import os
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Iterator
 
 import highspy
 import numpy as np
 
+from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline  # noqa: F401  (re-exported: the helper models call)
+
 INTEGRALITY_TOL = 1e-6
+
+
+@contextmanager
+def quiet_stdout() -> Iterator[None]:
+    """Send file descriptor 1 to /dev/null for the block: highspy 1.16 prints its banner there from
+    ``Highs()``'s constructor, before ``output_flag`` can be set (also when PuLP makes one), which
+    would corrupt the JSON the command line prints on stdout."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def new_highs() -> highspy.Highs:
+    """A silent ``highspy.Highs`` (see :func:`quiet_stdout`)."""
+    with quiet_stdout():
+        h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    return h
 
 
 @dataclass(frozen=True)
@@ -82,17 +112,25 @@ def build_csc(num_col: int, cols: np.ndarray, rows: np.ndarray, values: np.ndarr
 
 
 def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None,
-             threads: int | None = None, presolve: bool = False) -> HighsResult:
+             threads: int | None = None, presolve: bool = False,
+             deadline: Deadline | None = None) -> HighsResult:
     """Solve ``lp`` (as an ILP when ``integer``) with presolve off; simplex for LPs (a vertex).
 
     ``presolve=True`` exists only to demonstrate the regression (benchmarks).
+    With a ``deadline`` HiGHS gets the smaller of ``time_limit`` and the time left.
     A vertex matters: on a totally unimodular matrix with integer data every
     vertex is integral, and :func:`is_integral` checks that it is. An ``lp``
     with ``integrality`` is solved as a MIP on those columns.
     """
+    mip = _is_mip(lp, integer)
+    if deadline is not None and deadline.expired:  # no time left: do not start a solve at all
+        return HighsResult("time_limit", None, None, None, mip, "deadline passed before the solve",
+                           "on" if presolve else "off")
+    if deadline is not None:
+        time_limit = deadline.limit(time_limit)
     h = _highs(lp, integer, time_limit, threads, presolve)
     h.run()
-    return _result(h, _is_mip(lp, integer))
+    return _result(h, mip)
 
 
 def _is_mip(lp: ArrayLP, integer: bool) -> bool:
@@ -100,8 +138,7 @@ def _is_mip(lp: ArrayLP, integer: bool) -> bool:
 
 
 def _highs(lp: ArrayLP, integer: bool, time_limit: float | None, threads: int | None, presolve: bool):
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     h.setOptionValue("presolve", "on" if presolve else "off")
     if not _is_mip(lp, integer):
         # a vertex for LPs; never for MIPs: with solver=simplex HiGHS drops integrality and solves the relaxation
@@ -132,30 +169,6 @@ def _highs(lp: ArrayLP, integer: bool, time_limit: float | None, threads: int | 
         model.integrality_ = [kinds[int(b)] for b in mask]
     h.passModel(model)
     return h
-
-
-def _banner_to_stderr() -> None:
-    """Make the process's first ``highspy.Highs`` with file descriptor 1 pointed at stderr.
-
-    HiGHS prints its banner to standard output when the first ``Highs`` of a
-    process is made, before any option can silence it. kipopt's standard
-    output is one JSON document, so this module (imported by every model that
-    uses HiGHS, PuLP's included) makes that first object at import time.
-    """
-    import os
-    import sys
-
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        highspy.Highs()
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-_banner_to_stderr()
 
 
 _STATUS = {

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kipopt.costs import cross_rack_partitions, cross_rack_table
 from kipopt.errors import InstanceError
 from kipopt.instance import TasksInstance
 
@@ -152,31 +153,23 @@ def rack_index(instance: TasksInstance, clients: tuple[str, ...]) -> tuple[tuple
 
 def traffic_matrix(instance: TasksInstance, tasks: tuple[str, ...], racks: tuple[str | None, ...],
                    role: str) -> np.ndarray:
-    """``m[t, r]`` = cost partitions of task ``t`` (in ``role``) with racks, none of them ``racks[r]``."""
-    rindex = {r: i for i, r in enumerate(racks) if r is not None}
-    part_racks = instance.partition_racks
-    pindex: dict[str, int] = {}
-    task_of: list[int] = []
-    part_of: list[int] = []
-    for i, task in enumerate(tasks):
-        for p in instance.cost_partitions(task, role):
-            task_of.append(i)
-            part_of.append(pindex.setdefault(p, len(pindex)))
-    named = np.array([i for r, i in rindex.items()], dtype=np.int64)
-    crosses = np.zeros((len(pindex), len(racks)), dtype=np.int64)
-    rows, cols = [], []
-    for p, k in pindex.items():
-        held = part_racks[p]
-        if held:
-            crosses[k, named] = 1
-            for r in held:
-                if r in rindex:
-                    rows.append(k)
-                    cols.append(rindex[r])
-    crosses[rows, cols] = 0
+    """``m[t, r]`` = cost partitions of task ``t`` (in ``role``) with racks, none of them ``racks[r]``.
+
+    Read from :func:`kipopt.costs.cross_rack_table` (linear in the instance);
+    ``None`` (rack-less clients) is a column of zeros.
+    """
+    table = cross_rack_table(instance, role)
+    rows = np.arange(len(tasks)) if tasks == instance.task_ids else \
+        np.array([table.task_index[t] for t in tasks], dtype=np.int64)
     out = np.zeros((len(tasks), len(racks)), dtype=np.int64)
-    if task_of:
-        np.add.at(out, np.array(task_of), crosses[np.array(part_of)])
+    for j, r in enumerate(racks):
+        if r is None:
+            continue
+        column = table.rack_index.get(r)
+        if column is None:
+            out[:, j] = [cross_rack_partitions(instance, t, r, role) for t in tasks]
+        else:
+            out[:, j] = table.counts[rows, column]
     return out
 
 

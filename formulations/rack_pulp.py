@@ -28,7 +28,7 @@ import numpy as np
 from kipopt.errors import InstanceError
 from kipopt.instance import TasksInstance
 
-from .highs import INTEGRALITY_TOL
+from .highs import INTEGRALITY_TOL, quiet_stdout
 from .rack_model import ActiveProblem, ActiveSolution, active_problem, finish
 from .rack_standby_model import StandbyProblem, StandbySolution, standby_problem
 
@@ -139,10 +139,11 @@ def _solve(prob, mip: bool, time_limit: float | None, threads: int | None) -> st
 
     if threads is not None:  # see highs.solve_lp: HiGHS' thread pool is process-wide
         import highspy
-        highspy.Highs().resetGlobalScheduler(True)
+        highspy.Highs.resetGlobalScheduler(True)
     options = {} if mip else {"solver": "simplex"}
     solver = pulp.HiGHS(mip=mip, msg=False, timeLimit=time_limit, threads=threads, **options)
-    prob.solve(solver)
+    with quiet_stdout():  # PuLP's HiGHS prints highspy's banner on stdout
+        prob.solve(solver)
     name = pulp.LpStatus[prob.status]
     if name == "Optimal":
         return "optimal" if prob.sol_status == pulp.LpSolutionOptimal else "feasible"

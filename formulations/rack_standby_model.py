@@ -75,7 +75,7 @@ import numpy as np
 from kipopt.instance import TasksInstance
 from kipopt.solution import TaskRoles
 
-from .highs import ArrayLP, build_csc, is_integral, solve_lp
+from .highs import ArrayLP, Deadline, build_csc, is_integral, solve_lp
 from .rack_model import rack_index, traffic_matrix
 
 
@@ -249,17 +249,23 @@ def build_standby_lp(p: StandbyProblem) -> ArrayLP:
 
 
 def solve_standby(p: StandbyProblem, time_limit: float | None = None,
-                  threads: int | None = None) -> StandbySolution:
-    """The LP, and the ILP only if the LP's ``y`` is fractional (never without tags)."""
+                  threads: int | None = None, deadline: Deadline | None = None) -> StandbySolution:
+    """The LP, and the ILP only if the LP's ``y`` is fractional (never without tags).
+
+    ``deadline`` (default: ``time_limit`` from now) is shared by both solves.
+    """
+    deadline = Deadline.after(time_limit) if deadline is None else deadline
+    if deadline.expired:  # building the arrays alone takes seconds at scale: do not start
+        return StandbySolution(None, "time_limit", None, None, {"model": "standby-arrays", "built": False})
     t0 = time.perf_counter()
     lp = build_standby_lp(p)
     t1 = time.perf_counter()
     # the LP first (presolve off): an integral y at its optimum is optimal for the ILP too
-    res = solve_lp(lp, time_limit=time_limit, threads=threads)
+    res = solve_lp(lp, threads=threads, deadline=deadline)
     integer = False
     if res.x is not None and not is_integral(res.x[:p.num_edges]):
         integer = True
-        res = solve_lp(lp, integer=True, time_limit=time_limit, threads=threads, presolve=True)
+        res = solve_lp(lp, integer=True, threads=threads, presolve=True, deadline=deadline)
     info = {"model": "standby-arrays", "columns": lp.num_col, "rows": lp.num_row, "ilp": integer,
             "tag_rows": len(p.tags.need_task), "build_seconds": round(t1 - t0, 6),
             "solver_seconds": round(time.perf_counter() - t1, 6)}

@@ -34,10 +34,14 @@ Rules (objective and hard constraints, recomputed from an assignment alone):
     see :mod:`kipopt.formulations.rack_standby_model` for why Kafka's port
     always meets it, so the port and the exact model solve one problem).
 
-Methods: ``exact.rack_active`` (PuLP full model when ``T × C <=``
-:data:`PULP_MAX_PAIRS`, else the rack-grouped array LP of
-:mod:`kipopt.formulations.rack_model`; :func:`solve_active` reaches either),
-``exact.balanced_subtopology`` (same choice) and ``exact.rack_standby``.
+Methods: ``exact.rack_active`` (without per-sub-topology bounds the
+transportation problem of :mod:`kipopt.formulations.rack_transport`; with
+them the PuLP full model when ``T × C <=`` :data:`PULP_MAX_PAIRS`, else the
+grouped network of :mod:`kipopt.formulations.rack_balance`; the rack-grouped
+LP of :mod:`kipopt.formulations.rack_model` stays as the cross-check, and
+:func:`solve_active` reaches every model), ``exact.balanced_subtopology``
+(same choice) and ``exact.rack_standby``. Each runs within the deadline of
+its :class:`~kipopt.methods.SolveOptions`.
 Read-back: tasks not optimised keep their instance roles; warm-ups are
 empty. A client that becomes active on a task it held as a standby drops
 that standby (a task is never both on one client).
@@ -68,6 +72,7 @@ from typing import Mapping
 import numpy as np
 
 from kipopt.costs import role_cost
+from kipopt.deadline import Deadline
 from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, Rule, SolveOptions, Violation
 from kipopt.solution import Status, TaskRoles, current_assignment
@@ -78,7 +83,7 @@ from .rack_standby_model import distinct_tag_pairs, solve_standby, standby_probl
 PULP_MAX_PAIRS = 2_000
 """``exact.rack_active`` uses the readable PuLP model up to this many task × client pairs."""
 
-MODELS = ("auto", "pulp", "arrays")
+MODELS = ("auto", "transport", "balance", "pulp", "arrays")
 EXAMPLES = 5
 
 
@@ -190,23 +195,36 @@ def active_bounds(instance: TasksInstance, rule: str) -> str:
 
 
 def choose_model(problem: ActiveProblem, model: str = "auto") -> str:
-    """``"pulp"`` up to :data:`PULP_MAX_PAIRS` task × client pairs, else ``"arrays"``."""
+    """``"transport"`` without per-sub-topology bounds; with them ``"pulp"`` up to
+    :data:`PULP_MAX_PAIRS` task × client pairs, else ``"balance"`` (the grouped network of
+    :mod:`kipopt.formulations.rack_balance`). ``"arrays"`` (the rack-grouped LP) is the cross-check."""
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     if model != "auto":
         return model
-    return "pulp" if problem.num_tasks * problem.num_clients <= PULP_MAX_PAIRS else "arrays"
+    if problem.upper is None:
+        return "transport"
+    return "pulp" if problem.num_tasks * problem.num_clients <= PULP_MAX_PAIRS else "balance"
 
 
 def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str = "auto",
-                 time_limit: float | None = None, threads: int | None = None
-                 ) -> tuple[ActiveProblem, ActiveSolution]:
-    """Solve the active problem of ``rule`` with the chosen model (``auto``, ``pulp`` or ``arrays``)."""
+                 time_limit: float | None = None, threads: int | None = None,
+                 deadline: Deadline | None = None) -> tuple[ActiveProblem, ActiveSolution]:
+    """Solve the active problem of ``rule`` with the chosen model (``auto``, ``transport``, ``pulp``
+    or ``arrays``); ``deadline`` (default: ``time_limit`` from now) bounds model building and solving."""
+    deadline = Deadline.after(time_limit) if deadline is None else deadline
     problem = active_problem(instance, active_bounds(instance, rule))
-    if choose_model(problem, model) == "pulp":
+    chosen = choose_model(problem, model)
+    if chosen == "transport":
+        from .rack_transport import solve_transport
+        return problem, solve_transport(problem, deadline, threads)
+    if chosen == "balance":
+        from .rack_balance import solve_balance_grouped
+        return problem, solve_balance_grouped(problem, deadline, threads)
+    if chosen == "pulp":
         from .rack_pulp import solve_active_pulp
-        return problem, solve_active_pulp(problem, time_limit, threads)
-    return problem, solve_rack_grouped(problem, time_limit, threads)
+        return problem, solve_active_pulp(problem, deadline.limit(), threads)
+    return problem, solve_rack_grouped(problem, deadline.limit(), threads)
 
 
 def placement_assignment(instance: TasksInstance, problem: ActiveProblem,
@@ -227,15 +245,24 @@ _STATUS = {"optimal": Status.OPTIMAL, "feasible": Status.FEASIBLE, "infeasible":
 
 
 def _active_result(instance: TasksInstance, rule: str, options: SolveOptions, model: str = "auto") -> MethodResult:
-    problem, sol = solve_active(instance, rule, model, options.time_limit, options.threads)
-    if sol.placement is None:
+    deadline = options.deadline()
+    problem, sol = solve_active(instance, rule, model, threads=options.threads, deadline=deadline)
+    if sol.placement is None and sol.status == "time_limit":
         start = current_assignment(instance)
-        broken = RULE_VIOLATIONS[rule](instance, start)
-        if sol.status in ("time_limit", "feasible") and not broken:
-            return MethodResult(start, Status.FEASIBLE, active_objective(instance, start), sol.bound,
+        if not RULE_VIOLATIONS[rule](instance, start):
+            return MethodResult(start, Status.FEASIBLE, active_objective(instance, start), max(sol.bound or 0, 0),
                                 message="time limit: HiGHS found no solution, returning the starting assignment",
                                 info=sol.info)
-        return MethodResult(start, Status.ERROR, message=f"HiGHS ended with status {sol.status}", info=sol.info)
+        # the start breaks the caps: finish the first solve past the limit rather than answer nothing
+        problem, sol = solve_active(instance, rule, model, threads=options.threads)
+        if sol.placement is not None:
+            sol = ActiveSolution(sol.placement, "feasible", sol.objective, sol.bound, sol.info)
+            message = "time limit: the starting assignment breaks the rule, so the first solve ran past the limit"
+            return MethodResult(placement_assignment(instance, problem, sol.placement), Status.FEASIBLE,
+                                float(sol.objective), sol.bound, message=message, info=sol.info)
+    if sol.placement is None:
+        return MethodResult(current_assignment(instance), Status.ERROR,
+                            message=f"HiGHS ended with status {sol.status}", info=sol.info)
     assignment = placement_assignment(instance, problem, sol.placement)
     return MethodResult(assignment, _STATUS.get(sol.status, Status.FEASIBLE), float(sol.objective),
                         sol.bound, info=sol.info)
@@ -253,12 +280,13 @@ def run_balanced_subtopology(instance: TasksInstance, options: SolveOptions) -> 
 
 def run_rack_standby(instance: TasksInstance, options: SolveOptions) -> MethodResult:
     """``exact.rack_standby``: standbys at minimum KIP-925 standby cost, no task losing tag distinctness."""
+    deadline = options.deadline()
     problem = standby_problem(instance)
-    sol = solve_standby(problem, options.time_limit, options.threads)
+    sol = solve_standby(problem, threads=options.threads, deadline=deadline)
     start = current_assignment(instance)
     if sol.chosen is None:
         if sol.status == "time_limit":  # the starting assignment always meets the rule
-            return MethodResult(start, Status.FEASIBLE, standby_objective(instance, start), sol.bound,
+            return MethodResult(start, Status.FEASIBLE, standby_objective(instance, start), max(sol.bound or 0, 0),
                                 message="time limit: HiGHS found no solution, returning the starting assignment",
                                 info=sol.info)
         # the starting assignment is feasible, so any other status is a solver failure

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from . import _read as r
+from .deadline import MIN_SOLVER_SECONDS
 from .errors import InstanceError, MethodError, NotApplicableError
 from .evaluation import Evaluation, evaluate as _evaluate
 from .instance import Instance, TasksInstance, load_instance, read_priorities
 from .methods import MethodResult, SolveOptions, Violation, get_method, get_rule
 from .solution import Assignment, Solution, Status, json_number, parse_solution, relative_gap
 
-__all__ = ["load_instance", "load_assignment", "evaluate", "solve", "check", "CheckResult"]
+__all__ = ["load_instance", "load_assignment", "evaluate", "solve", "check", "exact_optimum", "CheckResult"]
 
 
 def load_assignment(instance: Instance, source: str | Mapping) -> Assignment:
@@ -49,8 +50,13 @@ def with_priorities(instance: Instance, priorities: Sequence[str] | str | None) 
     return dataclasses.replace(instance, config=dataclasses.replace(instance.config, joint_priorities=names))
 
 
+METHOD_SHARE = 0.9
+"""Share of ``time_limit`` a method may use; the rest is left for evaluating and printing its answer."""
+
+
 def solve(instance: Instance, method: str, time_limit: float | None = None, threads: int | None = None,
-          seed: int | None = None, priorities: Sequence[str] | str | None = None) -> Solution:
+          seed: int | None = None, priorities: Sequence[str] | str | None = None,
+          started: float | None = None) -> Solution:
     """Run ``method`` on ``instance``; the result is evaluated and carries its rule's objective.
 
     A method that also returns a ``target`` (``kafka.cooperative_sticky``: Kafka's
@@ -67,6 +73,10 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     differs from the recomputed one, is reported as ``status: error`` with the
     reason, never as a solution. A method that does not apply to the instance
     (its ``requires`` gives a reason) raises :class:`NotApplicableError`.
+
+    ``time_limit`` bounds the whole run from ``started`` (a ``time.perf_counter()``
+    instant, default now: the command line passes the instant before it read
+    the instance); the method gets :data:`METHOD_SHARE` of it.
     """
     instance = with_priorities(instance, priorities)
     m = get_method(method, instance.family)
@@ -74,8 +84,11 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     if reason is not None:
         raise NotApplicableError(m.name, reason)
     rule = get_rule(m.rule, instance.family)
-    options = SolveOptions(time_limit, threads, seed)
     start = time.perf_counter()
+    deadline_at = None if time_limit is None else (start if started is None else started) + METHOD_SHARE * time_limit
+    # methods that count a relative limit get what is left of the run's budget, not the whole limit again
+    budget = None if deadline_at is None else max(MIN_SOLVER_SECONDS, deadline_at - start)
+    options = SolveOptions(budget, threads, seed, deadline_at)
     result: MethodResult = m.run(instance, options)
     seconds = time.perf_counter() - start
     solution = Solution(instance.family, m.name, result.assignment, result.status, bound=result.bound,
@@ -167,16 +180,32 @@ class CheckResult:
         }
 
 
-def check(instance: Instance, assignment: Assignment, rule: str | None = None, tolerance: float = 0.0,
-          time_limit: float | None = None, priorities: Sequence[str] | str | None = None) -> CheckResult:
-    """Evaluate ``assignment`` and compare it with the exact optimum of ``rule``."""
-    instance = with_priorities(instance, priorities)
-    if not (tolerance >= 0 and math.isfinite(tolerance)):
-        raise InstanceError("--tolerance", f"must be a finite number >= 0, got {tolerance}")
+def exact_optimum(instance: Instance, rule: str | None = None, time_limit: float | None = None) -> Solution:
+    """The exact model of ``rule`` solved on ``instance`` (what :func:`check` compares with)."""
     found = get_rule(rule, instance.family)
     exact = solve(instance, found.exact_method, time_limit=time_limit)
     if exact.status is Status.ERROR:
         raise MethodError(f"the exact model for {found.name} failed: {exact.message}")
+    return exact
+
+
+def check(instance: Instance, assignment: Assignment, rule: str | None = None, tolerance: float = 0.0,
+          time_limit: float | None = None, exact: Solution | None = None,
+          priorities: Sequence[str] | str | None = None) -> CheckResult:
+    """Evaluate ``assignment`` and compare it with the exact optimum of ``rule``.
+
+    ``exact`` is that optimum when the caller already has it (from :func:`exact_optimum`
+    on the same instance and rule): a batch checks many assignments against one solve.
+    ``priorities`` reorders the ``joint`` rule's stages (:func:`with_priorities`).
+    """
+    instance = with_priorities(instance, priorities)
+    if not (tolerance >= 0 and math.isfinite(tolerance)):
+        raise InstanceError("--tolerance", f"must be a finite number >= 0, got {tolerance}")
+    found = get_rule(rule, instance.family)
+    if exact is None:
+        exact = exact_optimum(instance, found.name, time_limit)
+    elif exact.method != found.exact_method:
+        raise ValueError(f"exact solution of {exact.method} given, rule {found.name} needs {found.exact_method}")
     objective = found.objective(instance, assignment)
     optimum = exact.objective
     bound = exact.bound if exact.bound is not None else optimum

@@ -8,11 +8,12 @@ error (one line; ``KIPOPT_DEBUG=1`` shows the traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-import traceback
-from typing import Any, Sequence
+import time
+from typing import Any, Iterator, Sequence
 
 from .errors import KipoptError
 
@@ -49,6 +50,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    if _batch_mode(args):
+        return _run_batch(args, "evaluate")
     from .api import evaluate, load_assignment
     from .instance import load_instance
     instance = load_instance(args.instance)
@@ -61,9 +64,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .api import solve
     from .instance import load_instance
     from .solution import Status
+    started = time.perf_counter()  # --time-limit counts from here: reading the instance is part of the run
     instance = load_instance(args.instance)
     solution = solve(instance, args.method, time_limit=args.time_limit, threads=args.threads, seed=args.seed,
-                     priorities=args.priorities)
+                     priorities=args.priorities, started=started)
     _print_json(solution.to_dict())
     if solution.status in (Status.INFEASIBLE, Status.ERROR):
         print(f"kipopt: {solution.method}: {solution.status.value}: {solution.message}", file=sys.stderr)
@@ -72,6 +76,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if _batch_mode(args):
+        return _run_batch(args, "check", rule=args.rule, tolerance=args.tolerance, time_limit=args.time_limit)
     from .api import check, load_assignment
     from .instance import load_instance
     instance = load_instance(args.instance)
@@ -84,11 +90,39 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def _batch_mode(args: argparse.Namespace) -> bool:
+    """``--batch`` excludes the positional INSTANCE and SOLUTION; without it both are required."""
+    if args.batch is not None:
+        if args.instance is not None:
+            raise KipoptError(f"kipopt {args.command}: with --batch, instances and solutions come from the "
+                              f"lines of {args.batch}; unexpected argument {args.instance!r}")
+        return True
+    if args.instance is None or args.solution is None:
+        raise KipoptError(f"kipopt {args.command}: the following arguments are required: instance, solution "
+                          f"(or --batch [FILE|-])")
+    return False
+
+
+def _run_batch(args: argparse.Namespace, mode: str, **defaults: Any) -> int:
+    from .batch import Oracle
+    oracle = Oracle(mode, **defaults)
+    if args.batch == "-":
+        worst = oracle.run(sys.stdin.buffer, sys.stdout)
+    else:
+        try:
+            handle = open(args.batch, "rb")
+        except OSError as exc:
+            raise KipoptError(f"--batch: cannot read {args.batch}: {exc.strerror or exc}") from None
+        with handle:
+            worst = oracle.run(handle, sys.stdout)
+    print(oracle.stats.summary(mode), file=sys.stderr)
+    return int(worst)
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     from .datasets import generate
     from .instance import to_dict
-    params = {k: v for k, v in vars(args).items() if k.startswith("p_") and v is not None}
-    instance = generate(args.family, args.seed, **{k[2:]: v for k, v in params.items()})
+    instance = generate(args.family, args.seed, **_generator_args(args))
     text = json.dumps(to_dict(instance), separators=(",", ":"))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as handle:
@@ -97,6 +131,54 @@ def cmd_generate(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text + "\n")
     return 0
+
+
+def cmd_vectors(args: argparse.Namespace) -> int:
+    from . import vectors
+    if args.list:
+        listing = vectors.listing(args.family, args.method)
+        _note_skipped([vectors.Skipped(v["name"], v["method"], f"{v['method']} is not registered in this kipopt")
+                       for v in listing["vectors"] if not v["available"]])
+        _print_json(listing)
+        return 0
+    if args.out is None:
+        raise KipoptError("kipopt vectors: --out DIR is required (or --list)")
+    params = _generator_args(args)
+    if args.curated:
+        if params or args.seed is not None or args.count is not None:
+            raise KipoptError("kipopt vectors: --curated takes no --seed, --count or generator parameters")
+        found, skipped = vectors.curated_vectors(args.family, args.method)
+        manifest = vectors.write_vectors(args.out, found, skipped, "curated", family=args.family, method=args.method)
+        _note_skipped(skipped)
+    else:
+        missing = [flag for flag, value in (("FAMILY", args.family), ("--method", args.method), ("--seed", args.seed))
+                   if value is None]
+        if missing:
+            raise KipoptError(f"kipopt vectors: {', '.join(missing)} required (or --curated, --list)")
+        count = 10 if args.count is None else args.count
+        found = vectors.generated_vectors(args.family, args.method, count, args.seed, params)
+        manifest = vectors.write_vectors(args.out, found, [], "generated", family=args.family, method=args.method,
+                                         count=count, seed=args.seed, params=params)
+    print(f"kipopt vectors: wrote {len(manifest['vectors'])} vectors and {vectors.MANIFEST} to {args.out}",
+          file=sys.stderr)
+    _print_json(manifest)
+    return 0
+
+
+def _note_skipped(skipped: list) -> None:
+    unregistered: dict[str, int] = {}
+    for s in skipped:
+        if s.reason.endswith("is not registered in this kipopt"):
+            unregistered[s.method] = unregistered.get(s.method, 0) + 1
+        else:
+            print(f"kipopt vectors: warning: {s.name}: {s.reason}", file=sys.stderr)
+    for method, n in sorted(unregistered.items()):
+        print(f"kipopt vectors: note: {method} is not registered in this kipopt: its {n} curated "
+              f"vector{'s' if n > 1 else ''} skipped", file=sys.stderr)
+
+
+def _generator_args(args: argparse.Namespace) -> dict[str, Any]:
+    return {k[2:]: v for k, v in vars(args).items() if k.startswith("p_") and v is not None}
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -138,8 +220,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; given the ``command`` about to run, commands that do not need them skip the
+    generator parameters (importing the generators costs ``validate`` and ``check`` start-up time)."""
     from .instance import FAMILIES
+    from .schemas import DOCUMENTS
     parser = _Parser(prog="kipopt", description="Exact LP/ILP models of Kafka's assignment rules, "
                                                 "cross-checked against ports of Kafka's algorithms.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -149,8 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("evaluate", help="metrics and broken rules of an assignment")
-    p.add_argument("instance")
-    p.add_argument("solution", help="solution JSON path, or - for stdin")
+    p.add_argument("instance", nargs="?")
+    p.add_argument("solution", nargs="?", help="solution JSON path, or - for stdin")
+    _add_batch(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("solve", help="run a method (kafka.* port or exact.* model)")
@@ -163,23 +249,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("check", help="the oracle: an assignment against the exact optimum of a rule")
-    p.add_argument("instance")
-    p.add_argument("solution")
-    p.add_argument("--rule", default=None)
+    p.add_argument("instance", nargs="?")
+    p.add_argument("solution", nargs="?")
+    p.add_argument("--rule", default=None, help="with --batch: the rule of lines that name none")
     p.add_argument("--tolerance", type=_nonnegative_float, default=0.0, help="allowed relative gap")
     p.add_argument("--time-limit", type=_positive_float, default=None)
     _add_priorities(p)
+    _add_batch(p)
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("generate", help="write one seeded, generated instance")
     p.add_argument("family", choices=FAMILIES)
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--out", default=None, help="file to write (default stdout)")
-    _add_generator_params(p)
+    _add_generator_params(p, command)
     p.set_defaults(func=cmd_generate)
 
-    p = sub.add_parser("schema", help="print the JSON Schema of a family")
-    p.add_argument("family", choices=FAMILIES)
+    p = sub.add_parser("vectors", help="conformance vectors: instances with a kafka.* port's answer")
+    p.add_argument("family", nargs="?", choices=FAMILIES, help="family (with --list/--curated: a filter)")
+    p.add_argument("--method", default=None, help="a kafka.* port (with --list/--curated: a filter)")
+    p.add_argument("--count", type=_positive_int, default=None, help="number of vectors (default 10)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the first instance (then seed+1, ...)")
+    p.add_argument("--out", default=None, help="folder for the vector files and manifest.json")
+    p.add_argument("--curated", action="store_true", help="write the curated set shipped in the package")
+    p.add_argument("--list", action="store_true", help="list the curated set (JSON)")
+    _add_generator_params(p, command)
+    p.set_defaults(func=cmd_vectors)
+
+    p = sub.add_parser("schema", help="print the JSON Schema of a family or of a document kipopt prints")
+    p.add_argument("family", choices=FAMILIES + DOCUMENTS, metavar="FAMILY|DOCUMENT",
+                   help=f"one of {', '.join(FAMILIES + DOCUMENTS)}")
     p.set_defaults(func=cmd_schema)
 
     _add_bench(sub)
@@ -192,7 +291,15 @@ def _add_priorities(p: argparse.ArgumentParser) -> None:
                         "overrides the instance's config.joint_priorities")
 
 
-def _add_generator_params(p: argparse.ArgumentParser) -> None:
+def _add_batch(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--batch", nargs="?", const="-", default=None, metavar="FILE",
+                   help="JSON lines {id, instance | instance_path, solution, ...} from FILE or - (stdin, the "
+                        "default): one verdict line each, in order, streamed")
+
+
+def _add_generator_params(p: argparse.ArgumentParser, command: str | None) -> None:
+    if command not in (None, p.prog.split()[-1]):
+        return
     from .datasets import generator_params
     for name, (kind, help_text) in generator_params().items():
         p.add_argument(f"--{name.replace('_', '-')}", dest=f"p_{name}", type=kind, default=None,
@@ -218,9 +325,47 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+@contextlib.contextmanager
+def _json_only_stdout() -> Iterator[None]:
+    """Keep the process's stdout for kipopt's JSON: native code writing to file descriptor 1
+    (HiGHS prints a banner the first time it is used) goes to stderr instead.
+
+    Applies only to a real process stdout (not to a test's captured ``sys.stdout``), and is undone on exit.
+    """
+    real = sys.__stdout__
     try:
-        args = build_parser().parse_args(argv)
+        usable = sys.stdout is real and real is not None and real.fileno() == 1
+    except (OSError, ValueError, AttributeError):
+        usable = False
+    if not usable:
+        yield
+        return
+    real.flush()
+    saved = os.dup(1)
+    out = open(saved, "w", encoding=real.encoding, errors=real.errors, closefd=False)
+    os.dup2(2, 1)
+    sys.stdout = out
+    try:
+        yield
+    finally:
+        try:
+            out.flush()
+        finally:
+            sys.stdout = real
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    with _json_only_stdout():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    try:
+        argv = sys.argv[1:] if argv is None else list(argv)
+        command = next((a for a in argv if not a.startswith("-")), None)
+        args = build_parser(command).parse_args(argv)
         return args.func(args)
     except KipoptError as exc:
         print(f"kipopt: error: {_one_line(str(exc))}", file=sys.stderr)
@@ -232,6 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
         if os.environ.get("KIPOPT_DEBUG"):
+            import traceback
             traceback.print_exc()
         print(f"kipopt: internal error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
         return 3

@@ -13,10 +13,66 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+import numpy as np
+
 from .instance import TasksInstance
 from .solution import TaskRoles
 
 ROLES = ("active", "standby")
+
+
+@dataclass(frozen=True)
+class CrossRackTable:
+    """``counts[t, r]``: cost partitions of task ``t`` (``TaskId`` order) in one role that have
+    racks but none equal to ``racks[r]`` (the clients' named racks, sorted)."""
+
+    racks: tuple[str, ...]
+    rack_index: dict[str, int]
+    task_index: dict[str, int]
+    counts: np.ndarray
+
+
+def cross_rack_table(instance: TasksInstance, role: str) -> CrossRackTable:
+    """The :class:`CrossRackTable` of ``instance`` in ``role``, built once per instance in linear time.
+
+    Partitions are grouped by their rack set (few distinct ones), so the work
+    per cost partition is one string split and one lookup.
+    """
+    key = f"_cross_rack_{role}"
+    cached = instance.__dict__.get(key)
+    if cached is None:
+        cached = _build_table(instance, role)
+        instance.__dict__[key] = cached  # a frozen dataclass: cache beside its fields, like cached_property
+    return cached
+
+
+def _build_table(instance: TasksInstance, role: str) -> CrossRackTable:
+    racks = tuple(sorted({c.rack for c in instance.clients.values() if c.rack is not None}))
+    rack_index = {r: i for i, r in enumerate(racks)}
+    patterns: dict[tuple[str, ...], int] = {}
+    offset: dict[str, int] = {}
+    pattern_of: list[int] = []
+    for name, topic in instance.topics.items():
+        offset[name] = len(pattern_of)
+        pattern_of.extend(patterns.setdefault(rs, len(patterns)) for rs in topic.racks)
+    cross = np.zeros((len(patterns), len(racks)), dtype=np.int64)
+    for rs, k in patterns.items():
+        if rs:
+            cross[k] = 1
+            cross[k, [rack_index[r] for r in rs if r in rack_index]] = 0
+    task_ids = instance.task_ids
+    rows: list[int] = []
+    parts: list[int] = []
+    for i, task in enumerate(task_ids):
+        for p in instance.cost_partitions(task, role):
+            topic, _, number = p.rpartition("-")
+            rows.append(i)
+            parts.append(offset[topic] + int(number))
+    counts = np.zeros((len(task_ids), len(racks)), dtype=np.int64)
+    if rows:
+        per_part = cross[np.asarray(pattern_of, dtype=np.int64)[np.asarray(parts, dtype=np.int64)]]
+        np.add.at(counts, np.asarray(rows, dtype=np.int64), per_part)
+    return CrossRackTable(racks, rack_index, {t: i for i, t in enumerate(task_ids)}, counts)
 
 
 def cross_rack_partitions(instance: TasksInstance, task: str, rack: str | None, role: str) -> int:
@@ -34,8 +90,12 @@ def cross_rack_partitions(instance: TasksInstance, task: str, rack: str | None, 
     """
     if rack is None:
         return 0
-    racks = instance.partition_racks
-    return sum(1 for p in instance.cost_partitions(task, role) if racks[p] and rack not in racks[p])
+    table = cross_rack_table(instance, role)
+    column = table.rack_index.get(rack)
+    if column is None:  # a rack no client has: every partition with racks crosses
+        racks = instance.partition_racks
+        return sum(1 for p in instance.cost_partitions(task, role) if racks[p])
+    return int(table.counts[table.task_index[task], column])
 
 
 @dataclass(frozen=True)
@@ -59,11 +119,17 @@ def role_cost(instance: TasksInstance, assignment: Mapping[str, TaskRoles], role
     """
     traffic_cost = instance.config.traffic_cost if traffic_cost is None else traffic_cost
     non_overlap_cost = instance.config.non_overlap_cost if non_overlap_cost is None else non_overlap_cost
-    traffic = moved = 0
+    table = cross_rack_table(instance, role)
+    rows: list[int] = []
+    cols: list[int] = []
+    moved = 0
     for cid, roles in assignment.items():
         client = instance.clients[cid]
+        tasks = getattr(roles, role)
         before = set(getattr(client, role))
-        for task in getattr(roles, role):
-            traffic += cross_rack_partitions(instance, task, client.rack, role)
-            moved += task not in before
+        moved += sum(1 for t in tasks if t not in before)
+        if client.rack is not None and tasks:
+            rows.extend(table.task_index[t] for t in tasks)
+            cols.extend([table.rack_index[client.rack]] * len(tasks))
+    traffic = int(table.counts[rows, cols].sum()) if rows else 0
     return Cost(traffic * traffic_cost, moved * non_overlap_cost)

@@ -29,6 +29,10 @@ STRATEGIES = ("none", "min_traffic", "balance_subtopology")
 COST_PARTITIONS = ("kafka", "all")
 JOINT_STAGES = ("caught_up", "standbys", "tags", "balance", "traffic", "non_overlap")
 """The criteria of the ``joint`` rule, in their default priority order (``config.joint_priorities``)."""
+MAX_REPLICAS = 10_000_000
+"""Most replicas (``partitions × replication_factor``) a replicas instance may ask for: its answer is
+held in memory as one list per partition (about 150 bytes a replica with the JSON printed), so this
+keeps a run within a few GB; 3.5 times Cruise Control's largest reported cluster (~2.8M replicas)."""
 
 
 # --------------------------------------------------------------------------- ids
@@ -69,6 +73,12 @@ def parse_task_id(text: str, path: str = "task") -> tuple[int, int]:
     return int(head), int(tail)
 
 
+def _task_key(text: str) -> tuple[int, int]:
+    """:func:`parse_task_id` for ids already validated (no checks: sorting 100,000 ids stays cheap)."""
+    head, _, tail = text.partition("_")
+    return int(head), int(tail)
+
+
 def _canonical_nonnegative(text: str) -> bool:
     return text.isascii() and text.isdigit() and str(int(text)) == text and int(text) <= r.JAVA_INT_MAX
 
@@ -89,6 +99,7 @@ class Topic:
 
 def _read_topics(value: Any, path: str) -> dict[str, Topic]:
     topics: dict[str, Topic] = {}
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}  # one tuple per distinct rack set: memory
     for name, spec in r.mapping(value, path).items():
         tpath = f"{path}.{name}"
         if name == "":
@@ -97,8 +108,12 @@ def _read_topics(value: Any, path: str) -> dict[str, Topic]:
         entries = r.array(spec["racks"], f"{tpath}.racks")
         if not entries:
             raise InstanceError(f"{tpath}.racks", "a topic needs at least one partition")
-        racks = tuple(r.unique_strings(e, f"{tpath}.racks[{p}]") for p, e in enumerate(entries))
-        topics[name] = Topic(racks)
+        racks = []
+        for p, e in enumerate(entries):
+            fast = r.distinct_strings(e)
+            racks.append(shared.setdefault(fast, fast) if fast is not None
+                         else r.unique_strings(e, f"{tpath}.racks[{p}]"))
+        topics[name] = Topic(tuple(racks))
     return topics
 
 
@@ -106,7 +121,19 @@ def _topics_to_dict(topics: Mapping[str, Topic]) -> dict:
     return {name: {"racks": [list(p) for p in t.racks]} for name, t in topics.items()}
 
 
+def _valid_partition(topics: Mapping[str, Topic], text: Any) -> bool:
+    """The fast path of :func:`_check_partition`: true for a valid partition string, no message."""
+    if type(text) is not str:
+        return False
+    head, _, tail = text.rpartition("-")
+    known = topics.get(head)
+    return (known is not None and tail.isascii() and tail.isdigit() and (tail[0] != "0" or tail == "0")
+            and int(tail) < len(known.racks))
+
+
 def _check_partition(topics: Mapping[str, Topic], text: Any, path: str) -> str:
+    if _valid_partition(topics, text):
+        return text
     topic, number = parse_partition(text, path)
     known = topics.get(topic)
     if known is None:
@@ -172,6 +199,10 @@ def _read_replicas(d: dict) -> ReplicasInstance:
         raise InstanceError("brokers", "at least one broker is needed")
     partitions = r.integer(d["partitions"], "partitions", 1, r.JAVA_INT_MAX)
     rf = r.integer(d["replication_factor"], "replication_factor", 1, r.JAVA_INT_MAX)
+    if partitions * rf > MAX_REPLICAS:
+        raise InstanceError("partitions", f"{partitions:,} partitions x replication_factor {rf} = "
+                                          f"{partitions * rf:,} replicas; kipopt places at most {MAX_REPLICAS:,} "
+                                          "(the answer would not fit in memory)")
     start_index = r.integer(d.get("start_index", 0), "start_index", 0, r.JAVA_INT_MAX)
     start_pid = r.integer(d.get("start_partition_id", 0), "start_partition_id", 0, r.JAVA_INT_MAX)
     current = None
@@ -350,7 +381,7 @@ class TasksInstance:
     @cached_property
     def task_ids(self) -> tuple[str, ...]:
         """Task ids in Kafka's ``TaskId`` order: (subtopology, partition)."""
-        return tuple(sorted(self.tasks, key=parse_task_id))
+        return tuple(sorted(self.tasks, key=_task_key))
 
     @cached_property
     def client_ids(self) -> tuple[str, ...]:
@@ -359,7 +390,7 @@ class TasksInstance:
 
     @cached_property
     def subtopologies(self) -> tuple[int, ...]:
-        return tuple(sorted({parse_task_id(t)[0] for t in self.tasks}))
+        return tuple(sorted({int(t.partition("_")[0]) for t in self.tasks}))
 
     @cached_property
     def partition_racks(self) -> dict[str, frozenset[str]]:
@@ -404,7 +435,8 @@ def _read_task(tid: str, spec: Any, topics: Mapping[str, Topic]) -> Task:
     changelogs = r.unique_strings(spec.get("changelogs", []), f"{path}.changelogs")
     for key, parts in (("inputs", inputs), ("changelogs", changelogs)):
         for j, p in enumerate(parts):
-            _check_partition(topics, p, f"{path}.{key}[{j}]")
+            if not _valid_partition(topics, p):
+                _check_partition(topics, p, f"{path}.{key}[{j}]")
     stateful = r.boolean(spec.get("stateful", bool(changelogs)), f"{path}.stateful")
     if stateful and not changelogs:
         raise InstanceError(f"{path}.changelogs", "a stateful task needs at least one changelog partition")
@@ -423,21 +455,23 @@ def _read_client(cid: str, spec: Any, tasks: Mapping[str, Task]) -> Client:
     roles = {}
     for role in ("active", "standby"):
         roles[role] = r.unique_strings(spec.get(role, []), f"{path}.{role}")
-        for j, t in enumerate(roles[role]):
-            if t not in tasks:
-                raise InstanceError(f"{path}.{role}[{j}]", f"task {t!r} is not in tasks")
+        if not tasks.keys() >= set(roles[role]):
+            j = next(j for j, t in enumerate(roles[role]) if t not in tasks)
+            raise InstanceError(f"{path}.{role}[{j}]", f"task {roles[role][j]!r} is not in tasks")
+    active = set(roles["active"])
     for j, t in enumerate(roles["standby"]):
-        if t in roles["active"]:
+        if t in active:
             raise InstanceError(f"{path}.standby[{j}]", f"task {t!r} is also active on this client")
         if not tasks[t].stateful:
             raise InstanceError(f"{path}.standby[{j}]", f"task {t!r} is stateless and cannot have a standby")
     lags = {}
     for t, lag in r.mapping(spec.get("lags", {}), f"{path}.lags").items():
-        if t not in tasks:
+        known = tasks.get(t)
+        if known is None:
             raise InstanceError(f"{path}.lags.{t}", f"task {t!r} is not in tasks")
-        if not tasks[t].stateful:
+        if not known.stateful:
             raise InstanceError(f"{path}.lags.{t}", f"task {t!r} is stateless and has no lag")
-        lags[t] = r.integer(lag, f"{path}.lags.{t}", 0)
+        lags[t] = lag if type(lag) is int and 0 <= lag <= r.JAVA_LONG_MAX else r.integer(lag, f"{path}.lags.{t}", 0)
     return Client(cid, r.rack(spec.get("rack"), f"{path}.rack"), tags,
                   r.integer(spec.get("capacity", 1), f"{path}.capacity", 1, r.JAVA_INT_MAX),
                   roles["active"], roles["standby"], lags)

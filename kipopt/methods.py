@@ -18,6 +18,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from .deadline import Deadline
 from .errors import InstanceError
 from .solution import Assignment, Status
 
@@ -45,11 +46,24 @@ _PROVIDERS = (
 
 @dataclass(frozen=True)
 class SolveOptions:
-    """What the command line passes to every method."""
+    """What the command line passes to every method.
+
+    ``deadline_at`` (a ``time.perf_counter()`` instant) is when the method must
+    be done, set by the caller that started the clock (the command line starts
+    it before reading the instance); without it the method's own start plus
+    ``time_limit``.
+    """
 
     time_limit: float | None = None
     threads: int | None = None
     seed: int | None = None
+    deadline_at: float | None = None
+
+    def deadline(self) -> Deadline:
+        """The method's :class:`~kipopt.deadline.Deadline`: call once, where the method starts."""
+        if self.deadline_at is not None:
+            return Deadline(self.deadline_at)
+        return Deadline.after(self.time_limit)
 
 
 @dataclass

@@ -22,6 +22,8 @@ from kipopt.errors import InstanceError
 from kipopt.formulations import rack_tasks
 from kipopt.formulations.rack_model import active_problem, fair_bounds, kafka_cap, solve_rack_grouped
 from kipopt.formulations.rack_pulp import solve_active_pulp
+from kipopt.formulations.rack_balance import solve_balance_grouped
+from kipopt.formulations.rack_transport import solve_transport
 from kipopt.instance import from_dict
 from kipopt.methods import SolveOptions, methods, rules
 from kipopt.solution import Status, TaskRoles
@@ -140,6 +142,16 @@ def test_rack_grouped_equals_full_model(instance):
         grouped, full = solve_rack_grouped(p), solve_active_pulp(p)
         assert grouped.status == full.status == "optimal"
         assert grouped.objective == full.objective == p.cost(grouped.placement)
+        if bounds != "none":
+            balance = solve_balance_grouped(p)
+            assert balance.status == "optimal" and balance.objective == grouped.objective
+            assert balance.objective == p.cost(balance.placement)
+            assert np.array_equal(np.bincount(balance.placement, minlength=p.num_clients), p.orig)
+        if bounds == "none":
+            transport = solve_transport(p)
+            assert transport.status == "optimal" and transport.objective == grouped.objective
+            assert transport.objective == p.cost(transport.placement)
+            assert np.array_equal(np.bincount(transport.placement, minlength=p.num_clients), p.orig)
         assert not grouped.info["ilp_fallback"], "a vertex of a network LP must be integral"
         assert np.array_equal(np.bincount(grouped.placement, minlength=p.num_clients), p.orig)
 
@@ -196,13 +208,17 @@ def test_generated_instances(seed):
 
 
 def test_model_choice_by_size():
-    """auto picks PuLP up to PULP_MAX_PAIRS task × client pairs and the arrays model above."""
-    small = active_problem(random_instance(3, tasks=10, clients=4))
-    big = active_problem(random_instance(3, tasks=rack_tasks.PULP_MAX_PAIRS // 10 + 1, clients=10))
-    assert rack_tasks.choose_model(small) == "pulp" and rack_tasks.choose_model(big) == "arrays"
+    """auto picks the transportation model without bounds; with bounds PuLP up to PULP_MAX_PAIRS
+    task × client pairs and the arrays model above."""
+    small = active_problem(random_instance(3, tasks=10, clients=4), "kafka")
+    big = active_problem(random_instance(3, tasks=rack_tasks.PULP_MAX_PAIRS // 10 + 1, clients=10), "kafka")
+    assert rack_tasks.choose_model(small) == "pulp" and rack_tasks.choose_model(big) == "balance"
     assert rack_tasks.choose_model(small, "arrays") == "arrays"
+    assert rack_tasks.choose_model(active_problem(random_instance(3, tasks=10, clients=4))) == "transport"
     s = solve(random_instance(3, tasks=300, clients=10), "exact.rack_active")
-    assert s.metrics["model"] == "rack-grouped" and s.status is Status.OPTIMAL
+    assert s.metrics["model"] == "transport" and s.status is Status.OPTIMAL
+    s = solve(random_instance(3, tasks=300, clients=10, strategy="balance_subtopology"), "exact.rack_active")
+    assert s.metrics["model"] == "balance-grouped" and s.status is Status.OPTIMAL
 
 
 def test_new_active_drops_its_standby():
@@ -242,8 +258,11 @@ def test_options_reach_highs():
     for threads in (1, 2, None, 1):
         r = rack_tasks.run_rack_active(instance, SolveOptions(time_limit=30.0, threads=threads))
         assert r.status is Status.OPTIMAL and r.objective == r.bound and r.info["presolve"] == "off"
-        small = rack_tasks.run_rack_active(random_instance(5, tasks=20, clients=4), SolveOptions(threads=threads))
-        assert small.status is Status.OPTIMAL and small.info["model"] == "pulp-full"
+        small = random_instance(5, tasks=20, clients=4, strategy="balance_subtopology")
+        r = rack_tasks.run_rack_active(small, SolveOptions(threads=threads))
+        assert r.status is Status.OPTIMAL and r.info["model"] == "pulp-full"
+        r = rack_tasks.run_rack_active(random_instance(5, tasks=20, clients=4), SolveOptions(threads=threads))
+        assert r.status is Status.OPTIMAL and r.info["model"] == "transport"
 
 
 def test_highs_ilp_fallback_on_a_fractional_vertex():

@@ -22,11 +22,14 @@ absent from ``current`` is a move).
 
 from __future__ import annotations
 
-from collections import Counter
+from dataclasses import dataclass
+from itertools import chain
 from typing import Mapping, Sequence
 
+import numpy as np
+
 from ..instance import ReplicasInstance
-from . import Evaluation, ViolationLog, spread
+from . import Evaluation, ViolationLog
 
 
 def required_racks(instance: ReplicasInstance) -> int | None:
@@ -43,71 +46,112 @@ def required_racks(instance: ReplicasInstance) -> int | None:
     return min(instance.replication_factor, len(racks))
 
 
-def _loads(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> tuple[Counter, Counter]:
-    replicas: Counter = Counter({b: 0 for b in instance.broker_ids})
-    leaders: Counter = Counter({b: 0 for b in instance.broker_ids})
-    for brokers in assignment.values():
-        if brokers:
-            leaders[brokers[0]] += 1
-            replicas.update(set(brokers))
-    return replicas, leaders
+@dataclass(frozen=True)
+class _Flat:
+    """An assignment as arrays, rows in partition-id order (row = pid - start_partition_id).
+
+    ``row``/``broker`` list every replica entry (broker as an index into the sorted broker ids);
+    ``length`` is the list length per row and ``leader`` the first broker (-1 for an empty row).
+    """
+
+    row: np.ndarray
+    broker: np.ndarray
+    length: np.ndarray
+    leader: np.ndarray
 
 
-def _moves(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> dict:
+def _flatten(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> _Flat:
+    P, start = instance.partitions, instance.start_partition_id
+    ids = np.asarray(instance.broker_ids, dtype=np.int64)
+    rows = np.fromiter(assignment.keys(), dtype=np.int64, count=len(assignment)) - start
+    lens = np.fromiter(map(len, assignment.values()), dtype=np.int64, count=len(assignment))
+    flat = np.fromiter(chain.from_iterable(assignment.values()), dtype=np.int64, count=int(lens.sum()))
+    inside = (rows >= 0) & (rows < P)
+    entry_inside = np.repeat(inside, lens)
+    broker = np.searchsorted(ids, flat[entry_inside])
+    row = np.repeat(rows, lens)[entry_inside]
+    rows, lens = rows[inside], lens[inside]
+    length = np.zeros(P, dtype=np.int64)
+    length[rows] = lens
+    leader = np.full(P, -1, dtype=np.int64)
+    firsts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    some = lens > 0
+    leader[rows[some]] = broker[firsts[some]]
+    return _Flat(row, broker, length, leader)
+
+
+def _distinct(row: np.ndarray, value: np.ndarray, width: int, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct (row, value) pairs (sorted keys ``row·width + value``), and the number per row.
+
+    A plain sort, not ``np.unique`` (whose hash path was measured 50 times slower on these keys).
+    """
+    keys = np.sort(row * width + value)
+    if len(keys):
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+    return keys, np.bincount(keys // width, minlength=rows)
+
+
+def _moves(instance: ReplicasInstance, f: _Flat, pairs: np.ndarray, n: int) -> dict:
+    """Moves against ``current``: distinct (partition, broker) pairs not held before."""
     current = instance.current or {}
-    moves = moved = leaders_changed = 0
-    for pid, brokers in assignment.items():
-        before = current.get(pid, ())
-        new = len(set(brokers) - set(before))
-        moves += new
-        moved += new > 0
-        leaders_changed += bool(brokers) and (not before or before[0] != brokers[0])
-    return {"moves": moves, "partitions_moved": moved, "leaders_changed": leaders_changed}
+    before = _flatten(instance, current)
+    held, _ = _distinct(before.row, before.broker, n, instance.partitions)
+    at = np.minimum(np.searchsorted(held, pairs), max(len(held) - 1, 0))
+    new = ~(held[at] == pairs) if len(held) else np.ones(len(pairs), dtype=bool)
+    moved_rows = np.count_nonzero(np.bincount(pairs[new] // n, minlength=instance.partitions))
+    changed = (f.length > 0) & (f.leader != before.leader)
+    return {"moves": int(new.sum()), "partitions_moved": int(moved_rows), "leaders_changed": int(changed.sum())}
 
 
 def evaluate_replicas(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> Evaluation:
-    """Metrics and broken hard rules of a replica assignment (partition id -> brokers, leader first)."""
-    log = ViolationLog()
-    rack_of = instance.rack_of
+    """Metrics and broken hard rules of a replica assignment (partition id -> brokers, leader first).
+
+    Vectorised: linear in the number of replicas (plus a sort), about a second per million partitions.
+    """
+    P, start, rf = instance.partitions, instance.start_partition_id, instance.replication_factor
+    ids = instance.broker_ids
+    n = len(ids)
     need = required_racks(instance)
-    rf = instance.replication_factor
-    shortfall = short = duplicates = wrong = 0
-    spanned: list[int] = []
-    for pid in instance.partition_ids:
-        brokers = assignment.get(pid, ())
-        if not brokers:
-            log.add("unassigned_partition", f"partition {pid} has no replica")
-            continue
-        distinct = set(brokers)
-        if len(distinct) < len(brokers):
-            duplicates += len(brokers) - len(distinct)
-            log.add("duplicate_broker", f"partition {pid}: {list(brokers)} lists a broker twice")
-        if len(brokers) != rf:
-            wrong += 1
-            log.add("wrong_replica_count", f"partition {pid} has {len(brokers)} replicas, not {rf}")
-        racks = len({rack_of[b] for b in distinct})
-        spanned.append(racks)
-        if need is not None and racks < need:
-            shortfall += need - racks
-            short += 1
-            log.add("rack_spread", f"partition {pid} spans {racks} racks, needs {need}")
-    replicas, leaders = _loads(instance, assignment)
+    f = _flatten(instance, assignment)
+    pairs, distinct = _distinct(f.row, f.broker, n, P)
+    codes: dict = {}
+    rack = np.array([codes.setdefault(instance.rack_of[b], len(codes)) for b in ids], dtype=np.int64)
+    _, spanned = _distinct(f.row, rack[f.broker], max(len(codes), 1), P)
+    assigned = f.length > 0
+    duplicate = f.length - distinct
+    wrong = assigned & (f.length != rf)
+    short = assigned & (spanned < need) if need is not None else np.zeros(P, dtype=bool)
+    log = ViolationLog()
+    checks = (("unassigned_partition", ~assigned, lambda i: f"partition {start + i} has no replica"),
+              ("duplicate_broker", duplicate > 0,
+               lambda i: f"partition {start + i}: {list(assignment[start + i])} lists a broker twice"),
+              ("wrong_replica_count", wrong,
+               lambda i: f"partition {start + i} has {f.length[i]} replicas, not {rf}"),
+              ("rack_spread", short, lambda i: f"partition {start + i} spans {spanned[i]} racks, needs {need}"))
+    found = [(int(np.argmax(mask)), k, name, mask, example) for k, (name, mask, example) in enumerate(checks)
+             if mask.any()]
+    for _, _, name, mask, example in sorted(found, key=lambda x: x[:2]):  # first-seen order, as a loop would
+        where = np.flatnonzero(mask)
+        log.counts[name] = len(where)
+        log.examples[name] = [example(int(i)) for i in where[:log.keep]]
+    replicas = np.bincount(pairs % n, minlength=n)
+    leaders = np.bincount(f.leader[assigned], minlength=n)
     metrics = {
         "racks_required": need,
-        "racks_spanned_min": min(spanned, default=0),
-        "rack_shortfall": shortfall,
-        "partitions_short_of_racks": short,
-        "replica_imbalance": spread(replicas.values()),
-        "replicas_min": min(replicas.values()),
-        "replicas_max": max(replicas.values()),
-        "leader_imbalance": spread(leaders.values()),
-        "leaders_min": min(leaders.values()),
-        "leaders_max": max(leaders.values()),
-        "replicas_per_broker": dict(sorted(replicas.items())),
-        "leaders_per_broker": dict(sorted(leaders.items())),
-        "duplicate_replicas": duplicates,
-        "wrong_replica_count": wrong,
+        "racks_spanned_min": int(spanned[assigned].min()) if assigned.any() else 0,
+        "rack_shortfall": int((need - spanned[short]).sum()) if need is not None else 0,
+        "partitions_short_of_racks": int(short.sum()),
+        "replica_imbalance": int(replicas.max() - replicas.min()),
+        "replicas_min": int(replicas.min()),
+        "replicas_max": int(replicas.max()),
+        "leader_imbalance": int(leaders.max() - leaders.min()),
+        "leaders_min": int(leaders.min()),
+        "leaders_max": int(leaders.max()),
+        "replicas_per_broker": dict(zip(ids, replicas.tolist())),
+        "leaders_per_broker": dict(zip(ids, leaders.tolist())),
+        "duplicate_replicas": int(duplicate.sum()),
+        "wrong_replica_count": int(wrong.sum()),
     }
     if instance.current is not None:
-        metrics.update(_moves(instance, assignment))
+        metrics.update(_moves(instance, f, pairs, n))
     return Evaluation("replicas", metrics, log.violations())

@@ -1,0 +1,158 @@
+"""Exact methods at cluster scale, end to end through ``kipopt solve`` (issue 9's shapes and targets).
+
+Each case is generated with the project's generators, written to a JSON
+file, and solved by ``kipopt solve`` in a fresh subprocess (interpreter
+start-up, reading, validation, model, solve, evaluation and printing all
+count). Printed per case: wall seconds, CPU seconds, peak RSS of the
+subprocess (``wait4``), the ratio of the wall time to ``json.load`` of the
+same file in this process (best of three), the status and gap, and the
+issue's target. Seconds on a shared machine are noisy: CPU seconds and the
+ratio are the steadier figures.
+
+    python benchmarks/bench_scale.py                  # every case
+    python benchmarks/bench_scale.py --only tasks-10k spread-reassign-1k
+    python benchmarks/bench_scale.py --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kipopt import to_dict
+from kipopt.datasets import generate
+
+TASKS_SHAPE = dict(subtopologies=100, inputs=2, changelogs=1, replication_factor=2, racks=3, stateless_share=0.0)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    family: str
+    method: str
+    params: dict[str, Any]
+    target_seconds: float
+    target_gb: float | None = None
+    time_limit: float | None = None
+    note: str = ""
+
+
+CASES = (
+    Case("tasks-10k", "tasks", "exact.rack_active",
+         dict(TASKS_SHAPE, tasks=10_000, clients=1_000, strategy="min_traffic"), 0.5,
+         note="min_traffic, 10,000 x 1,000"),
+    Case("tasks-100k", "tasks", "exact.rack_active",
+         dict(TASKS_SHAPE, tasks=100_000, clients=10_000, subtopologies=1_000, strategy="min_traffic"), 3.0, 2.0,
+         note="min_traffic, 100,000 x 10,000"),
+    Case("balance-10k", "tasks", "exact.rack_active",
+         dict(TASKS_SHAPE, tasks=10_000, clients=1_000, strategy="balance_subtopology"), 2.0,
+         note="balance_subtopology, 10,000 x 1,000"),
+    Case("standby-10k", "tasks", "exact.rack_standby",
+         dict(TASKS_SHAPE, tasks=10_000, clients=1_000, num_standby_replicas=1), 2.0, time_limit=120.0,
+         note="rack_standby, 10,000 x 1,000, one standby"),
+    Case("spread-fresh-1m", "replicas", "exact.spread",
+         dict(partitions=1_000_000, replication_factor=3, brokers=300, racks=6, rack_sizes="20,30,40,50,70,90"),
+         20.0, 4.0, note="spread fresh, 1,000,000 x RF 3, 300 brokers"),
+    Case("spread-reassign-1k", "replicas", "exact.spread",
+         dict(partitions=1_000, replication_factor=3, brokers=16, added_brokers=4, racks=2), 5.0,
+         note="spread reassignment, 1,000 x 20 brokers, 2 racks"),
+    Case("spread-add-rack-100k", "replicas", "exact.spread",
+         dict(partitions=100_000, replication_factor=3, brokers=250, added_brokers=50, racks=5, added_racks=1),
+         300.0, time_limit=300.0, note="spread reassignment after adding a 6th rack, 100,000 x 300"),
+)
+
+
+def json_load_seconds(path: Path, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        with open(path, "rb") as handle:
+            json.load(handle)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def run_cli(args: list[str], out: Path) -> tuple[int, float, float, float]:
+    """Exit code, wall seconds, CPU seconds (user + system) and peak RSS (GB) of one ``kipopt`` run."""
+    start = time.perf_counter()
+    with open(out, "wb") as stdout:
+        proc = subprocess.Popen(args, stdout=stdout, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024 ** 2
+
+
+def run_case(case: Case, workdir: Path, seed: int) -> dict[str, Any]:
+    path = workdir / f"{case.name}.json"
+    if not path.exists():
+        path.write_text(json.dumps(to_dict(generate(case.family, seed, **case.params))))
+    cli = [str(Path(sys.executable).with_name("kipopt")), "solve", str(path), "--method", case.method]
+    if case.time_limit is not None:
+        cli += ["--time-limit", str(case.time_limit)]
+    parse = json_load_seconds(path)
+    code, wall, cpu, rss = run_cli(cli, workdir / f"{case.name}.out.json")
+    row: dict[str, Any] = {"case": case.name, "what": case.note, "mb": path.stat().st_size / 1e6,
+                           "json_load": parse, "wall": wall, "cpu": cpu, "ratio": wall / parse, "rss_gb": rss,
+                           "exit": code, "target": case.target_seconds, "target_gb": case.target_gb}
+    try:
+        solution = json.loads((workdir / f"{case.name}.out.json").read_text())
+        row.update(status=solution["status"], gap=solution["gap"], model=solution["metrics"].get("model"),
+                   violations=len(solution["metrics"].get("violations", [])))
+    except (ValueError, KeyError):
+        row.update(status="no answer", gap=None, model=None, violations=None)
+    row["met"] = (code == 0 and wall < case.target_seconds and row["status"] in ("optimal", "feasible")
+                  and (case.target_gb is None or rss < case.target_gb))
+    return row
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ("| case | input MB | json.load s | kipopt solve s (CPU s) | ratio | peak RSS GB | status (gap) "
+            "| model | target | met |")
+    lines = [head, "|" + "---|" * 10]
+    for r in rows:
+        gap = "" if r["gap"] in (None, 0, 0.0) else f" ({r['gap']:.2g})"
+        target = f"< {r['target']:g} s" + (f", < {r['target_gb']:g} GB" if r["target_gb"] else "")
+        lines.append(f"| {r['what']} | {r['mb']:.1f} | {r['json_load']:.2f} | {r['wall']:.2f} ({r['cpu']:.2f}) "
+                     f"| {r['ratio']:.1f} | {r['rss_gb']:.2f} | {r['status']}{gap} | {r['model']} | {target} "
+                     f"| {'yes' if r['met'] else 'no'} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", help="case names (see --list)")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workdir", help="keep the generated files here (default: a temporary directory)")
+    args = parser.parse_args()
+    if args.list:
+        for c in CASES:
+            print(f"{c.name:22} {c.note}")
+        return 0
+    chosen = [c for c in CASES if not args.only or c.name in args.only]
+    unknown = set(args.only or ()) - {c.name for c in CASES}
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(sorted(unknown))}")
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(args.workdir or tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        rows = []
+        for case in chosen:
+            rows.append(run_case(case, workdir, args.seed))
+            print(f"{case.name}: {rows[-1]['wall']:.2f} s, {rows[-1]['status']}", file=sys.stderr, flush=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (other jobs share the machine)")
+    print(table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+module example.com/kipopt-oracle
+
+go 1.18

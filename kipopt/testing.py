@@ -1,0 +1,213 @@
+"""Assertions for other projects' tests: ``assert_feasible``, ``assert_optimal``, ``assert_same_as_kafka``.
+
+Plain functions raising :class:`AssertionError`, so they work in pytest,
+unittest (a failure, not an error) or a bare script, with no plugin. The
+message lists every broken rule with examples, the objective and the gap.
+Instances and assignments may be typed objects, decoded JSON (a solution
+object ``{"assignment": ...}``, or the bare assignment mapping) or paths.
+Bad *input* (a malformed instance) raises :class:`kipopt.InstanceError`,
+not an assertion: the test is broken, not the code under test.
+
+>>> instance = {"format": 1, "family": "replicas", "partitions": 2, "replication_factor": 2,
+...             "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}]}
+>>> assert_feasible(instance, {"0": [0, 1], "1": [1, 0]})
+>>> assert_feasible(instance, {"0": [0, 0], "1": [1, 0]})
+Traceback (most recent call last):
+AssertionError: the assignment breaks 2 rules of the replicas instance:
+  - duplicate_broker (1): partition 0: [0, 0] lists a broker twice
+  - rack_spread (1): partition 0 spans 1 racks, needs 2
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from .errors import InstanceError
+from .instance import Instance, from_dict, load_instance
+from .methods import Violation
+from .solution import Assignment, Solution, TaskRoles, assignment_to_json, parse_assignment, parse_solution
+
+__all__ = ["assert_feasible", "assert_optimal", "assert_same_as_kafka"]
+
+__tracebackhide__ = True  # pytest: show the caller's line, not these helpers
+
+EXAMPLES = 5
+"""Examples listed per broken rule and differing owners listed per comparison."""
+
+
+def assert_feasible(instance: Any, assignment: Any) -> None:
+    """Fail unless ``assignment`` breaks no hard rule of ``instance``."""
+    __tracebackhide__ = True
+    from .evaluation import evaluate
+    inst = as_instance(instance)
+    evaluation = evaluate(inst, as_assignment(inst, assignment))
+    if evaluation.violations:
+        n = len(evaluation.violations)
+        raise AssertionError(f"the assignment breaks {n} rule{'s' if n > 1 else ''} of the {inst.family} instance:\n"
+                             + _violations(evaluation.violations))
+
+
+def assert_optimal(instance: Any, assignment: Any, rule: str | None = None, tolerance: float = 0) -> None:
+    """Fail unless ``assignment`` is feasible and within ``tolerance`` (relative gap) of ``rule``'s optimum."""
+    __tracebackhide__ = True
+    from .api import check
+    inst = as_instance(instance)
+    result = check(inst, as_assignment(inst, assignment), rule=rule, tolerance=tolerance)
+    if result.ok:
+        return
+    broken = result.evaluation.violations + result.rule_violations
+    lines = [f"the assignment is not optimal for rule {result.rule}: objective {_num(result.objective)}, "
+             f"optimum {_num(result.optimum)} (bound {_num(result.bound)}, exact model {result.exact.status.value}), "
+             f"gap {_gap(result.gap)} > tolerance {_gap(tolerance)}" if result.feasible else
+             f"the assignment is not feasible for rule {result.rule}: objective {_num(result.objective)}, "
+             f"optimum {_num(result.optimum)}, gap {_gap(result.gap)}"]
+    if broken:
+        lines.append(f"broken rules ({len(broken)}):")
+        lines.append(_violations(broken))
+    raise AssertionError("\n".join(lines))
+
+
+def assert_same_as_kafka(instance: Any, assignment: Any, method: str) -> None:
+    """Fail unless ``assignment`` is exactly what the port ``method`` (Java Kafka) answers.
+
+    Replica lists compare in order (the first broker is the leader); a
+    consumer's partitions and a client's tasks per role compare as sets. When
+    ``assignment`` is a solution object with a ``target`` (a cooperative
+    assignor's full target), the port's target is compared too.
+    """
+    __tracebackhide__ = True
+    from .api import evaluate, solve
+    from .methods import get_rule
+    from .vectors import port
+    inst = as_instance(instance)
+    m = port(method, inst.family)
+    given = as_assignment(inst, assignment)
+    kafka = solve(inst, m.name)
+    if kafka.status.value in ("infeasible", "error"):
+        raise AssertionError(f"{m.name} ({m.kafka_class}) refuses this instance: {kafka.message}")
+    diffs = _differences(inst.family, kafka.assignment, given)
+    given_target = _target(inst, assignment)
+    if given_target is not None and kafka.target is not None:
+        diffs += [f"target: {d}" for d in _differences(inst.family, kafka.target, given_target)]
+    if not diffs:
+        return
+    rule = get_rule(m.rule, inst.family)
+    objective = rule.objective(inst, given)
+    broken = evaluate(inst, given).violations + rule.violations(inst, given)
+    lines = [f"the assignment differs from {m.name} ({m.kafka_class}) in {len(diffs)} place"
+             f"{'s' if len(diffs) > 1 else ''}:"]
+    lines += [f"  - {d}" for d in diffs[:EXAMPLES]]
+    if len(diffs) > EXAMPLES:
+        lines.append(f"  ... and {len(diffs) - EXAMPLES} more")
+    gap = objective - kafka.objective if kafka.objective is not None else None
+    lines.append(f"rule {rule.name}: objective {_num(objective)}, Kafka's {_num(kafka.objective)}"
+                 + (f" (difference {_num(gap)})" if gap is not None else ""))
+    if broken:
+        lines.append(f"broken rules ({len(broken)}):")
+        lines.append(_violations(broken))
+    raise AssertionError("\n".join(lines))
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def as_instance(value: Any) -> Instance:
+    """An instance from a typed instance, a decoded JSON object or a path."""
+    if isinstance(value, Mapping):
+        return from_dict(value)
+    if isinstance(value, (str, os.PathLike)):
+        return load_instance(os.fspath(value))
+    if getattr(value, "family", None) in ("replicas", "consumers", "tasks") and hasattr(value, "__dataclass_fields__"):
+        return value
+    raise TypeError(f"not an instance, a JSON object or a path: {type(value).__name__}")
+
+
+def as_assignment(instance: Instance, value: Any) -> Assignment:
+    """A parsed assignment from a :class:`Solution`, a solution object, a bare assignment (typed or JSON) or a path."""
+    if isinstance(value, Solution):
+        return value.assignment
+    if isinstance(value, (str, os.PathLike)):
+        from .api import load_assignment
+        return load_assignment(instance, os.fspath(value))
+    if not isinstance(value, Mapping):
+        raise TypeError(f"not an assignment, a solution or a path: {type(value).__name__}")
+    if "assignment" in value and not _is_owner(instance, "assignment"):
+        return parse_solution(instance, dict(value))
+    try:
+        return parse_assignment(instance, _to_json(value))
+    except InstanceError as exc:
+        raise InstanceError(f"assignment {exc.field}", exc.message) from None
+
+
+def _target(instance: Instance, value: Any) -> Assignment | None:
+    if isinstance(value, Solution):
+        return value.target
+    if isinstance(value, Mapping) and "target" in value and "assignment" in value:
+        return parse_assignment(instance, _to_json(value["target"]), "target")
+    return None
+
+
+def _is_owner(instance: Instance, key: str) -> bool:
+    """Whether ``key`` names a client or member (so ``{"assignment": ...}`` is really a bare assignment)."""
+    return key in getattr(instance, "clients", {}) or key in getattr(instance, "member_by_id", {})
+
+
+def _to_json(value: Mapping) -> dict:
+    """A typed or JSON assignment as JSON (keys as strings, tuples as lists, TaskRoles as objects)."""
+    out = {}
+    for key, item in value.items():
+        if isinstance(item, TaskRoles):
+            item = {"active": list(item.active), "standby": list(item.standby), "warmup": list(item.warmup)}
+        elif isinstance(item, (tuple, list)):
+            item = list(item)
+        out[str(key)] = item
+    return out
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def _differences(family: str, kafka: Assignment, given: Assignment) -> list[str]:
+    """Human-readable differences, owner by owner, in the port's order."""
+    a, b = assignment_to_json(family, kafka), assignment_to_json(family, given)
+    out = []
+    for key in list(a) + [k for k in b if k not in a]:
+        x, y = a.get(key), b.get(key)
+        if family == "replicas":
+            if x != y:
+                out.append(f"partition {key}: Kafka {x}, got {y}")
+        elif family == "consumers":
+            out += _set_diff(f"member {key}", x or [], y or [])
+        else:
+            for role in ("active", "standby", "warmup"):
+                out += _set_diff(f"client {key} {role}", (x or {}).get(role, []), (y or {}).get(role, []))
+    return out
+
+
+def _set_diff(where: str, kafka: list, given: list) -> list[str]:
+    missing = [p for p in kafka if p not in set(given)]
+    extra = [p for p in given if p not in set(kafka)]
+    if not missing and not extra:
+        return []
+    parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"extra {', '.join(extra)}"] if extra else [])
+    return [f"{where}: {'; '.join(parts)} (Kafka: {', '.join(kafka) or 'nothing'})"]
+
+
+def _violations(violations: list[Violation]) -> str:
+    lines = []
+    for v in violations:
+        examples = "; ".join(v.examples[:EXAMPLES])
+        more = f"; ... {v.count - len(v.examples[:EXAMPLES])} more" if v.count > len(v.examples[:EXAMPLES]) else ""
+        lines.append(f"  - {v.rule} ({v.count}): {examples}{more}" if examples else f"  - {v.rule} ({v.count})")
+    return "\n".join(lines)
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "none"
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _gap(x: float | None) -> str:
+    return "none" if x is None else f"{x:.6g}"

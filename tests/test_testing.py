@@ -1,0 +1,145 @@
+"""``kipopt.testing``: assertion helpers for other projects' tests, under pytest and unittest alike.
+
+Each helper passes on the right answer given in every accepted form (typed,
+solution object, bare JSON assignment, path, :class:`Solution`) and fails
+with an :class:`AssertionError` whose message names the broken rules with
+examples and the gap; unittest counts that as a failure, not an error.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import unittest
+
+import pytest
+
+from kipopt import InstanceError, api, methods as registry
+from kipopt.datasets import generate, load_scenario
+from kipopt.instance import to_dict
+from kipopt.methods import Method, MethodResult, Rule, Status
+from kipopt.solution import TaskRoles, assignment_to_json, current_assignment
+from kipopt.testing import assert_feasible, assert_optimal, assert_same_as_kafka
+
+INSTANCE = generate("tasks", 5, tasks=12, clients=4)
+PORT = api.solve(INSTANCE, "kafka.rack_active")
+START = current_assignment(INSTANCE)
+
+
+def forms(tmp_path, instance, solution):
+    """The same (instance, assignment) in every form the helpers accept."""
+    (tmp_path / "i.json").write_text(json.dumps(to_dict(instance)))
+    (tmp_path / "s.json").write_text(json.dumps(solution.to_dict()))
+    as_json = assignment_to_json(instance.family, solution.assignment)
+    return [(instance, solution.assignment), (to_dict(instance), {"assignment": as_json}),
+            (to_dict(instance), as_json), (tmp_path / "i.json", tmp_path / "s.json"),
+            (str(tmp_path / "i.json"), solution), (instance, solution.to_dict())]
+
+
+def test_helpers_pass_on_the_right_answer_in_every_form(tmp_path):
+    for instance, assignment in forms(tmp_path, INSTANCE, PORT):
+        assert_feasible(instance, assignment)
+        assert_optimal(instance, assignment, "rack_active")
+        assert_same_as_kafka(instance, assignment, "kafka.rack_active")
+
+
+def test_assert_feasible_lists_broken_rules_with_examples():
+    broken = {c: TaskRoles() for c in INSTANCE.clients}
+    with pytest.raises(AssertionError) as info:
+        assert_feasible(INSTANCE, broken)
+    message = str(info.value)
+    assert message.startswith("the assignment breaks") and "unassigned_active (12)" in message
+    assert "0_0" in message and "more" in message  # examples, then how many were not shown
+
+
+def test_assert_optimal_reports_objective_optimum_and_gap():
+    result = api.check(INSTANCE, START, "rack_active")
+    with pytest.raises(AssertionError) as info:
+        assert_optimal(INSTANCE, START, "rack_active")
+    message = str(info.value)
+    assert f"objective {int(result.objective)}, optimum {int(result.optimum)}" in message
+    assert f"gap {result.gap:.6g} > tolerance 0" in message
+    assert_optimal(INSTANCE, START, "rack_active", tolerance=result.gap)
+    with pytest.raises(AssertionError, match="(?s)not feasible for rule rack_active.*unassigned_active"):
+        assert_optimal(INSTANCE, {c: TaskRoles() for c in INSTANCE.clients}, "rack_active")
+
+
+def test_assert_same_as_kafka_lists_differences_and_the_objective_gap():
+    with pytest.raises(AssertionError) as info:
+        assert_same_as_kafka(INSTANCE, START, "kafka.rack_active")
+    message = str(info.value)
+    assert message.startswith("the assignment differs from kafka.rack_active (org.apache.kafka")
+    assert "active: missing" in message
+    own = api.check(INSTANCE, START, "rack_active").objective
+    assert f"objective {int(own)}, Kafka's {int(PORT.objective)} (difference {int(own - PORT.objective)})" in message
+
+
+def test_replica_order_matters():
+    """Swapping a partition's leader and follower is a different assignment for Kafka."""
+    instance = load_scenario("kip36_six_brokers")
+    port = api.solve(instance, "kafka.adminutils").assignment
+    assert_same_as_kafka(instance, port, "kafka.adminutils")
+    swapped = dict(port)
+    swapped[0] = tuple(reversed(port[0]))
+    with pytest.raises(AssertionError, match=r"partition 0: Kafka \[0, 2, 4\], got \[4, 2, 0\]"):
+        assert_same_as_kafka(instance, swapped, "kafka.adminutils")
+
+
+def test_consumer_partitions_compare_as_sets_and_targets_are_compared(monkeypatch):
+    """With a throwaway consumer port: reordering a member's partitions is the same answer; a wrong
+    ``target`` in a solution object is reported."""
+    def toy(instance, options):
+        assignment = {m.id: () for m in instance.members}
+        assignment[instance.members[0].id] = instance.subscribed_partitions
+        return MethodResult(assignment, Status.FEASIBLE, target=assignment)
+
+    monkeypatch.setattr(registry, "_methods", {**registry.methods(),
+                                               "kafka.toy": Method("kafka.toy", "consumers", "toy", toy, "toy")})
+    monkeypatch.setattr(registry, "_rules", {**registry.rules(), "toy": Rule(
+        "toy", "consumers", "exact.none", lambda i, a: 0, lambda i, a: [], "nothing")})
+    instance = generate("consumers", 2, members=3, partitions=6)
+    first, everything = instance.members[0].id, list(instance.subscribed_partitions)
+    mine = {m.id: [] for m in instance.members}
+    mine[first] = everything[::-1]
+    assert_same_as_kafka(instance, mine, "kafka.toy")
+    wrong_target = {m.id: [] for m in instance.members}
+    with pytest.raises(AssertionError, match=f"target: member {first}: missing"):
+        assert_same_as_kafka(instance, {"assignment": mine, "target": wrong_target}, "kafka.toy")
+
+
+def test_bad_input_is_an_error_not_a_failed_assertion(tmp_path):
+    with pytest.raises(InstanceError, match="capacity"):
+        bad = to_dict(INSTANCE)
+        next(iter(bad["clients"].values()))["capacity"] = 0
+        assert_feasible(bad, START)
+    with pytest.raises(InstanceError, match="client 'nobody'"):
+        assert_feasible(INSTANCE, {"nobody": {"active": []}})
+    with pytest.raises(InstanceError, match="--method"):
+        assert_same_as_kafka(INSTANCE, START, "exact.rack_active")
+    with pytest.raises(TypeError):
+        assert_feasible(42, START)
+
+
+# --------------------------------------------------------------------------- unittest, without a plugin
+
+
+class OracleTestCase(unittest.TestCase):
+    """A unittest suite as another project would write it (also collected by pytest, and passes)."""
+
+    def test_port_answer_is_optimal(self):
+        assert_optimal(INSTANCE, PORT.assignment, "rack_active")
+        assert_same_as_kafka(INSTANCE, PORT, "kafka.rack_active")
+
+
+def test_unittest_reports_a_failure_not_an_error():
+    class Suite(unittest.TestCase):
+        def test_good(self):
+            assert_feasible(INSTANCE, PORT.assignment)
+
+        def test_bad(self):
+            assert_optimal(INSTANCE, START, "rack_active")
+
+    result = unittest.TextTestRunner(stream=io.StringIO(), verbosity=0).run(
+        unittest.defaultTestLoader.loadTestsFromTestCase(Suite))
+    assert result.testsRun == 2 and len(result.errors) == 0 and len(result.failures) == 1
+    assert "not optimal for rule rack_active" in result.failures[0][1]
