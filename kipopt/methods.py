@@ -40,6 +40,7 @@ _PROVIDERS = (
     "kipopt.solvers.kafka_high_availability",
     "kipopt.solvers.kafka_tag_standby",
     "kipopt.formulations.joint",
+    "kipopt.solvers.kafka_sticky_task_assignor",
 )
 
 

@@ -319,7 +319,7 @@ def uuid_hash(uuid: tuple[int, int]) -> int:
     >>> uuid_hash((1 << 32, 3)), uuid_hash((-1, 0))
     (2, 0)
     """
-    x = (uuid[0] ^ uuid[1]) & 0xFFFFFFFFFFFFFFFF
+    x = (uuid[0] ^ uuid[1]) & 0xFFFFFFFFFFFFFFFF  # java.util.UUID.hashCode is the same function
     return to_int32((x >> 32) ^ x)
 
 
@@ -500,3 +500,29 @@ class JavaPriorityQueue:
                 k = child
             heap[k] = x
         return result
+
+
+# --------------------------------------------------------------------------- HashSet copies
+# (appended for the KIP-924 StickyTaskAssignor port; its ProcessId hash is uuid_hash above)
+
+
+def hashset_copy_capacity(size: int) -> int:
+    """The table size of ``new HashSet<>(collection)``: ``tableSizeFor(max((int) (size / .75f) + 1, 16))``.
+
+    Unlike :func:`copy_capacity` (``new HashMap<>(map)``) it never goes below 16:
+
+    >>> hashset_copy_capacity(3), hashset_copy_capacity(12), hashset_copy_capacity(13)
+    (16, 32, 32)
+    """
+    import numpy as np
+    return table_size_for(max(int(np.float32(size) / np.float32(0.75)) + 1, 16))
+
+
+def hashset_copy_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int]) -> list:
+    """Iteration order of ``new HashSet<>(c)`` where ``c`` iterates ``keys`` in the given order.
+
+    >>> hashset_copy_order([17, 1, 2], lambda k: k)  # table of 16: buckets 1, 1, 2
+    [17, 1, 2]
+    """
+    keys = list(keys)
+    return hashmap_order(keys, hash_fn, hashset_copy_capacity(len(keys)))
