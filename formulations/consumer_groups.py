@@ -82,6 +82,34 @@ def layout(instance: ConsumersInstance) -> Layout:
                   tuple(frozenset(t for t in m.topics if t in subscribed) for m in members))
 
 
+def subscription_classes(lay: Layout) -> tuple[tuple[frozenset[str], ...], np.ndarray]:
+    """Distinct subscriptions (first seen in member order) and each member's index among them."""
+    index: dict[frozenset[str], int] = {}
+    member_class = np.array([index.setdefault(ts, len(index)) for ts in lay.member_topics], dtype=np.int64)
+    return tuple(index), member_class
+
+
+def level_bounds(lay: Layout, sizes: dict[str, int], classes, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(L_c, U_c)``: every pairwise balanced (so every dec-min) member value of class c lies in
+    ``[L_c, U_c]`` (argument in :mod:`~kipopt.formulations.consumer_balanced`)."""
+    subscribers = defaultdict(int)
+    reach: dict[str, set[str]] = defaultdict(set)
+    for c, topics in enumerate(classes):
+        for t in topics:
+            subscribers[t] += int(count[c])
+            reach[t] |= topics
+    L = np.zeros(len(classes), dtype=np.int64)
+    U = np.zeros(len(classes), dtype=np.int64)
+    for c, topics in enumerate(classes):
+        if not topics:
+            continue
+        L[c] = max(0, max(-(-sizes[t] // subscribers[t]) - 1 for t in topics))
+        reachable = {t: sum(sizes[u] for u in reach[t]) for t in topics}
+        U[c] = min(sum(sizes[t] for t in topics), 1 + max(reachable[t] // subscribers[t] for t in topics))
+        L[c] = min(L[c], U[c])
+    return L, U
+
+
 class Dealer:
     """Hands out partitions of each group in a fixed order, each at most once."""
 
