@@ -383,11 +383,13 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
 
 
 def greedy_balanced(instance: ConsumersInstance) -> dict[str, tuple[str, ...]]:
-    """Each partition (topics by fewest subscribers) to its least-loaded subscriber: a valid fallback."""
+    """A valid, pairwise balanced fallback: each partition (topics by fewest subscribers) to its
+    least-loaded subscriber, then single moves from a topic's heaviest holder to its lightest
+    subscriber while they differ by two or more (each move lowers ``Σ x²``, so this ends)."""
     lay = layout(instance)
     subs = {t: [i for i, ts in enumerate(lay.member_topics) if t in ts] for t in lay.topics}
     load = [0] * len(lay.members)
-    lists: list[list[str]] = [[] for _ in lay.members]
+    held: list[dict[str, list[int]]] = [defaultdict(list) for _ in lay.members]
     for t in sorted(lay.topics, key=lambda t: len(subs[t])):
         heap = [(load[i], i) for i in subs[t]]
         heapq.heapify(heap)
@@ -396,10 +398,23 @@ def greedy_balanced(instance: ConsumersInstance) -> dict[str, tuple[str, ...]]:
                 _, i = heapq.heappop(heap)
                 heapq.heappush(heap, (load[i], i))
             _, i = heapq.heappop(heap)
-            lists[i].append(f"{t}-{p}")
+            held[i][t].append(p)
             load[i] += 1
             heapq.heappush(heap, (load[i], i))
-    return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
+    moved = True
+    while moved:
+        moved = False
+        for t in lay.topics:
+            while True:
+                light = min(subs[t], key=load.__getitem__)
+                heavy = max((i for i in subs[t] if held[i][t]), key=load.__getitem__)
+                if load[heavy] < load[light] + 2:
+                    break
+                held[light][t].append(held[heavy][t].pop())
+                load[heavy] -= 1
+                load[light] += 1
+                moved = True
+    return {m: tuple(f"{t}-{p}" for t, ps in held[i].items() for p in ps) for i, m in enumerate(lay.members)}
 
 
 METHODS = [
