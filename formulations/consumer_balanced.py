@@ -341,8 +341,11 @@ def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None,
     return read_back(problem, flows), result.status, info
 
 
-PAIRWISE_MAX_PAIRS = 120
+PAIRWISE_MAX_PAIRS = 500
 """Mixed subscriptions up to this many partition × subscriber pairs: the rule's own MILP settles optimality."""
+
+PAIRWISE_DEFAULT_SECONDS = 30.0
+"""The MILP's time when the caller sets no limit (the dec-min answer is already in hand)."""
 
 
 def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
@@ -363,8 +366,9 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     objective = balanced_objective(instance, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
     if not proven and pairs(instance) <= PAIRWISE_MAX_PAIRS:
-        left = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
-        if left is None or left > 0.05:
+        left = PAIRWISE_DEFAULT_SECONDS if options.time_limit is None else \
+            options.time_limit - (time.perf_counter() - t0)
+        if left > 0.05:
             better, milp, milp_bound = solve_pairwise(instance, left, options.threads, cutoff=objective)
             info["pairwise_milp"] = milp
             if milp_bound is not None:

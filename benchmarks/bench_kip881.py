@@ -1,0 +1,150 @@
+"""KIP-881 consumer-group benchmark: exact.range and exact.balanced at scale, and Kafka's ports.
+
+Instances (``kipopt.datasets.generate("consumers", ...)``): three racks, RF 2,
+mixed subscriptions over ``--topics`` topics (default 10: each member a
+random non-empty subset), an ownership history (80 % of partitions owned,
+10 % claimed twice, some members a generation behind), 20 % rack-less
+members. Sizes:
+
+* ``small``: 10,000 partitions × 1,000 members, target: optimal in < 1 s;
+* ``medium``: 100,000 × 5,000, target < 10 s;
+* ``large``: 1,000,000 × 10,000, target < 60 s and < 8 GB peak RSS.
+
+Every run is ``kipopt solve INSTANCE --method M --threads 2`` in a child
+process: "end to end" is its wall time (interpreter start, reading and
+validating the JSON, solving, evaluating, printing), "cpu" the child's CPU
+seconds (user + system: the figure to trust on a loaded machine), "solve"
+the method's own wall time as the solution reports it, "peak MB" the
+child's peak RSS. Every
+registered ``kafka.*`` consumer port is timed on the same instances (with
+``--port-timeout``, default 300 s, beyond which it is reported as
+"timeout"); cross-rack share = cross-rack partitions / assigned partitions.
+Targets apply to the exact methods (status optimal *or* feasible within the
+limit: ``exact.balanced`` proves optimality for mixed subscriptions only on
+small groups, see its module). Timings are noisy on a shared machine.
+
+Run: ``python benchmarks/bench_kip881.py [--sizes small,medium,large]``.
+Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SIZES = {
+    "small": {"partitions": 10_000, "members": 1_000, "seconds": 1.0},
+    "medium": {"partitions": 100_000, "members": 5_000, "seconds": 10.0},
+    "large": {"partitions": 1_000_000, "members": 10_000, "seconds": 60.0},
+}
+MEMORY_TARGET_MB = 8 * 1024
+EXACT = ("exact.range", "exact.balanced")
+KIPOPT = Path(sys.executable).parent / "kipopt"
+
+
+def ports() -> list[str]:
+    from kipopt.methods import methods
+    return sorted(n for n, m in methods().items() if m.family == "consumers" and n.startswith("kafka."))
+
+
+def write_instance(size: str, topics: int, seed: int, folder: Path) -> tuple[Path, float]:
+    from kipopt import to_dict
+    from kipopt.datasets import generate
+    spec = SIZES[size]
+    t0 = time.perf_counter()
+    inst = generate("consumers", seed, partitions=spec["partitions"], members=spec["members"], racks=3,
+                    replication_factor=2, topics=topics, subscriptions="mixed")
+    path = folder / f"consumers-{size}.json"
+    path.write_text(json.dumps(to_dict(inst)))
+    return path, time.perf_counter() - t0
+
+
+def run(path: Path, method: str, timeout: float) -> dict:
+    """One ``kipopt solve`` child: wall and CPU seconds, peak RSS, and the parsed solution."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        child = subprocess.Popen([str(KIPOPT), "solve", str(path), "--method", method, "--threads", "2"],
+                                 stdout=out, stderr=err, text=True)
+        deadline = t0 + timeout
+        while True:
+            pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() > deadline:
+                child.kill()
+                os.wait4(child.pid, 0)
+                return {"method": method, "status": "timeout", "wall": time.perf_counter() - t0}
+            time.sleep(0.01)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        text, errors = out.read(), err.read()
+    row = {"method": method, "wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024}
+    if child.returncode != 0:
+        return dict(row, status="error", message=(errors.strip().splitlines() or [""])[-1])
+    solution = json.loads(text)
+    m = solution["metrics"]
+    assigned = max(1, m.get("assigned", 0))
+    return dict(row, status=solution["status"], objective=solution.get("objective"), bound=solution.get("bound"),
+                solve=solution.get("seconds"), cross_rack=m["cross_rack"], share=m["cross_rack"] / assigned,
+                imbalance=m["imbalance"], revoked=m["revoked"], violations=len(m.get("violations", [])))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="small,medium,large")
+    parser.add_argument("--topics", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--port-timeout", type=float, default=300.0)
+    parser.add_argument("--no-ports", action="store_true")
+    args = parser.parse_args(argv)
+    missed = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes.split(","):
+            path, made = write_instance(size, args.topics, args.seed, Path(tmp))
+            spec = SIZES[size]
+            print(f"\n## {size}: {spec['partitions']:,} partitions x {spec['members']:,} members, "
+                  f"{args.topics} topics, mixed subscriptions, owned history "
+                  f"(generated and written in {made:.1f} s, {path.stat().st_size / 1e6:.0f} MB JSON)")
+            print(f"{'method':26} {'status':9} {'end to end':>10} {'cpu':>7} {'solve':>8} {'peak MB':>8} "
+                  f"{'cross-rack':>10} {'share':>7} {'imbal.':>6} {'revoked':>8} {'objective':>12} {'bound':>12}")
+            methods = list(EXACT) + ([] if args.no_ports else ports())
+            for method in methods:
+                limit = 4 * spec["seconds"] + 60 if method in EXACT else args.port_timeout
+                row = run(path, method, limit)
+                print(_line(row))
+                if method in EXACT:
+                    missed += _check(size, row, spec)
+    for line in missed:
+        print("MISSED:", line)
+    return 1 if missed else 0
+
+
+def _line(r: dict) -> str:
+    if r["status"] in ("timeout", "error"):
+        return f"{r['method']:26} {r['status']:9} {r['wall']:10.2f} {r.get('message', '')}"
+    return (f"{r['method']:26} {r['status']:9} {r['wall']:10.2f} {r['cpu']:7.2f} {r['solve']:8.2f} {r['peak_mb']:8.0f} "
+            f"{r['cross_rack']:10d} {r['share']:7.2%} {r['imbalance']:6} {r['revoked']:8d} "
+            f"{r['objective']:12} {r['bound']:12}")
+
+
+def _check(size: str, r: dict, spec: dict) -> list[str]:
+    found = []
+    if r["status"] not in ("optimal", "feasible") or r.get("violations"):
+        found.append(f"{size} {r['method']}: status {r['status']}")
+    elif r["wall"] >= spec["seconds"]:
+        found.append(f"{size} {r['method']}: {r['wall']:.2f} s end to end, target {spec['seconds']} s")
+    if size == "large" and (r.get("peak_mb") or 0) >= MEMORY_TARGET_MB:
+        found.append(f"{size} {r['method']}: peak {r['peak_mb']:.0f} MB, target {MEMORY_TARGET_MB} MB")
+    return found
+
+
+if __name__ == "__main__":
+    sys.exit(main())
