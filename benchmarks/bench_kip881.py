@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             spec = SIZES[size]
             print(f"\n## {size}: {spec['partitions']:,} partitions x {spec['members']:,} members, "
                   f"{args.topics} topics, mixed subscriptions, owned history "
-                  f"(generated and written in {made:.1f} s, {path.stat().st_size / 1e6:.0f} MB JSON)")
+                  f"(generated and written in {made:.1f} s, {path.stat().st_size / 1e6:.1f} MB JSON)")
             print(f"{'method':26} {'status':9} {'end to end':>10} {'cpu':>7} {'solve':>8} {'peak MB':>8} "
                   f"{'cross-rack':>10} {'share':>7} {'imbal.':>6} {'revoked':>8} {'objective':>12} {'bound':>12}")
             methods = list(EXACT) + ([] if args.no_ports else ports())
@@ -130,9 +130,15 @@ def main(argv: list[str] | None = None) -> int:
 def _line(r: dict) -> str:
     if r["status"] in ("timeout", "error"):
         return f"{r['method']:26} {r['status']:9} {r['wall']:10.2f} {r.get('message', '')}"
-    return (f"{r['method']:26} {r['status']:9} {r['wall']:10.2f} {r['cpu']:7.2f} {r['solve']:8.2f} {r['peak_mb']:8.0f} "
-            f"{r['cross_rack']:10d} {r['share']:7.2%} {r['imbalance']:6} {r['revoked']:8d} "
-            f"{r['objective']:12} {r['bound']:12}")
+    cells = [_fmt(r.get(k), f) for k, f in (("wall", "10.2f"), ("cpu", "7.2f"), ("solve", "8.2f"), ("peak_mb", "8.0f"),
+                                            ("cross_rack", "10d"), ("share", "7.2%"), ("imbalance", "6d"),
+                                            ("revoked", "8d"), ("objective", "12.0f"), ("bound", "12.0f"))]
+    return f"{r['method']:26} {r['status']:9} " + " ".join(cells)
+
+
+def _fmt(value, spec: str) -> str:
+    width = int("".join(ch for ch in spec.split(".")[0] if ch.isdigit()) or 0)
+    return f"{value:{spec}}" if value is not None else f"{'-':>{width}}"
 
 
 def _check(size: str, r: dict, spec: dict) -> list[str]:
