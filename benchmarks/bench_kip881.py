@@ -3,8 +3,9 @@
 Instances (``kipopt.datasets.generate("consumers", ...)``): three racks, RF 2,
 mixed subscriptions over ``--topics`` topics (default 10: each member a
 random non-empty subset), an ownership history (80 % of partitions owned,
-10 % claimed twice, some members a generation behind), 20 % rack-less
-members. Sizes:
+some members a generation behind; ``--conflicts`` of them claimed twice,
+default 0 because the server-side assignors refuse double claims), 20 %
+rack-less members. Sizes:
 
 * ``small``: 10,000 partitions × 1,000 members, target: optimal in < 1 s;
 * ``medium``: 100,000 × 5,000, target < 10 s;
@@ -53,13 +54,13 @@ def ports() -> list[str]:
     return sorted(n for n, m in methods().items() if m.family == "consumers" and n.startswith("kafka."))
 
 
-def write_instance(size: str, topics: int, seed: int, folder: Path) -> tuple[Path, float]:
+def write_instance(size: str, topics: int, seed: int, conflicts: float, folder: Path) -> tuple[Path, float]:
     from kipopt import to_dict
     from kipopt.datasets import generate
     spec = SIZES[size]
     t0 = time.perf_counter()
     inst = generate("consumers", seed, partitions=spec["partitions"], members=spec["members"], racks=3,
-                    replication_factor=2, topics=topics, subscriptions="mixed")
+                    replication_factor=2, topics=topics, subscriptions="mixed", conflicts=conflicts)
     path = folder / f"consumers-{size}.json"
     path.write_text(json.dumps(to_dict(inst)))
     return path, time.perf_counter() - t0
@@ -102,13 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="small,medium,large")
     parser.add_argument("--topics", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--conflicts", type=float, default=0.0)
     parser.add_argument("--port-timeout", type=float, default=300.0)
     parser.add_argument("--no-ports", action="store_true")
     args = parser.parse_args(argv)
     missed = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in args.sizes.split(","):
-            path, made = write_instance(size, args.topics, args.seed, Path(tmp))
+            path, made = write_instance(size, args.topics, args.seed, args.conflicts, Path(tmp))
             spec = SIZES[size]
             print(f"\n## {size}: {spec['partitions']:,} partitions x {spec['members']:,} members, "
                   f"{args.topics} topics, mixed subscriptions, owned history "
