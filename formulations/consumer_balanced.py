@@ -56,9 +56,14 @@ Exactness for the rule ``balanced``. Every dec-min assignment is pairwise
 balanced, so the answer always meets the rule. For uniform subscriptions
 the two sets coincide (``floor``/``ceil`` of ``P/M``) and the answer is
 optimal. Otherwise the rule also admits pairwise balanced but less balanced
-assignments, over which no transportation model exists: the result then
-reports the bound of the balance-free relaxation (each partition to its
-cheapest subscriber) and is ``optimal`` only when it meets that bound.
+assignments, over which no transportation model exists (the rule is a
+disjunction: per topic, its holders exceed its least-loaded subscriber by at
+most one). Up to :data:`PAIRWISE_MAX_PAIRS` partition × subscriber pairs the
+rule's own MILP (:func:`~kipopt.formulations.consumer_pulp.pairwise_model`,
+with the dec-min value as cutoff) settles it, and its answer replaces the
+dec-min one when cheaper. Beyond, the result reports the bound of the
+balance-free relaxation (each partition to its cheapest subscriber) and is
+``optimal`` only when it meets that bound.
 
 >>> from kipopt.instance import from_dict
 >>> x = from_dict({"format": 1, "family": "consumers",
@@ -361,7 +366,8 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     assignment, status, info = solve_balanced(instance, options.time_limit, options.threads, lay)
     bound = free_bound(instance, lay)
     if assignment is None:
-        return MethodResult(greedy_balanced(instance), Status.FEASIBLE, None, bound, info=info,
+        fallback = greedy_balanced(instance)
+        return MethodResult(fallback, Status.FEASIBLE, balanced_objective(instance, fallback), bound, info=info,
                             message=f"HiGHS ended with {status}: returning a least-loaded greedy assignment")
     objective = balanced_objective(instance, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
