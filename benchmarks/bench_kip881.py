@@ -1,8 +1,9 @@
 """KIP-881 consumer-group benchmark: exact.range and exact.balanced at scale, and Kafka's ports.
 
-Instances (``kipopt.datasets.generate("consumers", ...)``): three racks, RF 2,
-mixed subscriptions over ``--topics`` topics (default 10: each member a
-random non-empty subset), an ownership history (80 % of partitions owned,
+Instances (:func:`instance_dict`, the shape of ``kipopt.datasets``'
+consumers generator built with numpy): three racks, RF 2, mixed
+subscriptions over ``--topics`` topics (default 10: each member a random
+non-empty subset), an ownership history (80 % of partitions owned,
 some members a generation behind; ``--conflicts`` of them claimed twice,
 default 0 because the server-side assignors refuse double claims), 20 %
 rack-less members. Sizes:
@@ -39,6 +40,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 SIZES = {
     "small": {"partitions": 10_000, "members": 1_000, "seconds": 1.0},
     "medium": {"partitions": 100_000, "members": 5_000, "seconds": 10.0},
@@ -54,15 +57,51 @@ def ports() -> list[str]:
     return sorted(n for n, m in methods().items() if m.family == "consumers" and n.startswith("kafka."))
 
 
+def instance_dict(partitions: int, members: int, topics: int, seed: int, conflicts: float) -> dict:
+    """The benchmark group, built with numpy (``kipopt.datasets`` draws owners per partition in
+    O(subscribers) Python steps, which takes hours at a million partitions).
+
+    Same shape as ``generate("consumers", ...)``: 3 racks of unequal weight, RF 2 (two distinct
+    racks per partition), zipf-skewed topic sizes, each member a random non-empty subset of
+    topics, 20 % rack-less members, 80 % of partitions owned by a random subscriber, a fifth of the
+    members one or two generations behind, ``conflicts`` of the owned partitions claimed twice.
+    """
+    rng = np.random.default_rng(seed)
+    racks = np.array(["r1", "r2", "r3"])
+    weights = rng.dirichlet([4.0, 4.0, 4.0])
+    names = [f"topic-{i:03d}" for i in range(topics)]
+    share = 1.0 / np.arange(1, topics + 1)
+    sizes = np.maximum(1, np.floor(partitions * share / share.sum())).astype(int)
+    sizes[0] += partitions - sizes.sum()
+    first = rng.choice(3, size=partitions, p=weights)
+    second = (first + rng.integers(1, 3, size=partitions)) % 3
+    pairs = np.sort(np.stack([first, second], axis=1), axis=1)
+    subscriptions = rng.random((members, topics)) < 0.5
+    subscriptions[~subscriptions.any(axis=1), 0] = True
+    generation = 10 - (rng.random(members) < 0.2) * rng.integers(1, 3, size=members)
+    rack = np.where(rng.random(members) < 0.2, None, racks[rng.choice(3, size=members, p=weights)])
+    owned: list[list[str]] = [[] for _ in range(members)]
+    topic_racks, at = {}, 0
+    for j, (name, size) in enumerate(zip(names, sizes)):
+        topic_racks[name] = {"racks": [[racks[a], racks[b]] for a, b in pairs[at:at + size]]}
+        at += size
+        subs = np.flatnonzero(subscriptions[:, j])
+        for p in np.flatnonzero(rng.random(size) < 0.8):
+            owner = subs[rng.integers(len(subs))]
+            owned[owner].append(f"{name}-{p}")
+            if len(subs) > 1 and rng.random() < conflicts:
+                owned[subs[(np.flatnonzero(subs == owner)[0] + 1) % len(subs)]].append(f"{name}-{p}")
+    group = [{"id": f"consumer-{i + 1}", "rack": rack[i], "topics": [n for j, n in enumerate(names) if subscriptions[i, j]],
+              "owned": owned[i], "generation": int(generation[i])} for i in range(members)]
+    return {"format": 1, "family": "consumers", "topics": topic_racks, "members": group}
+
+
 def write_instance(size: str, topics: int, seed: int, conflicts: float, folder: Path) -> tuple[Path, float]:
-    from kipopt import to_dict
-    from kipopt.datasets import generate
     spec = SIZES[size]
     t0 = time.perf_counter()
-    inst = generate("consumers", seed, partitions=spec["partitions"], members=spec["members"], racks=3,
-                    replication_factor=2, topics=topics, subscriptions="mixed", conflicts=conflicts)
+    data = instance_dict(spec["partitions"], spec["members"], topics, seed, conflicts)
     path = folder / f"consumers-{size}.json"
-    path.write_text(json.dumps(to_dict(inst)))
+    path.write_text(json.dumps(data))
     return path, time.perf_counter() - t0
 
 
