@@ -90,7 +90,7 @@ from kipopt.solution import Status
 
 from .consumer_groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
 from .consumer_pulp import pairs, solve_pairwise
-from .consumer_rules import balanced_objective, balanced_violations, owners, topic_of
+from .consumer_rules import balanced_objective, balanced_violations, owners
 from .highs import ArrayLP, build_csc, is_integral, solve_lp
 
 
@@ -178,13 +178,11 @@ def balanced_problem(instance: ConsumersInstance, lay: Layout, face: BalanceFace
     """Stage 2 on the dec-min face (see the module docstring)."""
     owner_of = owners(instance)
     weight = len(owner_of) + 1
-    group_of: dict[tuple[str, frozenset[str]], int] = {(g.topic, g.racks): i for i, g in enumerate(lay.groups)}
     owned: dict[tuple[int, int], list[int]] = defaultdict(list)
+    member_index, group_of = lay.member_index, lay.group_of_partition
     for p, m in owner_of.items():
-        t = topic_of(p)
-        number = int(p[len(t) + 1:])
-        g = group_of[(t, frozenset(instance.topics[t].racks[number]))]
-        owned[(g, lay.member_index[m])].append(number)
+        t, _, number = p.rpartition("-")
+        owned[(int(group_of[t][int(number)]), member_index[m])].append(int(number))
     for v in owned.values():
         v.sort()
     owner_set = sorted({m for _, m in owned})
@@ -297,24 +295,17 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     for i, topics in enumerate(lay.member_topics):
         for t in topics:
             racks_of_topic[t].add(int(lay.member_rack[i]))
-    best: dict[tuple[str, frozenset[str]], int] = {}
+    best = np.zeros(len(lay.groups), dtype=np.int64)
     total = 0
     for g, group in enumerate(lay.groups):
-        mc = min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
-        best[(group.topic, group.racks)] = mc
-        total += weight * mc * group.size
+        best[g] = min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
+        total += weight * int(best[g]) * group.size
     for p, m in owner_of.items():
-        t = topic_of(p)
-        i = lay.member_index[m]
-        racks = frozenset(instance.topics[t].racks[int(p[len(t) + 1:])])
-        if t not in lay.member_topics[i] or _cross(lay, racks, i) > best[(t, racks)]:
+        t, _, number = p.rpartition("-")
+        i, g = lay.member_index[m], int(lay.group_of_partition[t][int(number)])
+        if t not in lay.member_topics[i] or lay.cross[g, lay.member_rack[i]] > best[g]:
             total += 1
     return float(total)
-
-
-def _cross(lay: Layout, racks: frozenset[str], member: int) -> int:
-    rack = lay.racks[int(lay.member_rack[member])]
-    return int(rack is not None and bool(racks) and rack not in racks)
 
 
 def _uniform(lay: Layout) -> bool:

@@ -45,6 +45,7 @@ class Layout:
     members: tuple[str, ...]
     member_rack: np.ndarray
     member_topics: tuple[frozenset[str], ...]
+    group_of_partition: dict[str, np.ndarray]  # per topic: partition number -> group index
 
     @cached_property
     def cross(self) -> np.ndarray:
@@ -67,19 +68,22 @@ class Layout:
 def layout(instance: ConsumersInstance) -> Layout:
     subscribed = {t for m in instance.members for t in m.topics if instance.topics[t].partitions > 0}
     topics = tuple(sorted(subscribed, key=java_string_key))
-    groups = []
+    groups, group_of_partition = [], {}
     for t in topics:
         by_racks: dict[frozenset[str], list[int]] = defaultdict(list)
         for p, racks in enumerate(instance.topics[t].racks):
             by_racks[frozenset(racks)].append(p)
+        index = np.empty(instance.topics[t].partitions, dtype=np.int64)
         for racks in sorted(by_racks, key=sorted):
+            index[by_racks[racks]] = len(groups)
             groups.append(PartitionGroup(t, racks, tuple(by_racks[racks])))
+        group_of_partition[t] = index
     members = sorted(instance.members, key=lambda m: java_string_key(m.id))
     racks = tuple(sorted({m.rack for m in members if m.rack is not None})) + (None,)
     index = {r: i for i, r in enumerate(racks)}
     return Layout(topics, tuple(groups), racks, tuple(m.id for m in members),
                   np.array([index[m.rack] for m in members], dtype=np.int64),
-                  tuple(frozenset(t for t in m.topics if t in subscribed) for m in members))
+                  tuple(frozenset(t for t in m.topics if t in subscribed) for m in members), group_of_partition)
 
 
 def subscription_classes(lay: Layout) -> tuple[tuple[frozenset[str], ...], np.ndarray]:
