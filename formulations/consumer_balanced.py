@@ -56,9 +56,14 @@ Exactness for the rule ``balanced``. Every dec-min assignment is pairwise
 balanced, so the answer always meets the rule. For uniform subscriptions
 the two sets coincide (``floor``/``ceil`` of ``P/M``) and the answer is
 optimal. Otherwise the rule also admits pairwise balanced but less balanced
-assignments, over which no transportation model exists: the result then
-reports the bound of the balance-free relaxation (each partition to its
-cheapest subscriber) and is ``optimal`` only when it meets that bound.
+assignments, over which no transportation model exists (the rule is a
+disjunction: per topic, its holders exceed its least-loaded subscriber by at
+most one). Up to :data:`PAIRWISE_MAX_PAIRS` partition × subscriber pairs the
+rule's own MILP (:func:`~kipopt.formulations.consumer_pulp.pairwise_model`,
+with the dec-min value as cutoff) settles it, and its answer replaces the
+dec-min one when cheaper. Beyond, the result reports the bound of the
+balance-free relaxation (each partition to its cheapest subscriber) and is
+``optimal`` only when it meets that bound.
 
 >>> from kipopt.instance import from_dict
 >>> x = from_dict({"format": 1, "family": "consumers",
@@ -72,6 +77,7 @@ cheapest subscriber) and is ``optimal`` only when it meets that bound.
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -82,8 +88,9 @@ from kipopt.instance import ConsumersInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
-from .consumer_groups import Dealer, Layout, integral_flows, layout, quotas
-from .consumer_rules import balanced_objective, owners, topic_of
+from .consumer_groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
+from .consumer_pulp import pairs, solve_pairwise
+from .consumer_rules import balanced_objective, balanced_violations, owners
 from .highs import ArrayLP, build_csc, is_integral, solve_lp
 
 
@@ -97,39 +104,15 @@ class BalanceFace:
     high: np.ndarray
     allowed: frozenset[tuple[str, int]]
     info: dict
+    levels: tuple[np.ndarray, np.ndarray] | None = None  # (L_c, U_c): valid for every pairwise balanced one
 
-
-def _classes(lay: Layout) -> tuple[tuple[frozenset[str], ...], np.ndarray]:
-    index: dict[frozenset[str], int] = {}
-    member_class = np.array([index.setdefault(ts, len(index)) for ts in lay.member_topics], dtype=np.int64)
-    return tuple(index), member_class
-
-
-def level_bounds(lay: Layout, sizes: dict[str, int], classes, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(L_c, U_c)``: every dec-min member value of class c lies in ``[L_c, U_c]``."""
-    subscribers = defaultdict(int)
-    reach: dict[str, set[str]] = defaultdict(set)
-    for c, topics in enumerate(classes):
-        for t in topics:
-            subscribers[t] += int(count[c])
-            reach[t] |= topics
-    L = np.zeros(len(classes), dtype=np.int64)
-    U = np.zeros(len(classes), dtype=np.int64)
-    for c, topics in enumerate(classes):
-        if not topics:
-            continue
-        L[c] = max(0, max(-(-sizes[t] // subscribers[t]) - 1 for t in topics))
-        reachable = {t: sum(sizes[u] for u in reach[t]) for t in topics}
-        U[c] = min(sum(sizes[t] for t in topics), 1 + max(reachable[t] // subscribers[t] for t in topics))
-        L[c] = min(L[c], U[c])
-    return L, U
 
 
 def balance_face(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
                  threads: int | None = None) -> BalanceFace | None:
     """Stage 1: solve the class-level convex flow and read the dec-min face off its reduced costs."""
     t0 = time.perf_counter()
-    classes, member_class = _classes(lay)
+    classes, member_class = subscription_classes(lay)
     count = np.bincount(member_class, minlength=len(classes))
     sizes = {t: instance.topics[t].partitions for t in lay.topics}
     L, U = level_bounds(lay, sizes, classes, count)
@@ -149,7 +132,9 @@ def balance_face(instance: ConsumersInstance, lay: Layout, time_limit: float | N
     supply = np.array([sizes[t] for t in lay.topics], dtype=np.float64)
     lp = ArrayLP(cost=np.concatenate([np.zeros(k_f), 2.0 * seg_level + 1.0]),
                  lower=np.zeros(k_f + k_s),
-                 upper=np.concatenate([supply[f_topic] if k_f else np.zeros(0), count[seg_class].astype(float)]),
+                 # f unbounded above: a bound there could hold with a negative reduced cost, and the
+                 # face would then also need "arc at its bound", which the read-off below does not model
+                 upper=np.concatenate([np.full(k_f, np.inf), count[seg_class].astype(float)]),
                  row_lower=np.concatenate([supply, demand]), row_upper=np.concatenate([supply, demand]),
                  start=start, index=index, value=value)
     result = solve_lp(lp, time_limit=time_limit, threads=threads)
@@ -165,7 +150,7 @@ def balance_face(instance: ConsumersInstance, lay: Layout, time_limit: float | N
     low = L + full
     high = low + (free > 0)
     info["sum_squares"] = _sum_squares(result.objective, count, L)
-    return BalanceFace(classes, member_class, low, high, allowed, info)
+    return BalanceFace(classes, member_class, low, high, allowed, info, (L, U))
 
 
 def _sum_squares(stage1: float | None, count: np.ndarray, L: np.ndarray) -> int | None:
@@ -193,13 +178,11 @@ def balanced_problem(instance: ConsumersInstance, lay: Layout, face: BalanceFace
     """Stage 2 on the dec-min face (see the module docstring)."""
     owner_of = owners(instance)
     weight = len(owner_of) + 1
-    group_of: dict[tuple[str, frozenset[str]], int] = {(g.topic, g.racks): i for i, g in enumerate(lay.groups)}
     owned: dict[tuple[int, int], list[int]] = defaultdict(list)
+    member_index, group_of = lay.member_index, lay.group_of_partition
     for p, m in owner_of.items():
-        t = topic_of(p)
-        number = int(p[len(t) + 1:])
-        g = group_of[(t, frozenset(instance.topics[t].racks[number]))]
-        owned[(g, lay.member_index[m])].append(number)
+        t, _, number = p.rpartition("-")
+        owned[(int(group_of[t][int(number)]), member_index[m])].append(int(number))
     for v in owned.values():
         v.sort()
     owner_set = sorted({m for _, m in owned})
@@ -304,7 +287,7 @@ def read_back(problem: BalancedProblem, flows: np.ndarray) -> dict[str, tuple[st
     return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
 
 
-def relaxed_bound(instance: ConsumersInstance, lay: Layout) -> float:
+def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound)."""
     owner_of = owners(instance)
     weight = len(owner_of) + 1
@@ -312,34 +295,28 @@ def relaxed_bound(instance: ConsumersInstance, lay: Layout) -> float:
     for i, topics in enumerate(lay.member_topics):
         for t in topics:
             racks_of_topic[t].add(int(lay.member_rack[i]))
-    best: dict[tuple[str, frozenset[str]], int] = {}
+    best = np.zeros(len(lay.groups), dtype=np.int64)
     total = 0
     for g, group in enumerate(lay.groups):
-        mc = min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
-        best[(group.topic, group.racks)] = mc
-        total += weight * mc * group.size
+        best[g] = min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
+        total += weight * int(best[g]) * group.size
     for p, m in owner_of.items():
-        t = topic_of(p)
-        i = lay.member_index[m]
-        racks = frozenset(instance.topics[t].racks[int(p[len(t) + 1:])])
-        if t not in lay.member_topics[i] or _cross(lay, racks, i) > best[(t, racks)]:
+        t, _, number = p.rpartition("-")
+        i, g = lay.member_index[m], int(lay.group_of_partition[t][int(number)])
+        if t not in lay.member_topics[i] or lay.cross[g, lay.member_rack[i]] > best[g]:
             total += 1
     return float(total)
-
-
-def _cross(lay: Layout, racks: frozenset[str], member: int) -> int:
-    rack = lay.racks[int(lay.member_rack[member])]
-    return int(rack is not None and bool(racks) and rack not in racks)
 
 
 def _uniform(lay: Layout) -> bool:
     return len(set(lay.member_topics)) <= 1
 
 
-def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None, threads: int | None = None):
+def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None, threads: int | None = None,
+                   lay: Layout | None = None):
     """``(assignment or None, status, info)``: stage 1, then stage 2 (LP, ILP if ever fractional)."""
     t0 = time.perf_counter()
-    lay = layout(instance)
+    lay = lay or layout(instance)
     face = balance_face(instance, lay, time_limit, threads)
     if face is None:
         return None, "stage1_failed", {"build_seconds": round(time.perf_counter() - t0, 6)}
@@ -360,35 +337,85 @@ def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None,
     return read_back(problem, flows), result.status, info
 
 
+PAIRWISE_MAX_PAIRS = 500
+"""Mixed subscriptions up to this many partition × subscriber pairs: the rule's own MILP settles optimality."""
+
+PAIRWISE_DEFAULT_SECONDS = 30.0
+"""The MILP's time when the caller sets no limit (the dec-min answer is already in hand)."""
+
+
 def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
-    """``exact.balanced``: the dec-min face, then cross-rack and revocations on it (two LPs)."""
-    assignment, status, info = solve_balanced(instance, options.time_limit, options.threads)
+    """``exact.balanced``: the dec-min face, then cross-rack and revocations on it (two LPs).
+
+    ``optimal`` when proven for the rule: uniform subscriptions, the
+    balance-free bound met, or (small instances) the rule's own MILP
+    (:func:`~kipopt.formulations.consumer_pulp.pairwise_model`), whose answer
+    replaces the dec-min one when it is better.
+    """
+    t0 = time.perf_counter()
     lay = layout(instance)
-    bound = relaxed_bound(instance, lay)
+    assignment, status, info = solve_balanced(instance, options.time_limit, options.threads, lay)
+    bound = free_bound(instance, lay)
     if assignment is None:
-        return MethodResult(greedy_balanced(instance), Status.FEASIBLE, None, bound, info=info,
+        fallback = greedy_balanced(instance)
+        return MethodResult(fallback, Status.FEASIBLE, balanced_objective(instance, fallback), bound, info=info,
                             message=f"HiGHS ended with {status}: returning a least-loaded greedy assignment")
     objective = balanced_objective(instance, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
-    if status == "optimal" and not proven:
+    if not proven and pairs(instance) <= PAIRWISE_MAX_PAIRS:
+        left = PAIRWISE_DEFAULT_SECONDS if options.time_limit is None else \
+            options.time_limit - (time.perf_counter() - t0)
+        if left > 0.05:
+            better, milp, milp_bound = solve_pairwise(instance, left, options.threads, cutoff=objective)
+            info["pairwise_milp"] = milp
+            if milp_bound is not None:
+                bound = max(bound, float(np.ceil(milp_bound - 1e-6)))
+            if better is not None and not balanced_violations(instance, better):
+                value = balanced_objective(instance, better)
+                if value < objective:
+                    assignment, objective = better, value
+                    info["answer"] = "pairwise MILP (less balanced than dec-min, cheaper)"
+            proven = objective <= bound
+    if not proven:
         info["note"] = ("optimal over the most balanced assignments; the rule also admits less balanced "
-                        "pairwise-balanced ones, bound from the balance-free relaxation")
+                        "pairwise-balanced ones: bound from the balance-free relaxation")
     return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective,
                         objective if proven else bound, info=info)
 
 
 def greedy_balanced(instance: ConsumersInstance) -> dict[str, tuple[str, ...]]:
-    """Each partition (topics by fewest subscribers) to its least-loaded subscriber: a valid fallback."""
+    """A valid, pairwise balanced fallback: each partition (topics by fewest subscribers) to its
+    least-loaded subscriber, then single moves from a topic's heaviest holder to its lightest
+    subscriber while they differ by two or more (each move lowers ``Σ x²``, so this ends)."""
     lay = layout(instance)
     subs = {t: [i for i, ts in enumerate(lay.member_topics) if t in ts] for t in lay.topics}
-    load = np.zeros(len(lay.members), dtype=np.int64)
-    lists: list[list[str]] = [[] for _ in lay.members]
+    load = [0] * len(lay.members)
+    held: list[dict[str, list[int]]] = [defaultdict(list) for _ in lay.members]
     for t in sorted(lay.topics, key=lambda t: len(subs[t])):
+        heap = [(load[i], i) for i in subs[t]]
+        heapq.heapify(heap)
         for p in range(instance.topics[t].partitions):
-            i = min(subs[t], key=lambda j: (load[j], j))
-            lists[i].append(f"{t}-{p}")
+            while heap[0][0] != load[heap[0][1]]:  # stale: the member grew on another topic
+                _, i = heapq.heappop(heap)
+                heapq.heappush(heap, (load[i], i))
+            _, i = heapq.heappop(heap)
+            held[i][t].append(p)
             load[i] += 1
-    return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
+            heapq.heappush(heap, (load[i], i))
+    moved = True
+    while moved:
+        moved = False
+        for t in lay.topics:
+            while True:
+                light = min(subs[t], key=load.__getitem__)
+                heavy = max((i for i in subs[t] if held[i][t]), key=load.__getitem__)
+                if load[heavy] < load[light] + 2:
+                    break
+                held[light][t].append(held[heavy][t].pop())
+                load[heavy] -= 1
+                load[light] += 1
+                moved = True
+    return {m: tuple(f"{t}-{p}" for t, ps in held[i].items() for p in ps) for i, m in enumerate(lay.members)}
 
 
 METHODS = [

@@ -45,6 +45,7 @@ class Layout:
     members: tuple[str, ...]
     member_rack: np.ndarray
     member_topics: tuple[frozenset[str], ...]
+    group_of_partition: dict[str, np.ndarray]  # per topic: partition number -> group index
 
     @cached_property
     def cross(self) -> np.ndarray:
@@ -67,19 +68,50 @@ class Layout:
 def layout(instance: ConsumersInstance) -> Layout:
     subscribed = {t for m in instance.members for t in m.topics if instance.topics[t].partitions > 0}
     topics = tuple(sorted(subscribed, key=java_string_key))
-    groups = []
+    groups, group_of_partition = [], {}
     for t in topics:
         by_racks: dict[frozenset[str], list[int]] = defaultdict(list)
         for p, racks in enumerate(instance.topics[t].racks):
             by_racks[frozenset(racks)].append(p)
+        index = np.empty(instance.topics[t].partitions, dtype=np.int64)
         for racks in sorted(by_racks, key=sorted):
+            index[by_racks[racks]] = len(groups)
             groups.append(PartitionGroup(t, racks, tuple(by_racks[racks])))
+        group_of_partition[t] = index
     members = sorted(instance.members, key=lambda m: java_string_key(m.id))
     racks = tuple(sorted({m.rack for m in members if m.rack is not None})) + (None,)
     index = {r: i for i, r in enumerate(racks)}
     return Layout(topics, tuple(groups), racks, tuple(m.id for m in members),
                   np.array([index[m.rack] for m in members], dtype=np.int64),
-                  tuple(frozenset(t for t in m.topics if t in subscribed) for m in members))
+                  tuple(frozenset(t for t in m.topics if t in subscribed) for m in members), group_of_partition)
+
+
+def subscription_classes(lay: Layout) -> tuple[tuple[frozenset[str], ...], np.ndarray]:
+    """Distinct subscriptions (first seen in member order) and each member's index among them."""
+    index: dict[frozenset[str], int] = {}
+    member_class = np.array([index.setdefault(ts, len(index)) for ts in lay.member_topics], dtype=np.int64)
+    return tuple(index), member_class
+
+
+def level_bounds(lay: Layout, sizes: dict[str, int], classes, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(L_c, U_c)``: every pairwise balanced (so every dec-min) member value of class c lies in
+    ``[L_c, U_c]`` (argument in :mod:`~kipopt.formulations.consumer_balanced`)."""
+    subscribers = defaultdict(int)
+    reach: dict[str, set[str]] = defaultdict(set)
+    for c, topics in enumerate(classes):
+        for t in topics:
+            subscribers[t] += int(count[c])
+            reach[t] |= topics
+    L = np.zeros(len(classes), dtype=np.int64)
+    U = np.zeros(len(classes), dtype=np.int64)
+    for c, topics in enumerate(classes):
+        if not topics:
+            continue
+        L[c] = max(0, max(-(-sizes[t] // subscribers[t]) - 1 for t in topics))
+        reachable = {t: sum(sizes[u] for u in reach[t]) for t in topics}
+        U[c] = min(sum(sizes[t] for t in topics), 1 + max(reachable[t] // subscribers[t] for t in topics))
+        L[c] = min(L[c], U[c])
+    return L, U
 
 
 class Dealer:

@@ -2,8 +2,8 @@
 
 Per subscribed topic t with ``P_t`` partitions and subscribers ``N_t``
 (``n_t = |N_t|``, ``lo_t = floor(P_t/n_t)``, ``hi_t = ceil(P_t/n_t)``), the
-member-level model (:func:`range_model`, PuLP, one variable per partition ×
-subscriber) is::
+member-level model (:func:`~kipopt.formulations.consumer_pulp.range_model`, PuLP, one variable
+per partition × subscriber) is::
 
     min  Σ_{p,m} c_{p,m} x_{p,m}                    c_{p,m} = 1 if m reads p cross-rack
     s.t. Σ_{m ∈ N_t} x_{p,m} = 1                    every partition p of t
@@ -47,7 +47,6 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -56,7 +55,8 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
 from .consumer_groups import Dealer, Layout, flow_to_lists, integral_flows, layout, quotas
-from .consumer_rules import cross_rack, is_cross_rack, range_objective
+from .consumer_pulp import pairs, solve_range_members
+from .consumer_rules import range_objective
 from .highs import ArrayLP, build_csc, is_integral, solve_lp
 
 PULP_MAX_PAIRS = 2_000
@@ -162,76 +162,6 @@ def relaxed_bound(problem: RangeProblem) -> float:
     return float(np.sum(np.where(np.isfinite(best), best, 0.0) * sizes))
 
 
-# --------------------------------------------------------------------------- member-level PuLP model
-
-
-def range_model(instance: ConsumersInstance, integer: bool = False):
-    """``(pulp.LpProblem, x)`` with ``x[(partition, member)]``: the readable, exportable model."""
-    import pulp
-
-    prob = pulp.LpProblem("kip881_range", pulp.LpMinimize)
-    cat = pulp.LpBinary if integer else pulp.LpContinuous
-    racks = instance.partition_racks
-    x, cost = {}, []
-    for t, subs in _subscribers(instance).items():
-        size, n = instance.topics[t].partitions, len(subs)
-        for p in range(size):
-            name = f"{t}-{p}"
-            row = [x.setdefault((name, m.id), pulp.LpVariable(f"x_{len(x)}", 0, 1, cat)) for m in subs]
-            prob += pulp.lpSum(row) == 1, f"partition_{len(prob.constraints)}"
-            cost += [(int(is_cross_rack(m.rack, racks[name])), x[(name, m.id)]) for m in subs]
-        for m in subs:
-            held = pulp.lpSum(x[(f"{t}-{p}", m.id)] for p in range(size))
-            prob += held >= size // n, f"lo_{len(prob.constraints)}"
-            prob += held <= -(-size // n), f"hi_{len(prob.constraints)}"
-    prob += pulp.lpSum(c * v for c, v in cost if c)
-    return prob, x
-
-
-def solve_member_model(instance: ConsumersInstance, time_limit: float | None = None,
-                       threads: int | None = None):
-    """``(assignment or None, status, objective)`` of :func:`range_model` (LP, then ILP if fractional)."""
-    from .rack_pulp import _integral, _solve
-
-    prob, x = range_model(instance)
-    status = _solve(prob, mip=False, time_limit=time_limit, threads=threads)
-    if status == "optimal" and not _integral(x.values()):
-        prob, x = range_model(instance, integer=True)
-        status = _solve(prob, mip=True, time_limit=time_limit, threads=threads)
-    if status not in ("optimal", "feasible"):
-        return None, status, None
-    lists: dict[str, list[str]] = {m.id: [] for m in instance.members}
-    for (p, m), v in x.items():
-        if (v.value() or 0) > 0.5:
-            lists[m].append(p)
-    assignment = {m: tuple(ps) for m, ps in lists.items()}
-    return assignment, status, float(cross_rack(instance, assignment))
-
-
-def write_model(instance: ConsumersInstance, path: str | Path) -> Path:
-    """Write the member-level model to ``path`` (``.mps`` or ``.lp``)."""
-    path = Path(path)
-    prob, _ = range_model(instance)
-    if path.suffix == ".lp":
-        prob.writeLP(str(path))
-    else:
-        prob.writeMPS(str(path))
-    return path
-
-
-def _subscribers(instance: ConsumersInstance):
-    found = defaultdict(list)
-    for m in instance.members:
-        for t in m.topics:
-            if instance.topics[t].partitions > 0:
-                found[t].append(m)
-    return found
-
-
-def pairs(instance: ConsumersInstance) -> int:
-    return sum(instance.topics[t].partitions * len(ms) for t, ms in _subscribers(instance).items())
-
-
 # --------------------------------------------------------------------------- method
 
 
@@ -239,7 +169,7 @@ def run_range(instance: ConsumersInstance, options: SolveOptions, model: str | N
     """``exact.range``: the member-level PuLP model for small instances, the grouped LP otherwise."""
     t0 = time.perf_counter()
     if model == "pulp" or (model is None and pairs(instance) <= PULP_MAX_PAIRS):
-        assignment, status, objective = solve_member_model(instance, options.time_limit, options.threads)
+        assignment, status, objective = solve_range_members(instance, options.time_limit, options.threads)
         if assignment is not None and status == "optimal":
             return MethodResult(assignment, Status.OPTIMAL, objective, objective,
                                 info={"model": "pulp", "seconds": round(time.perf_counter() - t0, 6)})

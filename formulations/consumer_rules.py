@@ -93,8 +93,25 @@ def cross_rack(instance: ConsumersInstance, assignment: Assignment) -> int:
                for p in assignment.get(m.id, ()) if p in racks)
 
 
+_OWNERS: dict[int, tuple[ConsumersInstance, dict[str, str]]] = {}
+
+
 def owners(instance: ConsumersInstance) -> dict[str, str]:
-    """Partition -> owning member: the unique highest-generation claimant (see the module doc)."""
+    """Partition -> owning member: the unique highest-generation claimant (see the module doc).
+
+    Cached for the last few instances (the façade and the models ask several times); do not mutate.
+    """
+    hit = _OWNERS.get(id(instance))
+    if hit is not None and hit[0] is instance:
+        return hit[1]
+    if len(_OWNERS) >= 4:
+        _OWNERS.clear()
+    found = _owners(instance)
+    _OWNERS[id(instance)] = (instance, found)
+    return found
+
+
+def _owners(instance: ConsumersInstance) -> dict[str, str]:
     subscribed = {t for m in instance.members for t in m.topics}
     best: dict[str, tuple[int, str | None]] = {}
     for m in instance.members:

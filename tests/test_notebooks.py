@@ -91,3 +91,14 @@ def test_joint_staging(monkeypatch):
     text, images = execute("joint_staging.ipynb")
     assert "first falls short" in text and "kafka.ha" in text
     assert images == 1
+
+
+def test_kip881_consumers(monkeypatch):
+    """The notebook runs every registered consumer method, asserts that each keeps its rule and stays above
+    the exact optimum (or bound) of its rule, and draws the comparison."""
+    monkeypatch.setenv("KIPOPT_NB_PARTITIONS", "60")
+    monkeypatch.setenv("KIPOPT_NB_MEMBERS", "8")
+    text, images = execute("kip881_consumers.ipynb")
+    assert "every method keeps its rule" in text
+    assert "exact.range" in text and "exact.balanced" in text
+    assert images >= 1, "the comparison plot is missing"
