@@ -157,6 +157,7 @@ class CheckResult:
     evaluation: Evaluation
     rule_violations: list[Violation]
     exact: Solution
+    criteria: dict | None = None
 
     @property
     def feasible(self) -> bool:
@@ -177,7 +178,14 @@ class CheckResult:
             "exact_seconds": round(self.exact.seconds, 6),
             "violations": [v.to_dict() for v in self.evaluation.violations + self.rule_violations],
             "metrics": self.evaluation.metrics,
+            **self._criteria(),
         }
+
+    def _criteria(self) -> dict:
+        """For a lexicographic rule: each criterion of the assignment and of the exact answer, in order."""
+        if self.criteria is None:
+            return {}
+        return {"criteria": self.criteria, "optimum_criteria": self.exact.metrics.get("criteria")}
 
 
 def exact_optimum(instance: Instance, rule: str | None = None, time_limit: float | None = None) -> Solution:
@@ -211,5 +219,6 @@ def check(instance: Instance, assignment: Assignment, rule: str | None = None, t
     bound = exact.bound if exact.bound is not None else optimum
     evaluation = _evaluate(instance, assignment)
     rule_violations = _new_rules(evaluation.violations, found.violations(instance, assignment))
+    criteria = found.criteria(instance, assignment) if found.criteria is not None else None
     return CheckResult(found.name, objective, optimum, bound, relative_gap(objective, bound), tolerance,
-                       evaluation, rule_violations, exact)
+                       evaluation, rule_violations, exact, criteria)

@@ -224,3 +224,14 @@ def test_score_rules_are_validated_naming_the_field():
     from kipopt.bench import grid as G
     with pytest.raises(InstanceError, match=r"families.tasks.score_rules\[0\]: no rule 'spread' for family tasks"):
         G.parse_grid({"families": {"tasks": {"seeds": 1, "methods": ["exact.joint"], "score_rules": ["spread"]}}})
+
+
+def test_check_reports_every_stage_of_the_assignment_and_of_the_optimum():
+    """For a lexicographic rule the oracle says where an assignment falls short, not only the scalar gap."""
+    x = generate("tasks", 4, tasks=30, clients=6, tags=2)
+    port = api.solve(x, "kafka.rack_active")
+    verdict = api.check(x, port.assignment, rule="joint").to_dict()
+    assert list(verdict["criteria"]) == list(priority_order(x))
+    assert verdict["criteria"] == api.score(x, port.assignment, "joint")["criteria"]
+    assert verdict["optimum_criteria"] == api.solve(x, "exact.joint").metrics["criteria"]
+    assert "criteria" not in api.check(x, port.assignment, rule="rack_active").to_dict()
