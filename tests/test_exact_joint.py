@@ -235,3 +235,18 @@ def test_check_reports_every_stage_of_the_assignment_and_of_the_optimum():
     assert verdict["criteria"] == api.score(x, port.assignment, "joint")["criteria"]
     assert verdict["optimum_criteria"] == api.solve(x, "exact.joint").metrics["criteria"]
     assert "criteria" not in api.check(x, port.assignment, rule="rack_active").to_dict()
+
+
+def test_a_lexicographic_objective_beyond_double_precision_still_writes_its_row(tmp_path):
+    """The joint rule's scalar can exceed 2**53 (it encodes six stages): the Parquet row keeps it as the
+    nearest double instead of failing the item's write (and with it the Spark job)."""
+    from kipopt.bench import pipeline as P
+    from kipopt.methods import rules
+
+    big = 2**60 + 1
+    run = P.MethodRun("feasible", objective=big, metrics={"criteria": {"traffic": 3}})
+    row = P._row({"item_id": "x", "instance_id": "x", "family": "tasks", "params": "{}", "seed": 1},
+                 "kafka.ha", 10.0, rules()["joint"], run, None)
+    P.write_part(str(tmp_path), "x", [row])
+    import pyarrow.parquet as pq
+    assert pq.read_table(str(tmp_path / P.RESULTS_DIR / "x.parquet")).column("objective")[0].as_py() == float(big)

@@ -361,7 +361,7 @@ def _scored_row(base: dict, method: str, limit: float, rule: Any, run: MethodRun
     if mine and best and set(mine) == set(best):
         metrics["first_shortfall"], metrics["shortfall"] = next(
             ((c, mine[c] - best[c]) for c in mine if mine[c] != best[c]), (None, 0))
-    scored = MethodRun(run.status, found["objective"], None, run.seconds, run.peak_memory_mb,
+    scored = MethodRun(run.status, _finite(found["objective"]), None, run.seconds, run.peak_memory_mb,
                        run.memory_growth_mb, metrics, run.message, found["violations"])
     return _row(base, method, limit, rule, scored, exact)
 
@@ -372,7 +372,7 @@ def _row(base: dict, method: str, limit: float, rule: Any, run: MethodRun, exact
     gap = _gap(run.objective, reference) if ok else None
     return dict(base, method=method, rule=rule.name if rule else None,
                 exact_method=rule.exact_method if rule else None, status=run.status,
-                objective=run.objective, bound=reference, optimum=optimum, gap=gap,
+                objective=_finite(run.objective), bound=reference, optimum=optimum, gap=gap,
                 optimal=bool(ok and optimum is not None and gap is not None and gap <= OPTIMAL_TOLERANCE
                              and not run.violations),
                 violations=run.violations, beats_bound=_beats(run.objective if ok else None, reference, rule),
