@@ -337,12 +337,5 @@ def _one_line(text: str) -> str:
 
 def _compact(verdict: dict) -> str:
     """One verdict as one line of strict JSON (no spaces, no NaN)."""
-    return json.dumps(verdict, separators=(",", ":"), allow_nan=False, default=_json_default)
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+    from .cli import json_default
+    return json.dumps(verdict, separators=(",", ":"), allow_nan=False, default=json_default)

@@ -26,12 +26,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False, default=_json_default))
+    sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False, default=json_default))
     sys.stdout.write("\n")
     sys.stdout.flush()
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
+    """``json.dumps``' ``default`` for kipopt's documents: numpy scalars and sets become JSON."""
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     if isinstance(value, (set, frozenset, tuple)):

@@ -68,6 +68,8 @@ def tag_aware_move_predicate(instance: TasksInstance) -> MovePredicate:
     tags = {c: set(client.tags.items()) for c, client in instance.clients.items()}
 
     def can_move(source: str, destination: str, task: str, states: ClientStates) -> bool:
+        if source == destination:
+            return True  # S and D are built from the same clients (the KIP-924 helper's call), so they are equal
         with_source, with_destination = set(tags[source]), set(tags[destination])
         for c in states.order:
             if c != source and c != destination and states.holds(c, task):

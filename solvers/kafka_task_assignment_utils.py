@@ -45,6 +45,7 @@ from typing import Callable, Sequence
 
 from kipopt.instance import TasksInstance, parse_task_id
 
+from .kafka_rack_aware import tag_aware_move_predicate
 from .kafka_rack_graphs import (BalanceSubtopologyGraphConstructor, ClientStates, CostFunction,
                                 MinTrafficGraphConstructor)
 
@@ -202,19 +203,7 @@ def standby_move_predicate(instance: TasksInstance) -> MoveStandbyTaskPredicate:
     """
     if not instance.config.rack_aware_assignment_tags:
         return lambda source, destination, task, states: True
-    tags = {c: set(client.tags.items()) for c, client in instance.clients.items()}
-
-    def can_move(source: str, destination: str, task: str, states: ClientStates) -> bool:
-        if source == destination:
-            return True  # S and D are built from the same clients, so they are equal
-        with_source, with_destination = set(tags[source]), set(tags[destination])
-        for c in states.order:
-            if c != source and c != destination and states.holds(c, task):
-                with_source |= tags[c]
-                with_destination |= tags[c]
-        return len(with_destination) >= len(with_source)
-
-    return can_move
+    return tag_aware_move_predicate(instance)  # the same S/D test as the legacy assignor's
 
 
 def _movable(source: str, destination: str, states: ClientStates, can_move: MoveStandbyTaskPredicate) -> list[str]:
