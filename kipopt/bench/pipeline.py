@@ -384,12 +384,14 @@ def _row(base: dict, method: str, limit: float, rule: Any, run: MethodRun, exact
 
 
 def _criteria(run: MethodRun, exact: MethodRun | None) -> str | None:
-    """Each criterion of a lexicographic rule with its own gap to the exact run's value (JSON), in order.
+    """Each criterion of a lexicographic rule, in order, with its own signed gap to the exact answer's value
+    (JSON): ``(value - optimum) / max(1, |value|, |optimum|)``, in [-1, 1]. Past the first criterion where
+    they differ a method may be better than the optimum (the optimum traded it for an earlier one).
 
     >>> run = MethodRun("feasible", metrics={"criteria": {"imbalance": 3, "moves": 10}})
     >>> best = MethodRun("optimal", metrics={"criteria": {"imbalance": 1, "moves": 12}})
     >>> json.loads(_criteria(run, best))
-    [['imbalance', 3, 1, 0.6666666666666666], ['moves', 10, 12, 0.2]]
+    [['imbalance', 3, 1, 0.6666666666666666], ['moves', 10, 12, -0.16666666666666666]]
     """
     mine = (run.metrics or {}).get("criteria")
     if not mine:
@@ -398,7 +400,8 @@ def _criteria(run: MethodRun, exact: MethodRun | None) -> str | None:
     out = []
     for name, value in mine.items():
         reference = best.get(name) if best else None
-        out.append([name, value, reference, _gap(value, reference)])
+        gap = None if reference is None else (value - reference) / max(1.0, abs(value), abs(reference))
+        out.append([name, value, reference, gap])
     return json.dumps(out)
 
 

@@ -105,7 +105,7 @@ def format_table(table: Any) -> str:
 
 def criteria_summary(rows: Any) -> Any:
     """Per family, rule, method and criterion of a lexicographic rule: how often the method meets the exact
-    optimum's value of that criterion, and its mean and worst own gap there.
+    optimum's value of that criterion, and its mean and worst own (signed) gap there.
 
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"family": ["replicas"] * 2, "rule": ["spread"] * 2, "method": ["kafka.x"] * 2,
@@ -126,7 +126,7 @@ def criteria_summary(rows: Any) -> Any:
         return pd.DataFrame(columns=columns)
     frame = pd.DataFrame(found, columns=["family", "rule", "method", "position", "criterion", "gap"])
     grouped = frame.groupby(["family", "rule", "method", "position", "criterion"], sort=True)
-    table = pd.DataFrame({"instances": grouped["gap"].size(), "at_optimum": grouped["gap"].apply(lambda g: (g <= 0).mean()),
+    table = pd.DataFrame({"instances": grouped["gap"].size(), "at_optimum": grouped["gap"].apply(lambda g: (g == 0).mean()),
                           "mean_gap": grouped["gap"].mean(), "worst_gap": grouped["gap"].max()}).reset_index()
     return table[columns]
 
