@@ -354,7 +354,7 @@ def _scored_row(base: dict, method: str, limit: float, rule: Any, run: MethodRun
     if mine and best and set(mine) == set(best):
         metrics["first_shortfall"], metrics["shortfall"] = next(
             ((c, mine[c] - best[c]) for c in mine if mine[c] != best[c]), (None, 0))
-    scored = MethodRun(run.status, found["objective"], None, run.seconds, run.peak_memory_mb,
+    scored = MethodRun(run.status, _finite(found["objective"]), None, run.seconds, run.peak_memory_mb,
                        run.memory_growth_mb, metrics, run.message, found["violations"])
     return _row(base, method, limit, rule, scored, exact)
 
