@@ -362,7 +362,7 @@ def _draw_staging(plt: Any, rows: Any) -> Any:
         ax.barh(methods, shares, left=left, label=stage)
         left = [a + b for a, b in zip(left, shares)]
     ax.set_xlim(0, 1)
-    ax.set_xlabel("share of items where the method first falls short of exact.joint")
+    ax.set_xlabel("share of items: first stage short of exact.joint")
     if stages:
         ax.legend(fontsize=7, title="stage", title_fontsize=7)
     ax.tick_params(axis="y", labelsize=7)
