@@ -144,3 +144,12 @@ def test_tex_escape_and_numbers_file():
     text = M.numbers_tex({"rack_active/kafka.rack_active/optimal": r"100.0\%"})
     assert r"\@namedef{kipnum@rack_active/kafka.rack_active/optimal}{100.0\%}" in text
     assert tomllib.loads((PAPER / "grid.toml").read_text())["families"]
+
+
+def test_citation_cff_has_the_required_keys():
+    """CITATION.cff parses and has what CFF 1.2.0 requires (validated with cffconvert when it was written)."""
+    import yaml
+    data = yaml.safe_load((PAPER.parent / "CITATION.cff").read_text(encoding="utf-8"))
+    assert data["cff-version"] == "1.2.0"
+    assert data["message"] and data["title"] and data["authors"]
+    assert all("name" in a or "family-names" in a for a in data["authors"])
