@@ -191,12 +191,20 @@ def summary_table(rows: Any) -> str:
 
 def criteria_table(rows: Any) -> str:
     from kipopt.bench.summary import criteria_summary
-    table = criteria_summary(rows)
+    table = criteria_summary(_own_rule_rows(rows))
     table = table[~table["method"].str.startswith("exact.") | (table["worst_gap"] > 0)]
     body = [[code(r.rule), code(r.method), code(r.criterion), count(r.instances), pct(r.at_optimum),
              num(r.mean_gap), num(r.worst_gap)] for r in table.itertuples()]
     return tabular("lllrrrr", ["rule", "method", "criterion", "runs", "at optimum", "mean gap", "worst gap"], body,
                    _groups(list(zip(table.rule, table.method))))
+
+
+def _own_rule_rows(rows: Any) -> Any:
+    """Each method on the rule it was built for (its ``score_rules`` rows are the staging table's)."""
+    from kipopt import methods as registry
+    known = registry.methods()
+    own = [known[m].rule == r if m in known else True for m, r in zip(rows["method"], rows["rule"])]
+    return rows[own]
 
 
 def staging_table(rows: Any) -> str:
