@@ -7,6 +7,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+PAPER_GRID ?= paper/grid.toml
+PAPER_OUT ?= paper-bench-out
 
 .PHONY: setup bench test paper paper-data paper-tables
 
@@ -25,7 +27,7 @@ test: setup
 	$(BIN)/python -m pytest -q
 
 paper-data: setup
-	$(BIN)/python paper/make_paper.py data --grid paper/grid.toml --out paper-bench-out
+	$(BIN)/python paper/make_paper.py data --grid $(PAPER_GRID) --out $(PAPER_OUT)
 
 paper-tables: setup
 	$(BIN)/python paper/make_paper.py tables

@@ -58,15 +58,28 @@ TEX_PACKAGES = {
 # --------------------------------------------------------------------------- data
 
 
-def run_data(grid: Path, out: Path, data: Path, kipopt: str) -> int:
-    """``kipopt bench`` on the paper grid (resumes from ``out``), then compact its rows into ``data``."""
-    command = [kipopt, "bench", str(grid), "--out", str(out), "--no-plots"]
-    print("make_paper: " + " ".join(command), file=sys.stderr)
-    done = subprocess.run(command)
-    if done.returncode != 0:
-        print(f"make_paper: kipopt bench failed (exit {done.returncode}); rerun to resume", file=sys.stderr)
-        return done.returncode
-    rows = compact(grid_rows(grid, out))
+def run_data(grid: Path, out: Path, data: Path, kipopt: str, run: bool = True) -> int:
+    """``kipopt bench`` on the paper grid (resumes from ``out``), then compact its rows into ``data``.
+
+    With ``run=False`` only the compaction runs, over whatever part files ``out`` holds (after a
+    bench that could not finish); the items still missing are named on stderr.
+    """
+    if run:
+        command = [kipopt, "bench", str(grid), "--out", str(out), "--no-plots"]
+        print("make_paper: " + " ".join(command), file=sys.stderr)
+        done = subprocess.run(command)
+        if done.returncode != 0:
+            print(f"make_paper: kipopt bench failed (exit {done.returncode}); rerun to resume, or compact "
+                  f"what finished with `{Path(sys.argv[0]).name} data --no-run`", file=sys.stderr)
+            return done.returncode
+    found = grid_rows(grid, out)
+    missing = _missing_items(grid, set(found["item_id"]))
+    if missing:
+        print(f"make_paper: {len(missing)} items of {grid} have no results in {out}: "
+              + ", ".join(missing[:8]) + (" ..." if len(missing) > 8 else ""), file=sys.stderr)
+    if not len(found):
+        return 1
+    rows = compact(found)
     data.parent.mkdir(parents=True, exist_ok=True)
     rows.to_parquet(data, compression="zstd", index=False)
     print(f"make_paper: {len(rows)} rows of {rows['item_id'].nunique()} items -> {data}", file=sys.stderr)
@@ -79,6 +92,12 @@ def grid_rows(grid: Path, out: Path) -> Any:
     from kipopt.bench.pipeline import expand
     from kipopt.bench.summary import load_results
     return load_results(str(out), [item.item_id for item in expand(load_grid(str(grid)))])
+
+
+def _missing_items(grid: Path, present: set[str]) -> list[str]:
+    from kipopt.bench.grid import load_grid
+    from kipopt.bench.pipeline import expand
+    return [item.item_id for item in expand(load_grid(str(grid))) if item.item_id not in present]
 
 
 def compact(rows: Any) -> Any:
@@ -441,13 +460,15 @@ def main(argv: list[str] | None = None) -> int:
     data.add_argument("--out", type=Path, default=BENCH_OUT)
     data.add_argument("--data", type=Path, default=DATA)
     data.add_argument("--kipopt", default=str(Path(sys.executable).with_name("kipopt")))
+    data.add_argument("--no-run", dest="run", action="store_false",
+                      help="do not run the bench; compact the part files already in --out")
     for name in ("tables", "pdf"):
         p = sub.add_parser(name, help="write tables and figures" + (", then build the PDF" if name == "pdf" else ""))
         p.add_argument("--data", type=Path, default=DATA)
         p.add_argument("--into", type=Path, default=GENERATED)
     args = parser.parse_args(argv)
     if args.command == "data":
-        return run_data(args.grid, args.out, args.data, args.kipopt)
+        return run_data(args.grid, args.out, args.data, args.kipopt, args.run)
     if not args.data.exists():
         print(f"make_paper: no data at {args.data}; run `make paper-data` first", file=sys.stderr)
         return 2
