@@ -195,7 +195,7 @@ def grid_table(rows: Any) -> str:
                          f"{count(runs['size'].min())}--{count(runs['size'].max())}",
                          count(runs["seed"].nunique())])
             keys.append(family)
-    return tabular("llp{6.2cm}rrr", ["family", "rule", "methods", "items", "size", "seeds"], body, _groups(keys))
+    return tabular(r"ll>{\raggedright\arraybackslash}p{6.2cm}rrr", ["family", "rule", "methods", "items", "size", "seeds"], body, _groups(keys))
 
 
 def summary_table(rows: Any) -> str:
