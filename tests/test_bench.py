@@ -327,7 +327,7 @@ def test_summary_table_and_plots(spark, tmp_path, kit):
     exact = table[table.method == "exact.benchtest_load"].iloc[0]
     assert exact.instances == 4 and exact.optimal_share == 1.0 and exact.worst_gap == 0
     text = S.format_table(table)
-    assert text.splitlines()[0].split()[:3] == ["family", "method", "instances"]
+    assert text.splitlines()[0].split()[:4] == ["family", "rule", "method", "instances"]
     assert "benchtest.rack_first" in text
     for path in S.plot(S.load_results(out), out):
         with open(path, "rb") as handle:
@@ -388,7 +388,7 @@ def test_interrupted_run_resumes(spark, tmp_path, kit_dir, capsys):
         now = os.stat(results / f"{name}.parquet")
         assert (now.st_ino, now.st_mtime_ns) == (st.st_ino, st.st_mtime_ns), f"{name} was rewritten"
     table = captured.out.splitlines()
-    assert table[0].split()[:3] == ["family", "method", "instances"]
+    assert table[0].split()[:4] == ["family", "rule", "method", "instances"]
     assert any(line.split()[:3] == ["consumers", "exact.benchtest_load", "10"] for line in table)
     assert (rows.gap[rows.method == "exact.benchtest_load"] == 0).all()
     new = rows[~rows.item_id.isin(before)]
