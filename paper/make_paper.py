@@ -65,6 +65,7 @@ def run_data(grid: Path, out: Path, data: Path, kipopt: str, run: bool = True) -
     bench that could not finish); the items still missing are named on stderr.
     """
     if run:
+        _note_commit(out)
         command = [kipopt, "bench", str(grid), "--out", str(out), "--no-plots"]
         print("make_paper: " + " ".join(command), file=sys.stderr)
         done = subprocess.run(command)
@@ -92,6 +93,21 @@ def grid_rows(grid: Path, out: Path) -> Any:
     from kipopt.bench.pipeline import expand
     from kipopt.bench.summary import load_results
     return load_results(str(out), [item.item_id for item in expand(load_grid(str(grid)))])
+
+
+def _note_commit(out: Path) -> None:
+    """Warn when ``out`` holds results of other code: resuming reuses items by id, whatever code made them."""
+    found = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
+    head = found.stdout.strip() or "unknown"
+    stamp = out / "COMMIT"
+    before = stamp.read_text().strip() if stamp.exists() else None
+    if before is not None and before != head:
+        print(f"make_paper: warning: {out} holds results of commit {before[:12]}, HEAD is {head[:12]}; finished "
+              f"items are reused as they are. For data of this code, remove {out} (or pass a new --out).",
+              file=sys.stderr)
+    elif before is None:
+        out.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(head + "\n")
 
 
 def _missing_items(grid: Path, present: set[str]) -> list[str]:
