@@ -363,15 +363,20 @@ def figures(rows: Any, into: Path) -> list[Path]:
 def _draw_gaps(plt: Any, rows: Any) -> Any:
     scored = rows[rows["gap"].notna() & ~rows["method"].str.startswith("exact.")]
     rules = sorted(scored["rule"].unique()) or ["(none)"]
-    fig, axes = plt.subplots(1, len(rules), figsize=(max(4.0, 2.6 * len(rules)), 3.4), squeeze=False, sharey=True)
-    for ax, rule in zip(axes[0], rules):
+    ncols = min(3, len(rules))
+    nrows = -(-len(rules) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(8.0, 2.9 * nrows), squeeze=False, sharey=True)
+    for ax in axes.flat[len(rules):]:
+        ax.set_visible(False)
+    for ax, rule in zip(axes.flat, rules):
         part = scored[scored["rule"] == rule]
         methods = sorted(part["method"].unique())
         ax.boxplot([part.loc[part["method"] == m, "gap"].to_numpy(float) for m in methods] or [[]],
                    showfliers=True)
         ax.set_xticks(range(1, len(methods) + 1), methods, rotation=35, ha="right", fontsize=7)
         ax.set_title(rule, fontsize=9)
-    axes[0][0].set_ylabel("relative gap to the exact optimum")
+    for row in axes:
+        row[0].set_ylabel("relative gap", fontsize=8)
     fig.tight_layout()
     return fig
 
