@@ -1,10 +1,16 @@
-# The two commands of the README: `make bench` (set up, then run the Spark
-# optimality-gap benchmark on the small default grid) and `make test`.
+# The commands of the README: `make bench` (set up, then run the Spark
+# optimality-gap benchmark on the small default grid), `make test`, and the paper:
+# `make paper-data` (the paper grid on Spark, about 30 minutes on 2 cores, resumable;
+# compacted into paper/data/results.parquet) and `make paper` (tables, figures and
+# paper/kipopt.pdf from that Parquet; the PDF needs Debian's texlive-latex-base,
+# texlive-latex-recommended, texlive-fonts-recommended and latexmk).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+PAPER_GRID ?= paper/grid.toml
+PAPER_OUT ?= paper-bench-out
 
-.PHONY: setup bench test
+.PHONY: setup bench test paper paper-data paper-tables
 
 setup: $(VENV)/.installed
 
@@ -19,3 +25,12 @@ bench: setup
 
 test: setup
 	$(BIN)/python -m pytest -q
+
+paper-data: setup
+	$(BIN)/python paper/make_paper.py data --grid $(PAPER_GRID) --out $(PAPER_OUT)
+
+paper-tables: setup
+	$(BIN)/python paper/make_paper.py tables
+
+paper: setup
+	$(BIN)/python paper/make_paper.py pdf

@@ -106,6 +106,13 @@ def spread_objective(instance: ReplicasInstance, assignment: Mapping[int, Sequen
     return lexicographic(instance, m["replica_imbalance"], m["leader_imbalance"], m.get("moves", 0))
 
 
+def spread_criteria(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> dict[str, float]:
+    """The rule's criteria in priority order (the bench reports each one's own gap)."""
+    m = evaluate_replicas(instance, assignment).metrics
+    return {"replica_imbalance": m["replica_imbalance"], "leader_imbalance": m["leader_imbalance"],
+            "moves": m.get("moves", 0)}
+
+
 def spread_violations(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> list[Violation]:
     """Missing partitions, wrong replica counts, duplicate brokers, too few racks (by the evaluator's names)."""
     return evaluate_replicas(instance, assignment).violations
@@ -284,7 +291,7 @@ def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
 
 RULES = [Rule("spread", "replicas", "exact.spread", spread_objective, spread_violations,
               "KIP-36: min(RF, #racks) racks per partition; then replica imbalance, leader imbalance, "
-              "moves, lexicographically (D·W² + L·W + M, W = partitions·RF + 1)")]
+              "moves, lexicographically (D·W² + L·W + M, W = partitions·RF + 1)", criteria=spread_criteria)]
 METHODS = [Method("exact.spread", "replicas", "spread", _run,
                   "rack spread as hard constraints, then replica and leader balance, then fewest moves, exactly")]
 

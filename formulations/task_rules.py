@@ -114,7 +114,7 @@ TagLevels(tag_shortfall=0, standby_imbalance=1)
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import astuple, dataclass
+from dataclasses import asdict, astuple, dataclass
 from typing import Iterable, Mapping
 
 from kipopt.evaluation.tasks import _caught_up, _subtopology_spread, _tags
@@ -257,13 +257,24 @@ def tag_standby_violations(instance: TasksInstance, assignment: Mapping[str, Tas
     return _violation("active_changed", moved) + _violation("standby_count", wrong)
 
 
+def lag_active_criteria(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict[str, float]:
+    """The levels by name, most important first (the bench reports each one's own gap)."""
+    return asdict(lag_active_levels(instance, assignment))
+
+
+def tag_standby_criteria(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict[str, float]:
+    return asdict(tag_standby_levels(instance, assignment))
+
+
 RULES = [
     Rule("lag_active", "tasks", "exact.lag_active", lag_active_objective, lag_active_violations,
          "KIP-441: every task active once; lexicographically (1) stateful actives not on a most caught-up "
          "client, (2) thread-level load imbalance beyond the balance factor 1, (3) sub-topology spread, "
-         "(4) movements against the current owners; objective ((N·W+B)·W+S)·W+M, W = |T|+1"),
+         "(4) movements against the current owners; objective ((N·W+B)·W+S)·W+M, W = |T|+1",
+         criteria=lag_active_criteria),
     Rule("tag_standby", "tasks", "exact.tag_standby", tag_standby_objective, tag_standby_violations,
          "KIP-708 on the current actives: min(num_standby_replicas, clients-1) standbys per stateful task, "
          "never on its active's client; lexicographically (1) tag shortfall against the ideal distinct values, "
-         "(2) standby imbalance per thread; objective D·W+J, W = |T|+1"),
+         "(2) standby imbalance per thread; objective D·W+J, W = |T|+1",
+         criteria=tag_standby_criteria),
 ]

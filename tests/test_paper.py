@@ -1,0 +1,155 @@
+"""The paper is built from its data: stale tables, hand-typed findings and uncovered methods fail here.
+
+Nothing in this file needs TeX: the tables, figures and macros are regenerated into a temporary folder
+from the committed Parquet and compared with the committed ``paper/generated`` files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from kipopt import methods as registry
+from kipopt.bench import pipeline as P
+from kipopt.bench.grid import load_grid
+
+PAPER = Path(__file__).resolve().parent.parent / "paper"
+
+
+def _make_paper():
+    spec = importlib.util.spec_from_file_location("make_paper", PAPER / "make_paper.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["make_paper"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+M = _make_paper()
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return M.load(M.DATA)
+
+
+def test_generated_tables_match_the_committed_parquet(rows):
+    """Regenerating from paper/data/results.parquet gives exactly the committed .tex files."""
+    for name, text in M.render(rows).items():
+        committed = (M.GENERATED / f"{name}.tex").read_text(encoding="utf-8")
+        assert text == committed, f"paper/generated/{name}.tex is stale: run `make paper-tables`"
+
+
+def test_figures_are_written(rows, tmp_path):
+    written = M.write_tables(M.DATA, tmp_path)
+    for name in ("gaps", "scaling", "staging"):
+        for suffix in ("pdf", "png"):
+            assert (tmp_path / f"{name}.{suffix}") in written and (tmp_path / f"{name}.{suffix}").stat().st_size > 0
+
+
+def _findings(tex: str) -> str:
+    start, end = tex.index("% BEGIN FINDINGS"), tex.index("% END FINDINGS")
+    return tex[start:end]
+
+
+def test_findings_cite_only_generated_numbers():
+    """Between the findings markers every number comes from \\kipnum (numbers.tex), never typed by hand;
+    every key cited exists in numbers.tex."""
+    findings = _findings((PAPER / "kipopt.tex").read_text(encoding="utf-8"))
+    body = "\n".join(line.split("%", 1)[0] if not line.lstrip().startswith("% BEGIN") else ""
+                     for line in findings.splitlines())
+    cited = re.findall(r"\\kipnum\{([^}]*)\}", body)
+    assert cited, "the findings cite no generated number"
+    defined = set(re.findall(r"\\@namedef\{kipnum@([^}]*)\}", (M.GENERATED / "numbers.tex").read_text()))
+    assert set(cited) <= defined, f"cited but not generated: {sorted(set(cited) - defined)}"
+    stripped = re.sub(r"\\(kipnum|ref|label|input|includegraphics|cite|texttt)(\[[^]]*\])?\{[^}]*\}", "", body)
+    stripped = re.sub(r"KIP-\d+", "", stripped)
+    typed = re.findall(r".{0,30}\d.{0,30}", stripped)
+    assert not typed, f"hand-typed digits in the findings: {typed[:5]}"
+
+
+def test_findings_report_every_kafka_port(rows):
+    """The findings table has a line for every registered kafka.* port on its own rule."""
+    table = (M.GENERATED / "findings.tex").read_text(encoding="utf-8")
+    for name, method in registry.methods().items():
+        if name.startswith("kafka."):
+            line = f"{M.code(name)} & {M.code(method.rule)} &"
+            assert line in table, f"{name} on {method.rule} is missing from the findings: rerun `make paper-data`"
+
+
+def test_paper_grid_covers_every_method_and_rule():
+    """Every registered method is in paper/grid.toml, every rule is some method's, tasks score on joint."""
+    grid = load_grid(str(M.GRID))
+    listed = {m for family in grid.families for m in family.methods}
+    assert set(registry.methods()) <= listed, f"add to paper/grid.toml: {sorted(set(registry.methods()) - listed)}"
+    ruled = {registry.methods()[m].rule for m in listed}
+    assert set(registry.rules()) <= ruled | {r for f in grid.families for r in f.score_rules}
+    tasks = next(f for f in grid.families if f.family == "tasks")
+    assert tasks.score_rules == ("joint",)
+    assert all(len(f.seeds) >= 3 for f in grid.families), "several seeds per point"
+
+
+def test_committed_data_is_the_paper_grid(rows):
+    """Every item of the committed Parquet belongs to paper/grid.toml and every grid method has rows."""
+    items = P.expand(load_grid(str(M.GRID)))
+    assert set(rows["item_id"]) <= {it.item_id for it in items}, "paper/data is from another grid: make paper-data"
+    methods = {m for it in items for m, _ in it.methods}
+    assert methods <= set(rows["method"]), f"no rows for {sorted(methods - set(rows['method']))}"
+    assert set(rows.columns) >= set(M.COLUMNS)
+
+
+def test_lexicographic_rules_report_criteria(rows):
+    """spread, joint, lag_active and tag_standby rows carry each criterion's own gap."""
+    for rule in ("spread", "joint", "lag_active", "tag_standby"):
+        part = rows[(rows["rule"] == rule) & rows["status"].isin(["optimal", "feasible"])]
+        assert len(part) and part["criteria"].notna().all(), rule
+
+
+def test_compact_keeps_only_the_paper_columns():
+    import pandas as pd
+    frame = pd.DataFrame([{c: None for c in P.result_schema().names} | {
+        "item_id": "a", "family": "tasks", "rule": "joint", "method": "kafka.ha",
+        "metrics": '{"first_shortfall": "traffic", "shortfall": 3, "seconds_build": 1.5}'}])
+    out = M.compact(frame)
+    assert list(out.columns) == list(M.COLUMNS)
+    assert out["metrics"][0] == '{"first_shortfall": "traffic", "shortfall": 3}'
+
+
+def test_scored_objective_beyond_int64_is_written(tmp_path):
+    """A lexicographic scalar can exceed int64 (joint on 1,000 tasks); the item's part file must still be
+    written rather than failing the Spark job."""
+    huge = (1001 ** 6) * 7
+    run = P.MethodRun("feasible", 1.0, None, 0.1, metrics={"scored": {"joint": {
+        "objective": huge, "violations": 0, "criteria": {"caught_up": 7, "traffic": 3}}}})
+    exact = P.MethodRun("optimal", float(huge - 1), float(huge - 1), 0.1,
+                        metrics={"criteria": {"caught_up": 7, "traffic": 2}})
+    row = P._scored_row({"item_id": "x", "family": "tasks"}, "kafka.ha", 10.0, registry.rules()["joint"], run, exact)
+    path = P.write_part(str(tmp_path), "x", [row])
+    assert Path(path).exists() and row["objective"] == float(huge)
+
+
+def test_missing_tex_names_the_package(monkeypatch, capsys):
+    monkeypatch.setattr(M.shutil, "which", lambda tool: None)
+    assert M.build_pdf() == 2
+    err = capsys.readouterr().err
+    assert "latexmk (latexmk)" in err and "texlive-latex-base" in err and "apt-get install" in err
+
+
+def test_tex_escape_and_numbers_file():
+    assert M.tex_escape("a_b & 5%") == r"a\_b \& 5\%"
+    text = M.numbers_tex({"rack_active/kafka.rack_active/optimal": r"100.0\%"})
+    assert r"\@namedef{kipnum@rack_active/kafka.rack_active/optimal}{100.0\%}" in text
+    assert tomllib.loads((PAPER / "grid.toml").read_text())["families"]
+
+
+def test_citation_cff_has_the_required_keys():
+    """CITATION.cff parses and has what CFF 1.2.0 requires (validated with cffconvert when it was written)."""
+    import yaml
+    data = yaml.safe_load((PAPER.parent / "CITATION.cff").read_text(encoding="utf-8"))
+    assert data["cff-version"] == "1.2.0"
+    assert data["message"] and data["title"] and data["authors"]
+    assert all("name" in a or "family-names" in a for a in data["authors"])
