@@ -91,7 +91,7 @@ from kipopt.solution import Status
 from .consumer_groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
 from .consumer_pulp import pairs, solve_pairwise
 from .consumer_rules import balanced_objective, balanced_violations, owners
-from .highs import ArrayLP, build_csc, is_integral, solve_lp
+from .highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
 
 
 @dataclass(frozen=True)
@@ -323,11 +323,7 @@ def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None,
     problem = balanced_problem(instance, lay, face)
     left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - t0))
     t1 = time.perf_counter()
-    result = solve_lp(problem.lp, time_limit=left, threads=threads)
-    ilp = result.x is not None and not is_integral(result.x)
-    if ilp:
-        left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - t0))
-        result = solve_lp(problem.lp, integer=True, time_limit=left, threads=threads)
+    result, ilp = solve_tu_lp(problem.lp, time_limit=left, threads=threads)
     info = dict(face.info, columns=problem.lp.num_col, rows=problem.lp.num_row, ilp_fallback=ilp,
                 stage2_seconds=round(time.perf_counter() - t1, 6), stage2_status=result.status)
     if result.x is None or not is_integral(result.x):

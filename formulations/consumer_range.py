@@ -57,7 +57,7 @@ from kipopt.solution import Status
 from .consumer_groups import Dealer, Layout, flow_to_lists, integral_flows, layout, quotas
 from .consumer_pulp import pairs, solve_range_members
 from .consumer_rules import range_objective
-from .highs import ArrayLP, build_csc, is_integral, solve_lp
+from .highs import ArrayLP, build_csc, is_integral, solve_tu_lp
 
 PULP_MAX_PAIRS = 2_000
 """``exact.range`` solves the member-level PuLP model up to this many partition × subscriber pairs."""
@@ -114,11 +114,7 @@ def range_problem(instance: ConsumersInstance) -> RangeProblem:
 def solve_grouped(problem: RangeProblem, time_limit: float | None = None, threads: int | None = None):
     """``(flows or None, status, info)``: LP by simplex, ILP only if the vertex were fractional."""
     t0 = time.perf_counter()
-    result = solve_lp(problem.lp, time_limit=time_limit, threads=threads)
-    ilp = result.x is not None and not is_integral(result.x)
-    if ilp:
-        left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - t0))
-        result = solve_lp(problem.lp, integer=True, time_limit=left, threads=threads)
+    result, ilp = solve_tu_lp(problem.lp, time_limit=time_limit, threads=threads)
     info = {"model": "grouped", "columns": problem.lp.num_col, "rows": problem.lp.num_row,
             "solver_seconds": round(time.perf_counter() - t0, 6), "ilp_fallback": ilp}
     flows = integral_flows(result.x) if result.x is not None and is_integral(result.x) else None

@@ -203,6 +203,28 @@ def _result(h, integer: bool) -> HighsResult:
                        col_dual)
 
 
+def solve_tu_lp(lp: ArrayLP, time_limit: float | None = None, threads: int | None = None,
+                deadline: Deadline | None = None) -> tuple[HighsResult, bool]:
+    """An LP whose matrix is totally unimodular (network, transportation): the simplex vertex is
+    integral, and that is checked; a fractional vertex (a modelling slip) is re-solved as an ILP.
+
+    Returns the result and whether the ILP fallback ran. ``time_limit`` (or ``deadline``) covers both.
+
+    >>> lp = ArrayLP(cost=np.array([1.0, 2.0]), lower=np.zeros(2), upper=np.ones(2),
+    ...              row_lower=np.array([1.0]), row_upper=np.array([1.0]),
+    ...              start=np.array([0, 1, 2]), index=np.array([0, 0]), value=np.array([1.0, 1.0]))
+    >>> r, fallback = solve_tu_lp(lp)
+    >>> r.status, r.x.tolist(), fallback
+    ('optimal', [1.0, 0.0], False)
+    """
+    if deadline is None and time_limit is not None:
+        deadline = Deadline.after(time_limit)
+    res = solve_lp(lp, threads=threads, deadline=deadline)
+    if res.x is not None and not is_integral(res.x):
+        return solve_lp(lp, integer=True, threads=threads, deadline=deadline), True
+    return res, False
+
+
 def is_integral(x: np.ndarray, tol: float = INTEGRALITY_TOL) -> bool:
     """Whether every entry is within ``tol`` of an integer.
 

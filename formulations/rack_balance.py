@@ -36,7 +36,7 @@ import numpy as np
 
 from kipopt.deadline import Deadline
 
-from .highs import ArrayLP, build_csc, is_integral, solve_lp
+from .highs import ArrayLP, build_csc, solve_tu_lp
 from .rack_model import ActiveProblem, ActiveSolution, finish
 
 
@@ -98,11 +98,7 @@ def solve_balance_grouped(p: ActiveProblem, deadline: Deadline = Deadline.never(
     start, index, value = build_csc(n_col, cols, rows, vals)
     lp = ArrayLP(cost, lower.astype(float), upper.astype(float), rhs, rhs.copy(), start, index, value)
     t1 = time.perf_counter()
-    res = solve_lp(lp, threads=threads, deadline=deadline)
-    integer = False
-    if res.x is not None and not is_integral(res.x):
-        integer = True
-        res = solve_lp(lp, integer=True, threads=threads, deadline=deadline)
+    res, integer = solve_tu_lp(lp, threads=threads, deadline=deadline)
     info = {"model": "balance-grouped", "columns": lp.num_col, "rows": lp.num_row, "supply_groups": K,
             "build_seconds": round(t1 - t0, 6), "solver_seconds": round(time.perf_counter() - t1, 6),
             "ilp_fallback": integer, "presolve": res.presolve}

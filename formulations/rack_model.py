@@ -45,7 +45,7 @@ from kipopt.costs import cross_rack_partitions, cross_rack_table
 from kipopt.errors import InstanceError
 from kipopt.instance import TasksInstance
 
-from .highs import ArrayLP, build_csc, is_integral, solve_lp
+from .highs import ArrayLP, build_csc, solve_tu_lp
 
 BOUNDS = ("none", "kafka", "fair")
 
@@ -305,11 +305,7 @@ def solve_rack_grouped(p: ActiveProblem, time_limit: float | None = None,
     t0 = time.perf_counter()
     lp, lay = build_rack_grouped(p)
     t1 = time.perf_counter()
-    res = solve_lp(lp, time_limit=time_limit, threads=threads)
-    integer = False
-    if res.x is not None and not is_integral(res.x):
-        integer = True
-        res = solve_lp(lp, integer=True, time_limit=time_limit, threads=threads)
+    res, integer = solve_tu_lp(lp, time_limit=time_limit, threads=threads)
     t2 = time.perf_counter()
     info = {"model": "rack-grouped", "columns": lp.num_col, "rows": lp.num_row,
             "build_seconds": round(t1 - t0, 6), "solver_seconds": round(t2 - t1, 6),

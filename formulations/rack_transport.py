@@ -40,7 +40,7 @@ import numpy as np
 
 from kipopt.deadline import Deadline
 
-from .highs import ArrayLP, is_integral, solve_lp
+from .highs import ArrayLP, solve_tu_lp
 from .rack_model import ActiveProblem, ActiveSolution, finish
 
 
@@ -126,11 +126,7 @@ def solve_transport(p: ActiveProblem, deadline: Deadline = Deadline.never(),
     t = transport_problem(p)
     lp = build_transport_lp(t)
     t1 = time.perf_counter()
-    res = solve_lp(lp, threads=threads, deadline=deadline)
-    integer = False
-    if res.x is not None and not is_integral(res.x):
-        integer = True
-        res = solve_lp(lp, integer=True, threads=threads, deadline=deadline)
+    res, integer = solve_tu_lp(lp, threads=threads, deadline=deadline)
     info = {"model": "transport", "groups": t.num_groups, "columns": lp.num_col, "rows": lp.num_row,
             "build_seconds": round(t1 - t0, 6), "solver_seconds": round(time.perf_counter() - t1, 6),
             "ilp_fallback": integer, "presolve": res.presolve}
