@@ -66,6 +66,7 @@ only when that vertex is fractional.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Mapping
@@ -75,7 +76,12 @@ import numpy as np
 from kipopt.instance import TasksInstance
 from kipopt.solution import TaskRoles
 
-from .highs import ArrayLP, Deadline, build_csc, is_integral, solve_lp
+from kipopt.deadline import call_before
+
+from .highs import ArrayLP, Deadline, HighsResult, build_csc, is_integral, solve_lp
+
+HARD_DEADLINE_COLUMNS = 1_000_000
+"""Above this many columns a time-limited solve runs in a child process the deadline kills."""
 from .rack_model import rack_index, traffic_matrix
 
 
@@ -260,18 +266,30 @@ def solve_standby(p: StandbyProblem, time_limit: float | None = None,
     t0 = time.perf_counter()
     lp = build_standby_lp(p)
     t1 = time.perf_counter()
-    # the LP first (presolve off): an integral y at its optimum is optimal for the ILP too
-    res = solve_lp(lp, threads=threads, deadline=deadline)
-    integer = False
-    if res.x is not None and not is_integral(res.x[:p.num_edges]):
-        integer = True
-        res = solve_lp(lp, integer=True, threads=threads, presolve=True, deadline=deadline)
-    info = {"model": "standby-arrays", "columns": lp.num_col, "rows": lp.num_row, "ilp": integer,
+
+    def solve() -> tuple[HighsResult, bool, np.ndarray | None]:
+        # the LP first (presolve off): an integral y at its optimum is optimal for the ILP too
+        res = solve_lp(lp, threads=threads, deadline=deadline)
+        integer = False
+        if res.x is not None and not is_integral(res.x[:p.num_edges]):
+            integer = True
+            res = solve_lp(lp, integer=True, threads=threads, presolve=True, deadline=deadline)
+        y = None if res.x is None else np.rint(res.x[:p.num_edges]).astype(bool)
+        return dataclasses.replace(res, x=None), integer, y
+
+    # at scale, loading and setting up the model in HiGHS can outlast the time limit (HiGHS watches the
+    # clock only once it iterates): there the solve runs in a child that the deadline kills
+    hard = deadline.at is not None and lp.num_col > HARD_DEADLINE_COLUMNS
+    found = call_before(deadline, solve) if hard else solve()
+    info = {"model": "standby-arrays", "columns": lp.num_col, "rows": lp.num_row,
             "tag_rows": len(p.tags.need_task), "build_seconds": round(t1 - t0, 6),
-            "solver_seconds": round(time.perf_counter() - t1, 6)}
-    if res.x is None:
+            "solver_seconds": round(time.perf_counter() - t1, 6), "killed_at_deadline": found is None}
+    if found is None:
+        return StandbySolution(None, "time_limit", None, None, info)
+    res, integer, chosen = found
+    info["ilp"] = integer
+    if chosen is None:
         return StandbySolution(None, res.status, None, res.bound, info)
-    chosen = np.rint(res.x[:p.num_edges]).astype(bool)
     cost = p.cost(chosen)
     status, bound = res.status, res.bound
     if status == "optimal":

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 MIN_SOLVER_SECONDS = 0.01
 """The least time limit handed to HiGHS (it rejects 0); an expired deadline still gets this much."""
@@ -58,3 +61,59 @@ class Deadline:
             return time_limit
         left = max(MIN_SOLVER_SECONDS, left)
         return left if time_limit is None else min(time_limit, left)
+
+
+def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
+    """``fn()`` in a forked child that is killed when ``deadline`` passes: its result, or ``None`` if it did
+    not finish in time (or died).
+
+    For native work that does not watch the clock itself: HiGHS honours its
+    time limit inside the simplex iterations, but loading and setting up a
+    model of millions of columns can take minutes before the first one. The
+    result comes back pickled through a pipe, so it should be compact (arrays).
+    Without a deadline ``fn`` simply runs here.
+
+    >>> call_before(Deadline.after(5.0), lambda: 6 * 7)
+    42
+    >>> import time as _t; call_before(Deadline.after(0.2), lambda: _t.sleep(30)) is None
+    True
+    """
+    if deadline.at is None:
+        return fn()
+    import os
+    import pickle
+    import select
+    import signal
+
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, and leave without the parent's clean-up
+        os.close(read_fd)
+        code = 0
+        try:
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL))
+        except BaseException:  # noqa: BLE001 - the parent sees no result and answers None
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    chunks: list[bytes] = []
+    with os.fdopen(read_fd, "rb", buffering=0) as pipe:
+        while True:
+            left = deadline.remaining()
+            if left is not None and left <= 0:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return None
+            ready, _, _ = select.select([pipe], [], [], left)
+            if ready:
+                chunk = pipe.read(1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+    os.waitpid(pid, 0)
+    try:
+        return pickle.loads(b"".join(chunks))
+    except Exception:  # noqa: BLE001 - a child that died leaves no (or a cut) result
+        return None

@@ -315,3 +315,18 @@ def test_cli_check_standby_and_balanced(tmp_path, capsys):
         sol = _write(tmp_path, f"{rule}.json", solve(x, method).to_dict())
         assert main(["check", inst, sol, "--rule", rule]) == 0
         assert json.loads(capsys.readouterr().out)["rule"] == rule
+
+
+def test_a_large_time_limited_standby_solve_runs_in_a_child_with_the_same_answer(monkeypatch):
+    """Above HARD_DEADLINE_COLUMNS a time-limited solve runs in a forked child the deadline can kill (HiGHS'
+    model set-up does not watch the clock); the answer is the in-process one."""
+    from kipopt import api
+    from kipopt.datasets import generate
+    from kipopt.formulations import rack_standby_model as M
+
+    x = generate("tasks", 3, tasks=40, clients=8, tags=2)
+    here = api.solve(x, "exact.rack_standby", time_limit=60)
+    monkeypatch.setattr(M, "HARD_DEADLINE_COLUMNS", 0)
+    child = api.solve(x, "exact.rack_standby", time_limit=60)
+    assert child.status == here.status and child.objective == here.objective
+    assert child.metrics["killed_at_deadline"] is False and child.assignment == here.assignment
