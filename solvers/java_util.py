@@ -358,8 +358,9 @@ def topic_partition_hash(topic: str, partition: int) -> int:
     return to_int32(31 * (31 + partition) + java_string_hash(topic))
 
 
-class JavaHashSet:
-    """A ``java.util.HashSet`` (default capacity 16) with ``add``, ``remove`` and iteration order.
+class JavaHashSet(JavaHashMapOrder):
+    """A ``java.util.HashSet`` (default capacity 16): a :class:`JavaHashMapOrder` with ``add``, ``remove``
+    and iteration.
 
     Removal unlinks a key from its bin and never shrinks the table, as in the
     JDK; bins that the JDK would turn into trees raise ``NotImplementedError``.
@@ -371,37 +372,19 @@ class JavaHashSet:
     """
 
     def __init__(self, hash_fn: Callable[[Hashable], int]):
-        self._hash_fn = hash_fn
-        self._table: list[list[tuple[int, Hashable]]] = [[] for _ in range(16)]
-        self._keys: set = set()
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self._keys
+        super().__init__(hash_fn)
 
     def __iter__(self):
-        return (k for chain in self._table for _, k in chain)
+        return (k for chain in (self._table or []) for _, k in chain)
 
     def add(self, key: Hashable) -> None:
-        if key in self._keys:
-            return
-        h = spread_hash(self._hash_fn(key))
-        chain = self._table[h & (len(self._table) - 1)]
-        chain.append((h, key))
-        self._keys.add(key)
-        if len(chain) - 1 >= _TREEIFY_THRESHOLD:
-            if len(self._table) >= _MIN_TREEIFY_CAPACITY:
-                raise NotImplementedError("a HashSet bin would become a tree (9+ colliding keys); order not modelled")
-            self._resize()
-        if len(self._keys) > int(len(self._table) * 0.75):
-            self._resize()
+        self.put(key)
 
     def remove(self, key: Hashable) -> None:
         if key not in self._keys:
             return
         self._keys.discard(key)
+        self._size -= 1
         h = spread_hash(self._hash_fn(key))
         chain = self._table[h & (len(self._table) - 1)]
         for i, (_, k) in enumerate(chain):
@@ -412,15 +395,6 @@ class JavaHashSet:
     def first(self) -> Hashable:
         """``set.iterator().next()``."""
         return next(iter(self))
-
-    def _resize(self) -> None:
-        cap = len(self._table) * 2
-        new: list[list[tuple[int, Hashable]]] = [[] for _ in range(cap)]
-        for chain in self._table:
-            for h, k in chain:
-                new[h & (cap - 1)].append((h, k))
-        self._table = new
-
 
 
 # --------------------------------------------------------------------------- Kafka Streams TaskId hashing
