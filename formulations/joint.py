@@ -54,12 +54,13 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from kipopt.costs import cross_rack_partitions
+from kipopt.evaluation.tasks import tag_keys
 from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
 from .highs import ArrayLP, LexResult, SparseBuilder, solve_lexicographic
-from .joint_stages import RULES, JointScores, priority_order, tag_keys
+from .joint_stages import RULES, JointScores, priority_order
 
 READ_BACK_SECONDS = 0.05
 """Time kept back from ``--time-limit`` for reading the answer back and evaluating it, besides as long

@@ -73,6 +73,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from kipopt.costs import cross_rack_partitions
+from kipopt.evaluation.tasks import Best, most_caught_up, tag_keys
 from kipopt.errors import InstanceError
 from kipopt.instance import JOINT_STAGES, TasksInstance, read_priorities
 from kipopt.methods import Rule, Violation
@@ -102,45 +103,6 @@ def parse_priorities(text: str) -> tuple[str, ...]:
     if not names:
         raise InstanceError("--priorities", "expected a comma-separated list of stages: " + ", ".join(JOINT_STAGES))
     return read_priorities(names, "--priorities")
-
-
-@dataclass(frozen=True)
-class Best:
-    """A stateful task's most caught-up clients: ``listed`` among the clients that report a lag for it, and,
-    when ``unlisted`` is true, every client that reports none (it lags by the end offset)."""
-
-    listed: frozenset[str]
-    unlisted: bool
-
-    def holds(self, cid: str, reports_lag: bool) -> bool:
-        """Whether client ``cid`` is most caught up (``reports_lag``: it has a lag for the task)."""
-        return cid in self.listed if reports_lag else self.unlisted
-
-
-def most_caught_up(instance: TasksInstance) -> dict[str, Best]:
-    """Per stateful task, the clients of least lag rank (rank 0 within ``acceptable_recovery_lag``, else the
-    lag); linear in the number of reported lags, not in tasks × clients."""
-    acceptable = instance.config.acceptable_recovery_lag
-    reported: dict[str, list[tuple[int, str]]] = {}
-    for cid, client in instance.clients.items():
-        for t, lag in client.lags.items():
-            reported.setdefault(t, []).append((0 if lag <= acceptable else lag, cid))
-    everyone = len(instance.clients)
-    out = {}
-    for t, task in instance.tasks.items():
-        if not task.stateful:
-            continue
-        entries = reported.get(t, [])
-        silent = None if len(entries) == everyone else (0 if task.end_offset <= acceptable else task.end_offset)
-        low = min([r for r, _ in entries] + ([silent] if silent is not None else []))
-        out[t] = Best(frozenset(c for r, c in entries if r == low), silent == low)
-    return out
-
-
-def tag_keys(instance: TasksInstance) -> tuple[str, ...]:
-    """The tag dimensions that count: the configured ones, else every key in use (as the evaluator)."""
-    configured = instance.config.rack_aware_assignment_tags
-    return configured or tuple(sorted({k for c in instance.clients.values() for k in c.tags}))
 
 
 @dataclass(frozen=True)

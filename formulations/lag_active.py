@@ -62,6 +62,7 @@ from dataclasses import astuple, dataclass, replace
 
 import numpy as np
 
+from kipopt.evaluation.tasks import most_caught_up
 from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
@@ -89,14 +90,6 @@ class LagProblem:
     @property
     def num_clients(self) -> int:
         return len(self.clients)
-
-
-def most_caught_up(instance: TasksInstance, task: str) -> frozenset[str]:
-    """``MC(t)``: clients of minimum rank (``0`` within ``acceptable_recovery_lag``, else the lag)."""
-    acceptable = instance.config.acceptable_recovery_lag
-    ranks = {c: (0 if (lag := instance.lag(c, task)) <= acceptable else lag) for c in instance.client_ids}
-    best = min(ranks.values())
-    return frozenset(c for c, r in ranks.items() if r == best)
 
 
 def lag_problem(instance: TasksInstance) -> LagProblem:
@@ -361,9 +354,11 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None,
     gindex = {g: i for i, g in enumerate(instance.subtopologies)}
     b = SparseBuilder()
     cols, where = [], []
+    best = most_caught_up(instance)
     for t in tasks:
         task = instance.tasks[t]
-        allowed = most_caught_up(instance, t) if task.stateful else set(clients)
+        allowed = ({c for c in clients if best[t].holds(c, t in instance.clients[c].lags)} if task.stateful
+                   else set(clients))
         cs = np.array([j for j, c in enumerate(clients) if c in allowed], dtype=np.int64)
         xs = b.add_cols(len(cs), 0.0, 1.0, integer=True)
         b.add_row(xs, 1.0, 1.0, 1.0)

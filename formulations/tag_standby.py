@@ -65,7 +65,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kipopt.evaluation.tasks import _tag_keys
+from kipopt.evaluation.tasks import tag_keys
 from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
@@ -93,7 +93,7 @@ class Profiles:
 
 
 def profiles(instance: TasksInstance) -> Profiles:
-    keys = _tag_keys(instance)
+    keys = tag_keys(instance)
     clients = instance.client_ids
     prof = [tuple(instance.clients[c].tags.get(k) for k in keys) for c in clients]
     values = tuple(sorted(set(prof), key=lambda v: tuple((x is None, x or "") for x in v)))
@@ -270,7 +270,7 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None, th
     owner_of = unique_owners(instance)
     cindex = {c: j for j, c in enumerate(clients)}
     sigma = standby_target(instance)
-    keys = _tag_keys(instance)
+    keys = tag_keys(instance)
     stateful = [i for i, t in enumerate(tasks) if instance.tasks[t].stateful]
     b = SparseBuilder()
     x_cols: dict[int, tuple[np.ndarray, np.ndarray]] = {}

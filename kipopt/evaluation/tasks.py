@@ -23,6 +23,7 @@ Hard rules broken (violations): ``unassigned_active``, ``duplicate_active``,
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
@@ -116,7 +117,8 @@ def _subtopology_spread(instance: TasksInstance, assignment: Mapping[str, TaskRo
     return {"subtopology_spread": per, "subtopology_imbalance": max(per.values(), default=0)}
 
 
-def _tag_keys(instance: TasksInstance) -> tuple[str, ...]:
+def tag_keys(instance: TasksInstance) -> tuple[str, ...]:
+    """The tag dimensions that count: the configured ones, else every key in use."""
     configured = instance.config.rack_aware_assignment_tags
     if configured:
         return configured
@@ -126,7 +128,7 @@ def _tag_keys(instance: TasksInstance) -> tuple[str, ...]:
 def _tags(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
     """Per tag key: distinct values over each task's hosts (active and standby clients), against
     ``min(hosts, values of that key)``; vectorised over (task, host) pairs."""
-    keys = _tag_keys(instance)
+    keys = tag_keys(instance)
     if not keys:
         return {"tag_distinct": {}, "tag_shortfall": 0}
     clients = instance.client_ids
@@ -181,34 +183,44 @@ def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> d
 
 
 def _caught_up(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
-    acceptable = instance.config.acceptable_recovery_lag
-    tasks = instance.tasks
-
-    def rank(lag: int) -> int:
-        return 0 if lag <= acceptable else lag
-
-    best = _lowest_lags(instance)
+    best = most_caught_up(instance)
     not_caught_up = 0
     for cid, roles in assignment.items():
         lags = instance.clients[cid].lags
         for task in roles.active:
-            if tasks[task].stateful:
-                not_caught_up += rank(lags.get(task, tasks[task].end_offset)) > rank(best[task])
+            if instance.tasks[task].stateful:
+                not_caught_up += not best[task].holds(cid, task in lags)
     return {"actives_not_caught_up": not_caught_up}
 
 
-def _lowest_lags(instance: TasksInstance) -> dict[str, int]:
-    """Per stateful task, the lowest lag of any client (a client without state has the end offset)."""
-    lowest: dict[str, int] = {}
-    listed: Counter = Counter()
-    for client in instance.clients.values():
-        for task, lag in client.lags.items():
-            listed[task] += 1
-            if lag < lowest.get(task, lag + 1):
-                lowest[task] = lag
+@dataclass(frozen=True)
+class Best:
+    """A stateful task's most caught-up clients: ``listed`` among the clients that report a lag for it, and,
+    when ``unlisted`` is true, every client that reports none (it lags by the end offset)."""
+
+    listed: frozenset[str]
+    unlisted: bool
+
+    def holds(self, cid: str, reports_lag: bool) -> bool:
+        """Whether client ``cid`` is most caught up (``reports_lag``: it has a lag for the task)."""
+        return cid in self.listed if reports_lag else self.unlisted
+
+
+def most_caught_up(instance: TasksInstance) -> dict[str, Best]:
+    """Per stateful task, the clients of least lag rank (rank 0 within ``acceptable_recovery_lag``, else the
+    lag); linear in the number of reported lags, not in tasks × clients."""
+    acceptable = instance.config.acceptable_recovery_lag
+    reported: dict[str, list[tuple[int, str]]] = {}
+    for cid, client in instance.clients.items():
+        for t, lag in client.lags.items():
+            reported.setdefault(t, []).append((0 if lag <= acceptable else lag, cid))
     everyone = len(instance.clients)
-    for task in instance.task_ids:
-        t = instance.tasks[task]
-        if t.stateful and listed[task] < everyone:
-            lowest[task] = min(lowest.get(task, t.end_offset), t.end_offset)
-    return lowest
+    out = {}
+    for t, task in instance.tasks.items():
+        if not task.stateful:
+            continue
+        entries = reported.get(t, [])
+        silent = None if len(entries) == everyone else (0 if task.end_offset <= acceptable else task.end_offset)
+        low = min([r for r, _ in entries] + ([silent] if silent is not None else []))
+        out[t] = Best(frozenset(c for r, c in entries if r == low), silent == low)
+    return out
