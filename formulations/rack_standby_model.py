@@ -66,10 +66,10 @@ only when that vertex is fractional.
 
 from __future__ import annotations
 
-import dataclasses
+import math
 import time
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -78,11 +78,11 @@ from kipopt.solution import TaskRoles
 
 from kipopt.deadline import call_before
 
-from .highs import ArrayLP, Deadline, HighsResult, build_csc, is_integral, solve_lp
+from .highs import ArrayLP, Deadline, build_csc, is_integral, solve_lp
+from .rack_model import rack_index, traffic_matrix
 
 HARD_DEADLINE_COLUMNS = 1_000_000
 """Above this many columns a time-limited solve runs in a child process the deadline kills."""
-from .rack_model import rack_index, traffic_matrix
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,12 @@ class TagCover:
 
 @dataclass(frozen=True)
 class StandbyProblem:
-    """Edges ``(edge_task[e], edge_client[e])`` are the candidate standby placements, with costs."""
+    """Edges ``(edge_task[e], edge_client[e])`` are the candidate standby placements, with costs.
+
+    Here ``clients`` are the clients and every edge carries at most one copy;
+    :mod:`kipopt.formulations.rack_standby_grouped` reuses the form with
+    client groups in their place and ``edge_cap`` copies per edge.
+    """
 
     tasks: tuple[str, ...]
     clients: tuple[str, ...]
@@ -125,14 +130,15 @@ class StandbyProblem:
     edge_client: np.ndarray
     edge_cost: np.ndarray
     tags: TagCover
+    edge_cap: np.ndarray | None = None
 
     @property
     def num_edges(self) -> int:
         return len(self.edge_task)
 
     def cost(self, chosen: np.ndarray) -> int:
-        """Exact objective of the edges ``chosen`` (boolean mask)."""
-        return int(self.edge_cost[chosen].sum())
+        """Exact objective of ``chosen``: copies per edge (a boolean mask when every cap is one)."""
+        return int(self.edge_cost @ np.asarray(chosen, dtype=np.int64))
 
 
 def distinct_tag_pairs(instance: TasksInstance, roles: Mapping[str, TaskRoles]) -> dict[str, int]:
@@ -198,26 +204,37 @@ def _carries(instance: TasksInstance, clients: tuple[str, ...]) -> tuple[tuple[t
 
 def _tag_cover(instance: TasksInstance, clients: tuple[str, ...], active: np.ndarray, held: np.ndarray,
                edge_task: np.ndarray, edge_client: np.ndarray) -> TagCover:
+    """The covering indicators and per-task rows of the tag-distinctness constraint over clients."""
+    pairs, carries = _carries(instance, clients)
+    return tag_cover(pairs, carries, active, held, edge_task, edge_client)
+
+
+def tag_cover(pairs: tuple[tuple[str, str], ...], carries: np.ndarray, active: np.ndarray, held: np.ndarray,
+              edge_task: np.ndarray, edge_sink: np.ndarray, rows: np.ndarray | None = None) -> TagCover:
     """The covering indicators and per-task rows of the tag-distinctness constraint.
 
-    ``active`` and ``held`` are the task × client role matrices; the edges are
-    grouped by task (see :func:`standby_problem`).
+    Sinks are clients or groups of clients with one tag profile:
+    ``carries[s, p]`` says sink s carries pair p, ``active`` and ``held``
+    (task × sink) count the task's active and standby copies on each sink.
+    The edges are grouped by task. ``rows`` (a task mask, default all) limits
+    the rows to the tasks whose distinctness is not enforced otherwise.
     """
-    pairs, carries = _carries(instance, clients)
     P = max(len(pairs), 1)  # no pair at all: no entries, and no division by zero below
     count = carries.astype(np.int64)
     covered = (active.astype(np.int64) @ count) > 0  # T × P: pairs fixed by the actives
-    initial = ((active | held).astype(np.int64) @ count) > 0
+    initial = ((active.astype(np.int64) + held) @ count) > 0
     need = initial.sum(axis=1) - covered.sum(axis=1)
-    # every (edge, pair of its client) entry of a task with a positive need, pairs of its actives left out
+    if rows is not None:
+        need = np.where(rows, need, 0)
+    # every (edge, pair of its sink) entry of a task with a positive need, pairs of its actives left out
     edges = np.nonzero(need[edge_task] > 0)[0]
-    client_of = edge_client[edges]
+    sink_of = edge_sink[edges]
     ptr = np.concatenate(([0], np.cumsum(carries.sum(axis=1))))
-    _, client_pair = np.nonzero(carries)  # row-major: client j's pairs are client_pair[ptr[j]:ptr[j+1]]
-    per_edge = ptr[client_of + 1] - ptr[client_of]
+    _, sink_pair = np.nonzero(carries)  # row-major: sink j's pairs are sink_pair[ptr[j]:ptr[j+1]]
+    per_edge = ptr[sink_of + 1] - ptr[sink_of]
     entry_edge = np.repeat(edges, per_edge)
-    first = np.repeat(ptr[client_of] - (np.cumsum(per_edge) - per_edge), per_edge)
-    entry_pair = client_pair[first + np.arange(len(entry_edge))]
+    first = np.repeat(ptr[sink_of] - (np.cumsum(per_edge) - per_edge), per_edge)
+    entry_pair = sink_pair[first + np.arange(len(entry_edge))]
     keep = ~covered[edge_task[entry_edge], entry_pair]
     entry_edge, entry_pair = entry_edge[keep], entry_pair[keep]
     key, cover_z = np.unique(edge_task[entry_edge] * P + entry_pair, return_inverse=True)
@@ -228,7 +245,7 @@ def _tag_cover(instance: TasksInstance, clients: tuple[str, ...], active: np.nda
 
 @dataclass(frozen=True)
 class StandbySolution:
-    chosen: np.ndarray | None
+    chosen: np.ndarray | None  # copies per edge (boolean when every edge carries at most one)
     status: str
     objective: int | None
     bound: float | None
@@ -249,16 +266,21 @@ def build_standby_lp(p: StandbyProblem) -> ArrayLP:
     value = np.concatenate([np.ones(2 * E), -np.ones(len(g.cover_edge)), np.ones(2 * Z)])
     start, index, values = build_csc(E + Z, col, row, value)
     lo = np.concatenate([p.copies, p.counts, np.full(Z, -np.inf), g.need]).astype(float)
+    cap = np.ones(E) if p.edge_cap is None else p.edge_cap.astype(float)
     hi = np.concatenate([p.copies, p.counts, np.zeros(Z), np.full(R, np.inf)]).astype(float)
     cost = np.concatenate([p.edge_cost.astype(float), np.zeros(Z)])
-    return ArrayLP(cost, np.zeros(E + Z), np.ones(E + Z), lo, hi, start, index, values)
+    return ArrayLP(cost, np.zeros(E + Z), np.concatenate([cap, np.ones(Z)]), lo, hi, start, index, values)
 
 
 def solve_standby(p: StandbyProblem, time_limit: float | None = None,
-                  threads: int | None = None, deadline: Deadline | None = None) -> StandbySolution:
+                  threads: int | None = None, deadline: Deadline | None = None,
+                  start: Callable[[], np.ndarray | None] | None = None) -> StandbySolution:
     """The LP, and the ILP only if the LP's ``y`` is fractional (never without tags).
 
     ``deadline`` (default: ``time_limit`` from now) is shared by both solves.
+    ``start``, called only when the ILP is needed, gives a feasible ``y``: it
+    is the answer if it meets the LP's bound, else the ILP starts from it and
+    it stands when the ILP finds nothing better in time.
     """
     deadline = Deadline.after(time_limit) if deadline is None else deadline
     if deadline.expired:  # building the arrays alone takes seconds at scale: do not start
@@ -267,15 +289,22 @@ def solve_standby(p: StandbyProblem, time_limit: float | None = None,
     lp = build_standby_lp(p)
     t1 = time.perf_counter()
 
-    def solve() -> tuple[HighsResult, bool, np.ndarray | None]:
+    def solve() -> tuple[str, float | None, bool, np.ndarray | None]:
         # the LP first (presolve off): an integral y at its optimum is optimal for the ILP too
         res = solve_lp(lp, threads=threads, deadline=deadline)
-        integer = False
-        if res.x is not None and not is_integral(res.x[:p.num_edges]):
-            integer = True
-            res = solve_lp(lp, integer=True, threads=threads, presolve=True, deadline=deadline)
-        y = None if res.x is None else np.rint(res.x[:p.num_edges]).astype(bool)
-        return dataclasses.replace(res, x=None), integer, y
+        if res.x is None or is_integral(res.x[:p.num_edges]):
+            return res.status, res.bound, False, _edges(p, res.x)
+        floor = math.ceil(res.objective - 1e-6)  # integer costs: the ILP's optimum is at least this
+        y0 = start() if start is not None else None
+        if y0 is not None and p.cost(y0) <= floor:
+            return "optimal", floor, True, y0
+        # not handed to HiGHS as a start: with one, HiGHS 1.x overran a 40 s time limit by 9 minutes here
+        mip = solve_lp(lp, integer=True, threads=threads, presolve=True, deadline=deadline)
+        bound = max(floor, mip.bound) if mip.bound is not None else floor
+        y = _edges(p, mip.x)
+        if y0 is not None and (y is None or p.cost(y0) < p.cost(y)):
+            return ("optimal" if p.cost(y0) <= bound else "feasible"), bound, True, y0
+        return mip.status, bound, True, y
 
     # at scale, loading and setting up the model in HiGHS can outlast the time limit (HiGHS watches the
     # clock only once it iterates): there the solve runs in a child that the deadline kills
@@ -286,15 +315,21 @@ def solve_standby(p: StandbyProblem, time_limit: float | None = None,
             "solver_seconds": round(time.perf_counter() - t1, 6), "killed_at_deadline": found is None}
     if found is None:
         return StandbySolution(None, "time_limit", None, None, info)
-    res, integer, chosen = found
+    status, bound, integer, chosen = found
     info["ilp"] = integer
     if chosen is None:
-        return StandbySolution(None, res.status, None, res.bound, info)
+        return StandbySolution(None, status, None, bound, info)
     cost = p.cost(chosen)
-    status, bound = res.status, res.bound
-    if status == "optimal":
-        bound = res.objective if bound is None else bound
-        if bound is not None and cost > bound + 1e-6:
-            status = "feasible"
+    if status == "optimal" and bound is not None and cost > bound + 1e-6:
+        status = "feasible"
+    if status == "time_limit":
+        status = "feasible"
     return StandbySolution(chosen, status, cost, bound, info)
 
+
+def _edges(p: StandbyProblem, x: np.ndarray | None) -> np.ndarray | None:
+    """Copies per edge read from a solver's column values (booleans when every edge carries one)."""
+    if x is None:
+        return None
+    y = np.rint(x[:p.num_edges]).astype(np.int64)
+    return y.astype(bool) if p.edge_cap is None else y

@@ -78,7 +78,8 @@ from kipopt.methods import Method, MethodResult, Rule, SolveOptions, Violation
 from kipopt.solution import Status, TaskRoles, current_assignment
 
 from .rack_model import ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap, solve_rack_grouped
-from .rack_standby_model import distinct_tag_pairs, solve_standby, standby_problem
+from .rack_standby_grouped import client_level_standbys, place_standbys
+from .rack_standby_model import distinct_tag_pairs
 
 PULP_MAX_PAIRS = 2_000
 """``exact.rack_active`` uses the readable PuLP model up to this many task × client pairs."""
@@ -278,13 +279,19 @@ def run_balanced_subtopology(instance: TasksInstance, options: SolveOptions) -> 
     return _active_result(instance, "balanced_subtopology", options)
 
 
-def run_rack_standby(instance: TasksInstance, options: SolveOptions) -> MethodResult:
-    """``exact.rack_standby``: standbys at minimum KIP-925 standby cost, no task losing tag distinctness."""
+def run_rack_standby(instance: TasksInstance, options: SolveOptions, model: str = "grouped") -> MethodResult:
+    """``exact.rack_standby``: standbys at minimum KIP-925 standby cost, no task losing tag distinctness.
+
+    ``model`` is ``grouped`` (clients by rack and tag profile) or ``clients``
+    (a column per task and client: the cross-check).
+    """
     deadline = options.deadline()
-    problem = standby_problem(instance)
-    sol = solve_standby(problem, threads=options.threads, deadline=deadline)
+    if model == "grouped":
+        sol = place_standbys(instance, threads=options.threads, deadline=deadline)
+    else:
+        sol = client_level_standbys(instance, threads=options.threads, deadline=deadline)
     start = current_assignment(instance)
-    if sol.chosen is None:
+    if sol.standby is None:
         if sol.status == "time_limit":  # the starting assignment always meets the rule
             return MethodResult(start, Status.FEASIBLE, standby_objective(instance, start), max(sol.bound or 0, 0),
                                 message="time limit: HiGHS found no solution, returning the starting assignment",
@@ -292,12 +299,9 @@ def run_rack_standby(instance: TasksInstance, options: SolveOptions) -> MethodRe
         # the starting assignment is feasible, so any other status is a solver failure
         return MethodResult(start, Status.ERROR, message=f"rack_standby: HiGHS ended with status {sol.status}",
                             info=sol.info)
-    lists: list[list[str]] = [[] for _ in problem.clients]
-    for e in np.nonzero(sol.chosen)[0]:
-        lists[problem.edge_client[e]].append(problem.tasks[problem.edge_task[e]])
-    order = {t: i for i, t in enumerate(problem.tasks)}
-    assignment = {cid: TaskRoles(instance.clients[cid].active, tuple(sorted(s, key=order.__getitem__)), ())
-                  for cid, s in zip(problem.clients, lists)}
+    tasks = instance.task_ids
+    assignment = {cid: TaskRoles(instance.clients[cid].active, tuple(tasks[t] for t in sorted(s)), ())
+                  for cid, s in zip(instance.client_ids, sol.standby)}
     return MethodResult(assignment, _STATUS.get(sol.status, Status.FEASIBLE), float(sol.objective),
                         sol.bound, info=sol.info)
 
