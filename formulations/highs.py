@@ -398,3 +398,64 @@ def _stopped(x, values, bounds, cost, k) -> LexResult:
         return LexResult("time_limit", None, tuple(values), tuple(bounds), k, "time limit before any solution")
     return LexResult("feasible", x, tuple(values) + (float(cost @ x),), tuple(bounds) + (-np.inf,), k,
                      f"time limit before stage {k + 1}")
+
+
+# --------------------------------------------------------------------------- column generation
+
+
+@dataclass(frozen=True)
+class NewColumns:
+    """Columns to append to a model (CSC over the model's rows)."""
+
+    cost: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    start: np.ndarray
+    index: np.ndarray
+    value: np.ndarray
+
+    @property
+    def num_col(self) -> int:
+        return len(self.cost)
+
+
+def solve_priced(lp: ArrayLP, price, threads: int | None = None,
+                 deadline: Deadline | None = None) -> tuple[HighsResult, int]:
+    """Column generation on an LP: solve ``lp`` (simplex, presolve off), hand the row duals to
+    ``price(row_dual) -> NewColumns | None`` and re-solve from the current basis with the columns it
+    returns, until it returns ``None`` (no column it knows of has a negative reduced cost, so the
+    restricted optimum is optimal for the whole model).
+
+    ``x`` of the result covers ``lp``'s columns, then the added ones in the order they were added.
+    Returns the result and the number of pricing rounds that added columns. With the ``deadline``
+    passed, the last restricted solution comes back as ``feasible`` (no bound).
+
+    >>> lp = ArrayLP(cost=np.array([5.0]), lower=np.zeros(1), upper=np.ones(1),
+    ...              row_lower=np.array([1.0]), row_upper=np.array([1.0]),
+    ...              start=np.array([0, 1]), index=np.array([0]), value=np.array([1.0]))
+    >>> cheap = NewColumns(np.array([2.0]), np.zeros(1), np.ones(1), np.array([0, 1]), np.array([0]), np.ones(1))
+    >>> offers = [cheap]
+    >>> r, rounds = solve_priced(lp, lambda dual: offers.pop() if offers and dual[0] > 2 else None)
+    >>> r.status, r.objective, np.rint(r.x).astype(int).tolist(), rounds
+    ('optimal', 2.0, [0, 1], 1)
+    """
+    if deadline is not None and deadline.expired:
+        return HighsResult("time_limit", None, None, None, False, "deadline passed before the solve"), 0
+    h = _highs(lp, False, None if deadline is None else deadline.limit(), threads, False)
+    rounds = 0
+    while True:
+        h.run()
+        res = _result(h, False)
+        if res.status != "optimal":
+            return res, rounds
+        extra = price(np.asarray(h.getSolution().row_dual, dtype=np.float64))
+        if extra is None or extra.num_col == 0:
+            return res, rounds
+        if deadline is not None and deadline.expired:
+            return HighsResult("feasible", res.objective, None, res.x, False, "time limit while pricing"), rounds
+        rounds += 1
+        h.addCols(extra.num_col, extra.cost, extra.lower, extra.upper, len(extra.index),
+                  extra.start[:-1].astype(np.int32), extra.index.astype(np.int32), extra.value)
+        if deadline is not None and deadline.at is not None:
+            # HiGHS compares time_limit with its run time summed over every run() of this object
+            h.setOptionValue("time_limit", float(h.getRunTime() + deadline.limit()))
