@@ -1,0 +1,147 @@
+"""The priced network (``exact.rack_active`` under ``balance_subtopology`` at scale) against its cross-checks.
+
+:mod:`kipopt.formulations.rack_balance_priced` must reach the optimum of the
+per-client network of :mod:`kipopt.formulations.rack_balance` (and of the
+rack-grouped LP, and of networkx on Kafka's own graph) on every instance, and
+its placement must keep every count, meet every bound and pass the evaluator
+and the rule. Its pricing and its fallback are forced here too, so neither
+path goes untested on the instances where the first restricted model happens
+to be enough.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from kipopt.datasets import generate
+from kipopt.deadline import Deadline
+from kipopt.evaluation.tasks import evaluate_tasks
+from kipopt.formulations import rack_balance_priced, rack_tasks
+from kipopt.formulations.rack_balance import solve_balance_grouped
+from kipopt.formulations.rack_balance_priced import solve_balance_priced
+from kipopt.formulations.highs import solve_lp
+from kipopt.formulations.rack_model import active_problem, solve_rack_grouped
+
+from rack_instances import active_instances, kafka_caps, networkx_optimum, random_instance
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+GENERATED = [dict(seed=s, tasks=t, clients=c, subtopologies=g, racks=r, rackless_clients=rl, new_clients=n,
+                  stateless_share=ss, non_overlap_cost=no, traffic_cost=tc)
+             for s, t, c, g, r, rl, n, ss, no, tc in [
+                 (31, 60, 8, 3, 3, 0.0, 0, 0.0, 1, 10), (32, 200, 25, 10, 3, 0.2, 3, 0.25, 10, 1),
+                 (33, 120, 12, 4, 4, 0.0, 2, 0.5, 5, 1), (34, 300, 40, 6, 2, 0.1, 5, 0.0, 0, 3),
+                 (35, 90, 9, 9, 5, 0.5, 1, 0.25, 2, 10), (36, 500, 50, 20, 3, 0.0, 0, 0.0, 10, 1),
+                 (37, 40, 40, 2, 3, 0.3, 10, 0.0, 1, 0), (38, 1000, 100, 25, 6, 0.05, 10, 0.25, 3, 7),
+                 (39, 30, 3, 3, 3, 0.0, 0, 0.0, 10, 1), (40, 400, 20, 40, 3, 0.0, 4, 0.0, 10, 1),
+                 (41, 12, 12, 1, 3, 0.0, 6, 1.0, 10, 1), (42, 2000, 200, 50, 3, 0.0, 0, 0.0, 10, 1)]]
+
+TINY = [dict(seed=s, tasks=t, clients=c, racks=r, subtopologies=g, rackless_client=rl)
+        for s, t, c, r, g, rl in [
+            (1, 1, 1, 1, 1, False), (2, 3, 3, 3, 1, False), (3, 6, 2, 2, 3, False), (4, 5, 7, 3, 2, False),
+            (5, 8, 3, 1, 2, True), (6, 9, 4, 3, 3, True), (7, 2, 5, 2, 2, False), (8, 14, 3, 3, 3, False)]]
+
+
+def check(instance, bounds: str, **solve_args) -> tuple:
+    """Priced vs per-client network vs rack-grouped LP on one instance; returns the priced solution."""
+    p = active_problem(instance, bounds)
+    priced = solve_balance_priced(p, **solve_args)
+    network = solve_balance_grouped(p)
+    rack = solve_rack_grouped(p)
+    assert priced.status == network.status == rack.status == "optimal", (priced.info, network.status)
+    assert priced.objective == network.objective == rack.objective == p.cost(priced.placement)
+    assert priced.bound == priced.objective
+    assert np.array_equal(np.bincount(priced.placement, minlength=p.num_clients), p.orig)
+    counts = np.zeros((p.num_clients, len(p.groups)), dtype=np.int64)
+    np.add.at(counts, (priced.placement, p.group), 1)
+    assert np.all(counts <= p.upper) and np.all(counts >= p.lower)
+    rule = "rack_active" if bounds == "kafka" else "balanced_subtopology"
+    assignment = rack_tasks.placement_assignment(instance, p, priced.placement)
+    assert evaluate_tasks(instance, assignment).feasible
+    assert rack_tasks.RULE_VIOLATIONS[rule](instance, assignment) == []
+    assert rack_tasks.active_objective(instance, assignment) == priced.objective
+    return p, priced
+
+
+@pytest.mark.parametrize("bounds", ["kafka", "fair"])
+@pytest.mark.parametrize("params", GENERATED, ids=lambda p: f"seed{p['seed']}")
+def test_priced_equals_per_client_network_on_generated(params, bounds):
+    params = dict(params)
+    seed = params.pop("seed")
+    _, priced = check(generate("tasks", seed, strategy="balance_subtopology", **params), bounds)
+    assert priced.info["model"] == "balance-priced"
+
+
+@pytest.mark.parametrize("bounds", ["kafka", "fair"])
+@pytest.mark.parametrize("params", TINY, ids=lambda p: f"tiny{p['seed']}")
+def test_priced_on_tiny_edge_cases(params, bounds):
+    """One task, one client, clients without tasks (cap 0), a rack-less client, one rack, more clients than
+    tasks: the same optimum as the cross-checks, and networkx on Kafka's graph agrees under Kafka's caps."""
+    params = dict(params)
+    instance = random_instance(params.pop("seed"), strategy="balance_subtopology", **params)
+    _, priced = check(instance, bounds)
+    if bounds == "kafka" and all(c.rack is not None for c in instance.clients.values()):
+        assert priced.objective == networkx_optimum(instance, kafka_caps(instance))
+
+
+@SETTINGS
+@given(active_instances(max_tasks=18, max_clients=7, strategies=("balance_subtopology",)))
+def test_priced_equals_networkx_on_kafkas_graph(instance):
+    """Hypothesis sweep: the priced optimum is networkx's min-cost flow on Kafka's two-stage graph."""
+    _, priced = check(instance, "kafka")
+    assert priced.objective == networkx_optimum(instance, kafka_caps(instance))
+
+
+@pytest.mark.parametrize("seed", [32, 36, 40])
+def test_pricing_alone_reaches_the_optimum(seed, monkeypatch):
+    """With no arrival arc in the first model (only the artificial routes), pricing must bring in the
+    columns the optimum needs."""
+    monkeypatch.setattr(rack_balance_priced._PricedNetwork, "_feasible_pairs",
+                        lambda self: np.zeros(len(self.direct_c), dtype=bool))
+    params = dict(next(p for p in GENERATED if p["seed"] == seed))
+    params.pop("seed")
+    for bounds in ("kafka", "fair"):
+        _, priced = check(generate("tasks", seed, strategy="balance_subtopology", **params), bounds)
+        assert priced.info["model"] == "balance-priced"
+        assert priced.info["pricing_rounds"] >= 1 and priced.info["priced_columns"] > 0
+
+
+def test_artificial_flow_falls_back_to_the_per_client_network(monkeypatch):
+    """No arrival arcs and no pricing: the restricted optimum uses an artificial route, which is never read
+    back; the per-client network answers instead, with the same optimum."""
+    monkeypatch.setattr(rack_balance_priced._PricedNetwork, "_feasible_pairs",
+                        lambda self: np.zeros(len(self.direct_c), dtype=bool))
+    monkeypatch.setattr(rack_balance_priced._PricedNetwork, "price", lambda self, dual: None)
+    instance = generate("tasks", 36, tasks=500, clients=50, subtopologies=20, strategy="balance_subtopology")
+    _, priced = check(instance, "kafka")
+    assert priced.info["priced_fallback"] and priced.info["model"] == "balance-grouped"
+
+
+@pytest.mark.parametrize("seed", [32, 38, 42])
+def test_first_model_needs_no_artificial_flow(seed):
+    """The first restricted model (arcs of one feasible count matrix, from a maximum flow) admits a flow
+    of its own: its optimum sends nothing along the artificial routes."""
+    params = dict(next(p for p in GENERATED if p["seed"] == seed))
+    params.pop("seed")
+    p = active_problem(generate("tasks", seed, strategy="balance_subtopology", **params), "kafka")
+    net = rack_balance_priced._PricedNetwork(p)
+    res = solve_lp(net.build())
+    assert res.status == "optimal"
+    assert not np.rint(res.x[net.col_art:net.col_art + net.n_art]).any()
+
+
+def test_expired_deadline_returns_no_placement():
+    instance = generate("tasks", 33, tasks=120, clients=12, subtopologies=4, strategy="balance_subtopology")
+    sol = solve_balance_priced(active_problem(instance, "kafka"), Deadline.after(-1.0))
+    assert sol.placement is None and sol.status == "time_limit"
+
+
+def test_auto_chooses_the_priced_network_and_reads_back_deterministically():
+    instance = generate("tasks", 36, tasks=500, clients=50, subtopologies=20, strategy="balance_subtopology")
+    p1, a = rack_tasks.solve_active(instance)
+    _, b = rack_tasks.solve_active(instance)
+    assert a.info["model"] == "balance-priced" and np.array_equal(a.placement, b.placement)
+    _, network = rack_tasks.solve_active(instance, model="network")
+    assert network.info["model"] == "balance-grouped" and network.objective == a.objective
