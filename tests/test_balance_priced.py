@@ -119,6 +119,17 @@ def test_artificial_flow_falls_back_to_the_per_client_network(monkeypatch):
     assert priced.info["priced_fallback"] and priced.info["model"] == "balance-grouped"
 
 
+@pytest.mark.parametrize("bounds", ["kafka", "fair"])
+@pytest.mark.parametrize("params", GENERATED, ids=lambda p: f"seed{p['seed']}")
+def test_feasible_counts_meet_every_sum_and_bound(params, bounds):
+    params = dict(params)
+    p = active_problem(generate("tasks", params.pop("seed"), strategy="balance_subtopology", **params), bounds)
+    counts = rack_balance_priced.feasible_counts(p)
+    assert np.array_equal(counts.sum(axis=1), p.orig)
+    assert np.array_equal(counts.sum(axis=0), np.bincount(p.group, minlength=len(p.groups)))
+    assert np.all(counts >= p.lower) and np.all(counts <= p.upper)
+
+
 @pytest.mark.parametrize("seed", [32, 38, 42])
 def test_first_model_needs_no_artificial_flow(seed):
     """The first restricted model (arcs of one feasible count matrix, from a maximum flow) admits a flow
