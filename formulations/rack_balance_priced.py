@@ -131,6 +131,25 @@ def feasible_counts(p: ActiveProblem) -> np.ndarray:
     return dealt(cum) - dealt(cum - y[cls])
 
 
+def feasible_placement(p: ActiveProblem) -> np.ndarray:
+    """An assignment meeting every count and bound, without optimising: the counts of
+    :func:`feasible_counts`; in each (client, sub-topology) the client's own tasks first (``TaskId``
+    order), then the sub-topology's other tasks in ``TaskId`` order to clients in Kafka's order.
+    What ``exact.rack_active`` answers at its time limit when the starting assignment breaks the caps."""
+    need = feasible_counts(p)
+    placement = np.full(p.num_tasks, -1, dtype=np.int64)
+    for t, (c, g) in enumerate(zip(p.owner.tolist(), p.group.tolist())):
+        if need[c, g] > 0:
+            need[c, g] -= 1
+            placement[t] = c
+    rest = np.nonzero(placement < 0)[0]
+    for g in np.unique(p.group[rest]).tolist():
+        tasks = rest[p.group[rest] == g]
+        clients = np.repeat(np.arange(p.num_clients), need[:, g])
+        placement[tasks] = clients  # the counts' column sums are the sub-topology sizes
+    return placement
+
+
 class _PricedNetwork:
     """Index sets, the restricted network LP, its pricing and the read-back (module docstring)."""
 

@@ -259,13 +259,13 @@ def _active_result(instance: TasksInstance, rule: str, options: SolveOptions, mo
             return MethodResult(start, Status.FEASIBLE, active_objective(instance, start), max(sol.bound or 0, 0),
                                 message="time limit: HiGHS found no solution, returning the starting assignment",
                                 info=sol.info)
-        # the start breaks the caps: finish the first solve past the limit rather than answer nothing
-        problem, sol = solve_active(instance, rule, model, threads=options.threads)
-        if sol.placement is not None:
-            sol = ActiveSolution(sol.placement, "feasible", sol.objective, sol.bound, sol.info)
-            message = "time limit: the starting assignment breaks the rule, so the first solve ran past the limit"
-            return MethodResult(placement_assignment(instance, problem, sol.placement), Status.FEASIBLE,
-                                float(sol.objective), sol.bound, message=message, info=sol.info)
+        # the start breaks the bounds: an assignment built from one count matrix that meets them
+        from .rack_balance_priced import feasible_placement
+        placement = feasible_placement(problem)
+        message = "time limit: HiGHS found no solution and the starting assignment breaks the rule, " \
+                  "returning an assignment built to meet the rule's bounds"
+        return MethodResult(placement_assignment(instance, problem, placement), Status.FEASIBLE,
+                            float(problem.cost(placement)), max(sol.bound or 0, 0), message=message, info=sol.info)
     if sol.placement is None:
         return MethodResult(current_assignment(instance), Status.ERROR,
                             message=f"HiGHS ended with status {sol.status}", info=sol.info)

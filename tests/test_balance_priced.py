@@ -11,6 +11,8 @@ to be enough.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,7 +24,10 @@ from kipopt.formulations import rack_balance_priced, rack_tasks
 from kipopt.formulations.rack_balance import solve_balance_grouped
 from kipopt.formulations.rack_balance_priced import solve_balance_priced
 from kipopt.formulations.highs import solve_lp
-from kipopt.formulations.rack_model import active_problem, solve_rack_grouped
+from kipopt.formulations.rack_model import (_bounds, active_problem, fair_bounds, kafka_cap, kafka_cap_matrix,
+                                            solve_rack_grouped)
+from kipopt.methods import SolveOptions, get_method
+from kipopt.solution import Status, current_assignment
 
 from rack_instances import active_instances, kafka_caps, networkx_optimum, random_instance
 
@@ -130,6 +135,34 @@ def test_feasible_counts_meet_every_sum_and_bound(params, bounds):
     assert np.all(counts >= p.lower) and np.all(counts <= p.upper)
 
 
+@pytest.mark.parametrize("bounds", ["kafka", "fair"])
+@pytest.mark.parametrize("params", GENERATED, ids=lambda p: f"seed{p['seed']}")
+def test_feasible_placement_meets_the_rule(params, bounds):
+    """The time-limit answer when the start breaks the bounds: every count kept, every bound met."""
+    params = dict(params)
+    instance = generate("tasks", params.pop("seed"), strategy="balance_subtopology", **params)
+    p = active_problem(instance, bounds)
+    placement = rack_balance_priced.feasible_placement(p)
+    assignment = rack_tasks.placement_assignment(instance, p, placement)
+    assert evaluate_tasks(instance, assignment).feasible
+    rule = "rack_active" if bounds == "kafka" else "balanced_subtopology"
+    assert rack_tasks.RULE_VIOLATIONS[rule](instance, assignment) == []
+
+
+@pytest.mark.parametrize("rule", ["rack_active", "balanced_subtopology"])
+def test_expired_deadline_answers_within_the_rule_when_the_start_breaks_it(rule):
+    instance = generate("tasks", 36, tasks=500, clients=50, subtopologies=20, strategy="balance_subtopology")
+    start = current_assignment(instance)
+    assert rack_tasks.RULE_VIOLATIONS[rule](instance, start), "the start must break the bounds here"
+    method = {"rack_active": "exact.rack_active", "balanced_subtopology": "exact.balanced_subtopology"}[rule]
+    result = get_method(method).run(instance, SolveOptions(deadline_at=time.perf_counter() - 1.0))
+    assert result.status is Status.FEASIBLE and "built to meet" in result.message
+    assert evaluate_tasks(instance, result.assignment).feasible
+    assert rack_tasks.RULE_VIOLATIONS[rule](instance, result.assignment) == []
+    assert result.objective == rack_tasks.active_objective(instance, result.assignment)
+    assert 0 <= result.bound <= result.objective
+
+
 @pytest.mark.parametrize("seed", [32, 38, 42])
 def test_first_model_needs_no_artificial_flow(seed):
     """The first restricted model (arcs of one feasible count matrix, from a maximum flow) admits a flow
@@ -156,3 +189,20 @@ def test_auto_chooses_the_priced_network_and_reads_back_deterministically():
     assert a.info["model"] == "balance-priced" and np.array_equal(a.placement, b.placement)
     _, network = rack_tasks.solve_active(instance, model="network")
     assert network.info["model"] == "balance-grouped" and network.objective == a.objective
+
+
+def test_vectorised_bounds_equal_the_scalar_definitions():
+    """Kafka's caps in numpy doubles equal :func:`kafka_cap` (Java's double order) on every triple with
+    T < 120, including the 229 where the product lands just above an integer; the fair bounds equal
+    :func:`fair_bounds`."""
+    mismatches = 0
+    for total in range(1, 120):
+        orig, sizes = np.arange(total + 1), np.arange(total + 1)
+        caps = kafka_cap_matrix(orig, total, sizes)
+        lower, upper = _bounds("fair", orig, sizes, total)
+        for o in range(total + 1):
+            mismatches += sum(int(caps[o, n]) != kafka_cap(o, total, n) for n in range(total + 1))
+            mismatches += sum((int(lower[o, n]), int(upper[o, n])) != fair_bounds(o, total, n)
+                              for n in range(total + 1))
+    assert mismatches == 0
+    assert kafka_cap_matrix(np.array([7]), 25, np.array([25]))[0, 0] == 8  # 7.000000000000001 in doubles
