@@ -95,6 +95,7 @@ class HighsResult:
     message: str
     presolve: str = "off"
     col_dual: np.ndarray | None = None  # reduced costs of an LP solved to optimality
+    row_dual: np.ndarray | None = None  # row duals of an LP solved to optimality (col_dual = cost - Aᵀ row_dual)
 
 
 def build_csc(num_col: int, cols: np.ndarray, rows: np.ndarray, values: np.ndarray
@@ -196,11 +197,13 @@ def _result(h, integer: bool) -> HighsResult:
     presolve = h.getOptionValue("presolve")
     if isinstance(presolve, tuple):  # some highspy versions return (status, value)
         presolve = presolve[-1]
-    col_dual = None
+    col_dual = row_dual = None
     if not integer and status == "optimal" and info.dual_solution_status == 2:
-        col_dual = np.asarray(h.getSolution().col_dual, dtype=np.float64)
+        solution = h.getSolution()
+        col_dual = np.asarray(solution.col_dual, dtype=np.float64)
+        row_dual = np.asarray(solution.row_dual, dtype=np.float64)
     return HighsResult(status, objective, bound, x, integer, h.modelStatusToString(model_status), str(presolve),
-                       col_dual)
+                       col_dual, row_dual)
 
 
 def solve_tu_lp(lp: ArrayLP, time_limit: float | None = None, threads: int | None = None,
@@ -449,7 +452,7 @@ def solve_priced(lp: ArrayLP, price, threads: int | None = None,
         res = _result(h, False)
         if res.status != "optimal":
             return res, rounds
-        extra = price(np.asarray(h.getSolution().row_dual, dtype=np.float64))
+        extra = price(res.row_dual)
         if extra is None or extra.num_col == 0:
             return res, rounds
         if deadline is not None and deadline.expired:
