@@ -21,7 +21,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 import highspy
@@ -422,6 +422,17 @@ class NewColumns:
         return len(self.cost)
 
 
+def _lagrangian_gap(extra: NewColumns, row_dual: np.ndarray) -> float:
+    """``Σ min(rc·lower, rc·upper)`` over ``extra``'s columns (``-inf`` for an unbounded one that would
+    improve): how much better than the restricted optimum the whole model can be at most."""
+    counts = np.diff(extra.start)
+    col = np.repeat(np.arange(extra.num_col), counts)
+    rc = extra.cost - np.bincount(col, weights=extra.value * row_dual[extra.index], minlength=extra.num_col)
+    with np.errstate(invalid="ignore"):
+        low, high = rc * extra.lower, rc * extra.upper
+    return float(np.sum(np.fmin(np.nan_to_num(low, nan=0.0), np.nan_to_num(high, nan=0.0))))
+
+
 def solve_priced(lp: ArrayLP, price, threads: int | None = None,
                  deadline: Deadline | None = None) -> tuple[HighsResult, int]:
     """Column generation on an LP: solve ``lp`` (simplex, presolve off), hand the row duals to
@@ -431,8 +442,11 @@ def solve_priced(lp: ArrayLP, price, threads: int | None = None,
     primal simplex from the previous basis.
 
     ``x`` of the result covers ``lp``'s columns, then the added ones in the order they were added.
-    Returns the result and the number of pricing rounds that added columns. With the ``deadline``
-    passed, the last restricted solution comes back as ``feasible`` (no bound).
+    Returns the result and the number of pricing rounds that added columns. When the ``deadline``
+    stops the loop, the last restricted solution comes back as ``feasible``; if ``price`` returns
+    *every* column of negative reduced cost (as its contract asks), its bound is Lagrangian: the
+    restricted optimum plus ``Σ min(rc·lower, rc·upper)`` over the columns it returned (no column left
+    out could do better), from the last completed round.
 
     >>> lp = ArrayLP(cost=np.array([5.0]), lower=np.zeros(1), upper=np.ones(1),
     ...              row_lower=np.array([1.0]), row_upper=np.array([1.0]),
@@ -447,16 +461,18 @@ def solve_priced(lp: ArrayLP, price, threads: int | None = None,
         return HighsResult("time_limit", None, None, None, False, "deadline passed before the solve"), 0
     h = _highs(lp, False, None if deadline is None else deadline.limit(), threads, False)
     rounds = 0
+    bound = None  # Lagrangian bound of the last completed round
     while True:
         h.run()
         res = _result(h, False)
         if res.status != "optimal":
-            return res, rounds
+            return replace(res, bound=bound) if res.x is not None else res, rounds
         extra = price(res.row_dual)
         if extra is None or extra.num_col == 0:
             return res, rounds
+        bound = res.objective + _lagrangian_gap(extra, res.row_dual)
         if deadline is not None and deadline.expired:
-            return HighsResult("feasible", res.objective, None, res.x, False, "time limit while pricing"), rounds
+            return HighsResult("feasible", res.objective, bound, res.x, False, "time limit while pricing"), rounds
         rounds += 1
         # the basis stays primal feasible when columns join at their bound: primal simplex only prices
         # the new ones in (dual simplex restarted from it took 12,600 iterations on rack_balance_priced)

@@ -42,6 +42,7 @@ about 140 arcs priced in one round.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -83,7 +84,9 @@ def solve_balance_priced(p: ActiveProblem, deadline: Deadline = Deadline.never()
                               {**sol.info, "priced_info": info, "priced_fallback": True})
     placement = net.read(v)
     objective = None if res.objective is None else res.objective + net.offset
-    bound = None if res.bound is None else res.bound + net.offset
+    bound = None if res.bound is None or not np.isfinite(res.bound) else res.bound + net.offset
+    if bound is not None and res.status != "optimal":
+        bound = math.ceil(bound - 1e-6)  # integer costs: the optimum is an integer
     return finish(p, placement, res.status, objective, bound, info)
 
 

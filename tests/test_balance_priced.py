@@ -176,6 +176,40 @@ def test_first_model_needs_no_artificial_flow(seed):
     assert not np.rint(res.x[net.col_art:net.col_art + net.n_art]).any()
 
 
+class _StopAfterFirstSolve:
+    """A deadline that passes between the first solve and its first re-solve (no clock involved)."""
+
+    at = None
+
+    def __init__(self) -> None:
+        self.checks = 0
+
+    @property
+    def expired(self) -> bool:
+        self.checks += 1
+        return self.checks > 1
+
+    def limit(self, time_limit=None):
+        return time_limit
+
+
+@pytest.mark.parametrize("seed,bounds", [(38, "kafka"), (38, "fair"), (42, "kafka"), (35, "fair")])
+def test_deadline_between_pricing_rounds_answers_with_a_lagrangian_bound(seed, bounds):
+    """Stopped after one restricted solve whose pricing found columns: a feasible placement and a bound
+    (restricted optimum plus the found columns' reduced costs times their caps) around the true optimum."""
+    params = dict(next(p for p in GENERATED if p["seed"] == seed))
+    params.pop("seed")
+    p = active_problem(generate("tasks", seed, strategy="balance_subtopology", **params), bounds)
+    optimum = solve_balance_grouped(p).objective
+    sol = solve_balance_priced(p, _StopAfterFirstSolve())
+    assert sol.status == "feasible" and sol.bound is not None
+    assert sol.bound <= optimum <= sol.objective == p.cost(sol.placement)
+    counts = np.zeros((p.num_clients, len(p.groups)), dtype=np.int64)
+    np.add.at(counts, (sol.placement, p.group), 1)
+    assert np.all(counts <= p.upper) and np.all(counts >= p.lower)
+    assert np.array_equal(np.bincount(sol.placement, minlength=p.num_clients), p.orig)
+
+
 def test_expired_deadline_returns_no_placement():
     instance = generate("tasks", 33, tasks=120, clients=12, subtopologies=4, strategy="balance_subtopology")
     sol = solve_balance_priced(active_problem(instance, "kafka"), Deadline.after(-1.0))
