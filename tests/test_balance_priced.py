@@ -24,12 +24,13 @@ from kipopt.formulations import rack_balance_priced, rack_tasks
 from kipopt.formulations.rack_balance import solve_balance_grouped
 from kipopt.formulations.rack_balance_priced import solve_balance_priced
 from kipopt.formulations.highs import solve_lp
+from kipopt.instance import from_dict
 from kipopt.formulations.rack_model import (_bounds, active_problem, fair_bounds, kafka_cap, kafka_cap_matrix,
                                             solve_rack_grouped)
 from kipopt.methods import SolveOptions, get_method
 from kipopt.solution import Status, current_assignment
 
-from rack_instances import active_instances, kafka_caps, networkx_optimum, random_instance
+from rack_instances import active_instances, kafka_caps, networkx_optimum, random_instance, random_instance_dict
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -52,6 +53,9 @@ TINY = [dict(seed=s, tasks=t, clients=c, racks=r, subtopologies=g, rackless_clie
 def check(instance, bounds: str, **solve_args) -> tuple:
     """Priced vs per-client network vs rack-grouped LP on one instance; returns the priced solution."""
     p = active_problem(instance, bounds)
+    counts = rack_balance_priced.feasible_counts(p)
+    assert np.array_equal(counts.sum(axis=1), p.orig) and np.all(counts >= p.lower) and np.all(counts <= p.upper)
+    assert np.array_equal(counts.sum(axis=0), np.bincount(p.group, minlength=len(p.groups)))
     priced = solve_balance_priced(p, **solve_args)
     network = solve_balance_grouped(p)
     rack = solve_rack_grouped(p)
@@ -89,6 +93,37 @@ def test_priced_on_tiny_edge_cases(params, bounds):
     _, priced = check(instance, bounds)
     if bounds == "kafka" and all(c.rack is not None for c in instance.clients.values()):
         assert priced.objective == networkx_optimum(instance, kafka_caps(instance))
+
+
+LAYOUTS = {  # client racks (None: rack-less), by client index
+    "one client per rack": ["r0", "r1", "r2"],
+    "unequal racks 1/2/5": ["r0", "r1", "r1", "r2", "r2", "r2", "r2", "r2"],
+    "one rack": ["r1"] * 4,
+    "two racks, one rack-less client": [None, "r0", "r1", "r1", "r0"],
+}
+
+
+@pytest.mark.parametrize("bounds", ["kafka", "fair"])
+@pytest.mark.parametrize("stateless", [False, True])
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("seed", range(3))
+def test_priced_on_rack_layouts(layout, stateless, bounds, seed):
+    """Explicit rack layouts (one client per rack, unequal racks, a single rack, a rack-less client), with
+    every third task stateless or none, and some clients without tasks: the same optimum as the
+    cross-checks."""
+    racks = LAYOUTS[layout]
+    d = random_instance_dict(seed, tasks=3 * len(racks), clients=len(racks), racks=3, subtopologies=3,
+                             strategy="balance_subtopology")
+    for cid, rack in zip(sorted(d["clients"]), racks):
+        d["clients"][cid]["rack"] = rack
+    if stateless:
+        for j, spec in enumerate(d["tasks"].values()):
+            if j % 3 == 0:
+                spec["stateful"], spec["changelogs"] = False, []
+    idle = sorted(d["clients"])[-1]  # its tasks go to the first client: a client with nothing (cap 0)
+    d["clients"][sorted(d["clients"])[0]]["active"] += d["clients"][idle]["active"]
+    d["clients"][idle]["active"] = []
+    check(from_dict(d), bounds)
 
 
 @SETTINGS
