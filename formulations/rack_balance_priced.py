@@ -135,10 +135,13 @@ def feasible_counts(p: ActiveProblem) -> np.ndarray:
 
 
 def feasible_placement(p: ActiveProblem) -> np.ndarray:
-    """An assignment meeting every count and bound, without optimising: the counts of
-    :func:`feasible_counts`; in each (client, sub-topology) the client's own tasks first (``TaskId``
-    order), then the sub-topology's other tasks in ``TaskId`` order to clients in Kafka's order.
-    What ``exact.rack_active`` answers at its time limit when the starting assignment breaks the caps."""
+    """An assignment meeting every count and bound, without optimising: :func:`repaired_placement` when
+    it succeeds, else one built from :func:`feasible_counts` (each client's own tasks first, ``TaskId``
+    order, then the sub-topology's other tasks to clients in Kafka's order). What ``exact.rack_active``
+    answers at its time limit when the starting assignment breaks the caps."""
+    repaired = repaired_placement(p)
+    if repaired is not None:
+        return repaired
     need = feasible_counts(p)
     placement = np.full(p.num_tasks, -1, dtype=np.int64)
     for t, (c, g) in enumerate(zip(p.owner.tolist(), p.group.tolist())):
@@ -148,8 +151,42 @@ def feasible_placement(p: ActiveProblem) -> np.ndarray:
     rest = np.nonzero(placement < 0)[0]
     for g in np.unique(p.group[rest]).tolist():
         tasks = rest[p.group[rest] == g]
-        clients = np.repeat(np.arange(p.num_clients), need[:, g])
-        placement[tasks] = clients  # the counts' column sums are the sub-topology sizes
+        placement[tasks] = np.repeat(np.arange(p.num_clients), need[:, g])  # column sums are group sizes
+    return placement
+
+
+def repaired_placement(p: ActiveProblem) -> np.ndarray | None:
+    """The starting assignment with only the tasks over a cap moved (no floors): every client keeps its own
+    tasks up to each cap (``TaskId`` order); the rest go, sub-topology by sub-topology, to clients short of
+    tasks with room under that cap, in Kafka's client order. ``None`` if some task finds no room (then
+    moving others would be needed) or if there are floors."""
+    if np.any(p.lower > 0):
+        return None
+    C, G = p.num_clients, len(p.groups)
+    kept = np.zeros((C, G), dtype=np.int64)
+    placement = p.owner.copy()
+    released: list[list[int]] = [[] for _ in range(G)]
+    for t, (c, g) in enumerate(zip(p.owner.tolist(), p.group.tolist())):
+        if kept[c, g] < p.upper[c, g]:
+            kept[c, g] += 1
+        else:
+            released[g].append(t)
+    short = p.orig - kept.sum(axis=1)
+    # the sub-topologies with the fewest clients able to take them first; inside one, one task per client
+    # in turn, the clients shortest of tasks first (ties: Kafka's client order)
+    takers_of = ((p.upper - kept) > 0) & (short > 0)[:, None]
+    for g in sorted(range(G), key=lambda g: (int(takers_of[:, g].sum()), g)):
+        tasks = released[g]
+        while tasks:
+            room = np.minimum(p.upper[:, g] - kept[:, g], short)
+            takers = np.nonzero(room > 0)[0]
+            if len(takers) == 0:
+                return None
+            takers = takers[np.argsort(-short[takers], kind="stable")][:len(tasks)]
+            placement[tasks[:len(takers)]] = takers
+            del tasks[:len(takers)]
+            kept[takers, g] += 1
+            short[takers] -= 1
     return placement
 
 
