@@ -25,7 +25,11 @@ a task routed away and back to its owner only saves the non-overlap cost. So
 the optimum equals that of :func:`kipopt.formulations.rack_model.solve_rack_grouped`,
 which stays as the cross-check (tests compare them on generated instances).
 The size is ``#(g, v, owner) · 2 + #(g, v, owner rack) · R + C·G`` columns:
-the ``C·G`` bound arcs are what the bounds make irreducible.
+the ``C·G`` bound arcs are what the bounds make irreducible here.
+:mod:`kipopt.formulations.rack_balance_priced` solves the same network with
+the supplies folded into the owners and the ``C·G`` arcs priced in; this
+module stays as its cross-check and its fallback (``solve_active(...,
+model="network")``).
 """
 
 from __future__ import annotations

@@ -178,11 +178,21 @@ def _bounds(kind: str, orig: np.ndarray, sizes: np.ndarray, total: int
     if kind == "none":
         return None, None
     if kind == "kafka":
-        upper = np.array([[kafka_cap(int(o), total, int(n)) for n in sizes] for o in orig], dtype=np.int64)
+        upper = kafka_cap_matrix(orig, total, sizes)
         return np.zeros_like(upper), upper
-    pairs = [[fair_bounds(int(o), total, int(n)) for n in sizes] for o in orig]
-    arr = np.array(pairs, dtype=np.int64).reshape(len(orig), len(sizes), 2)
-    return arr[:, :, 0], arr[:, :, 1]
+    o, n = orig.astype(np.int64)[:, None], sizes.astype(np.int64)[None, :]
+    return (o * n) // total, -((-o * n) // total)
+
+
+def kafka_cap_matrix(orig: np.ndarray, total: int, sizes: np.ndarray) -> np.ndarray:
+    """:func:`kafka_cap` for every (count, size) pair at once: the same IEEE double operations in the same
+    order (numpy's float64 division, product and ceil round as Java's ``double`` arithmetic does).
+
+    >>> kafka_cap_matrix(np.array([7, 3]), 25, np.array([25, 24])).tolist()
+    [[8, 7], [3, 3]]
+    """
+    share = orig.astype(np.float64)[:, None] / float(total)
+    return np.ceil(share * sizes.astype(np.float64)[None, :]).astype(np.int64)
 
 
 # --------------------------------------------------------------------------- rack-grouped LP

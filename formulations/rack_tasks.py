@@ -37,8 +37,10 @@ Rules (objective and hard constraints, recomputed from an assignment alone):
 Methods: ``exact.rack_active`` (without per-sub-topology bounds the
 transportation problem of :mod:`kipopt.formulations.rack_transport`; with
 them the PuLP full model when ``T × C <=`` :data:`PULP_MAX_PAIRS`, else the
-grouped network of :mod:`kipopt.formulations.rack_balance`; the rack-grouped
-LP of :mod:`kipopt.formulations.rack_model` stays as the cross-check, and
+priced network of :mod:`kipopt.formulations.rack_balance_priced`; the
+per-client network of :mod:`kipopt.formulations.rack_balance` and the
+rack-grouped LP of :mod:`kipopt.formulations.rack_model` stay as
+cross-checks, and
 :func:`solve_active` reaches every model), ``exact.balanced_subtopology``
 (same choice) and ``exact.rack_standby``. Each runs within the deadline of
 its :class:`~kipopt.methods.SolveOptions`.
@@ -84,7 +86,7 @@ from .rack_standby_model import distinct_tag_pairs
 PULP_MAX_PAIRS = 2_000
 """``exact.rack_active`` uses the readable PuLP model up to this many task × client pairs."""
 
-MODELS = ("auto", "transport", "balance", "pulp", "arrays")
+MODELS = ("auto", "transport", "balance", "network", "pulp", "arrays")
 EXAMPLES = 5
 
 
@@ -197,8 +199,9 @@ def active_bounds(instance: TasksInstance, rule: str) -> str:
 
 def choose_model(problem: ActiveProblem, model: str = "auto") -> str:
     """``"transport"`` without per-sub-topology bounds; with them ``"pulp"`` up to
-    :data:`PULP_MAX_PAIRS` task × client pairs, else ``"balance"`` (the grouped network of
-    :mod:`kipopt.formulations.rack_balance`). ``"arrays"`` (the rack-grouped LP) is the cross-check."""
+    :data:`PULP_MAX_PAIRS` task × client pairs, else ``"balance"`` (the priced network of
+    :mod:`kipopt.formulations.rack_balance_priced`). ``"network"`` (the per-client network of
+    :mod:`kipopt.formulations.rack_balance`) and ``"arrays"`` (the rack-grouped LP) are cross-checks."""
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     if model != "auto":
@@ -211,8 +214,8 @@ def choose_model(problem: ActiveProblem, model: str = "auto") -> str:
 def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str = "auto",
                  time_limit: float | None = None, threads: int | None = None,
                  deadline: Deadline | None = None) -> tuple[ActiveProblem, ActiveSolution]:
-    """Solve the active problem of ``rule`` with the chosen model (``auto``, ``transport``, ``pulp``
-    or ``arrays``); ``deadline`` (default: ``time_limit`` from now) bounds model building and solving."""
+    """Solve the active problem of ``rule`` with the chosen model (one of :data:`MODELS`);
+    ``deadline`` (default: ``time_limit`` from now) bounds model building and solving."""
     deadline = Deadline.after(time_limit) if deadline is None else deadline
     problem = active_problem(instance, active_bounds(instance, rule))
     chosen = choose_model(problem, model)
@@ -220,6 +223,9 @@ def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str 
         from .rack_transport import solve_transport
         return problem, solve_transport(problem, deadline, threads)
     if chosen == "balance":
+        from .rack_balance_priced import solve_balance_priced
+        return problem, solve_balance_priced(problem, deadline, threads)
+    if chosen == "network":
         from .rack_balance import solve_balance_grouped
         return problem, solve_balance_grouped(problem, deadline, threads)
     if chosen == "pulp":
@@ -254,13 +260,13 @@ def _active_result(instance: TasksInstance, rule: str, options: SolveOptions, mo
             return MethodResult(start, Status.FEASIBLE, active_objective(instance, start), max(sol.bound or 0, 0),
                                 message="time limit: HiGHS found no solution, returning the starting assignment",
                                 info=sol.info)
-        # the start breaks the caps: finish the first solve past the limit rather than answer nothing
-        problem, sol = solve_active(instance, rule, model, threads=options.threads)
-        if sol.placement is not None:
-            sol = ActiveSolution(sol.placement, "feasible", sol.objective, sol.bound, sol.info)
-            message = "time limit: the starting assignment breaks the rule, so the first solve ran past the limit"
-            return MethodResult(placement_assignment(instance, problem, sol.placement), Status.FEASIBLE,
-                                float(sol.objective), sol.bound, message=message, info=sol.info)
+        # the start breaks the bounds: an assignment built from one count matrix that meets them
+        from .rack_balance_priced import feasible_placement
+        placement = feasible_placement(problem)
+        message = "time limit: HiGHS found no solution and the starting assignment breaks the rule, " \
+                  "returning an assignment built to meet the rule's bounds"
+        return MethodResult(placement_assignment(instance, problem, placement), Status.FEASIBLE,
+                            float(problem.cost(placement)), max(sol.bound or 0, 0), message=message, info=sol.info)
     if sol.placement is None:
         return MethodResult(current_assignment(instance), Status.ERROR,
                             message=f"HiGHS ended with status {sol.status}", info=sol.info)

@@ -218,7 +218,7 @@ def test_model_choice_by_size():
     s = solve(random_instance(3, tasks=300, clients=10), "exact.rack_active")
     assert s.metrics["model"] == "transport" and s.status is Status.OPTIMAL
     s = solve(random_instance(3, tasks=300, clients=10, strategy="balance_subtopology"), "exact.rack_active")
-    assert s.metrics["model"] == "balance-grouped" and s.status is Status.OPTIMAL
+    assert s.metrics["model"] == "balance-priced" and s.status is Status.OPTIMAL
 
 
 def test_new_active_drops_its_standby():
