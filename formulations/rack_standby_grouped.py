@@ -55,7 +55,8 @@ from kipopt.instance import TasksInstance
 from .highs import Deadline
 from .rack_model import rack_index, traffic_matrix
 from .rack_standby_start import dominating_start
-from .rack_standby_model import StandbyProblem, TagCover, solve_standby, standby_problem, tag_cover
+from .rack_standby_model import (StandbyProblem, TagCover, overlap_counts, pairs_of, solve_standby, standby_problem,
+                                  tag_cover)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,21 @@ class GroupedStandby:
     covered: np.ndarray
 
 
+def tag_profiles(instance: TasksInstance) -> list[tuple[tuple[str, str], ...]]:
+    """Each client's (key, value) pairs that can change a task's distinct count, sorted.
+
+    A key every client carries with a value of its own (a host name) adds one
+    pair per host of a task whatever the hosts are: its actives plus its
+    fixed number of standbys. It cannot tell placements apart, so it is left
+    out, and clients differing only in it share a group.
+    """
+    clients = [instance.clients[c].tags for c in instance.client_ids]
+    keys = {k for tags in clients for k in tags}
+    constant = {k for k in keys
+                if all(k in tags for tags in clients) and len({tags[k] for tags in clients}) == len(clients)}
+    return [tuple(sorted((k, v) for k, v in tags.items() if k not in constant)) for tags in clients]
+
+
 def group_clients(instance: TasksInstance, alone: frozenset[int] = frozenset()
                   ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     """Group names, each client's group and each group's rack index, by (rack, tag profile).
@@ -106,8 +122,9 @@ def group_clients(instance: TasksInstance, alone: frozenset[int] = frozenset()
     """
     racks, client_rack = rack_index(instance, instance.client_ids)
     tagged = bool(instance.config.rack_aware_assignment_tags)
-    keys = [(int(r), tuple(sorted(instance.clients[c].tags.items())) if tagged else (), j if j in alone else -1)
-            for j, (c, r) in enumerate(zip(instance.client_ids, client_rack.tolist()))]
+    profiles = tag_profiles(instance) if tagged else [()] * len(instance.client_ids)
+    keys = [(int(r), profile, j if j in alone else -1)
+            for j, (r, profile) in enumerate(zip(client_rack.tolist(), profiles))]
     distinct = sorted(set(keys))
     gindex = {k: i for i, k in enumerate(distinct)}
     names = tuple(f"{racks[r]}" + "".join(f"|{k}={v}" for k, v in tags) + (f"|{instance.client_ids[j]}" if j >= 0 else "")
@@ -146,8 +163,8 @@ def grouped_standby(instance: TasksInstance, alone: frozenset[int] = frozenset()
     carries, covered = np.zeros((G, 0), dtype=bool), np.zeros((T, 0), dtype=bool)
     if instance.config.rack_aware_assignment_tags:
         pairs, carries = _group_pairs(instance, group_of, G)
-        covered = (on_active @ carries.astype(np.int64)) > 0
-        single = _single_copy_tags(carries, on_active, on_held, copies)
+        covered = pairs_of(on_active, carries)
+        single = _single_copy_tags(carries, covered, on_held, copies)
         keep = single[edge_task, edge_group]
         edge_task, edge_group, edge_cost, edge_cap = edge_task[keep], edge_group[keep], edge_cost[keep], edge_cap[keep]
         num_kept = int(keep[:num_kept].sum())
@@ -164,17 +181,17 @@ def grouped_standby(instance: TasksInstance, alone: frozenset[int] = frozenset()
 
 
 def _group_pairs(instance: TasksInstance, group_of: np.ndarray, G: int) -> tuple[tuple[tuple[str, str], ...], np.ndarray]:
-    """Every (key, value) pair a client carries (sorted), and ``m[g, p]``: group g's clients carry pair p."""
-    clients = instance.client_ids
-    pairs = tuple(sorted({kv for c in clients for kv in instance.clients[c].tags.items()}))
+    """Every counted (key, value) pair a client carries (sorted), and ``m[g, p]``: group g carries pair p."""
+    profiles = tag_profiles(instance)
+    pairs = tuple(sorted({kv for profile in profiles for kv in profile}))
     pindex = {kv: i for i, kv in enumerate(pairs)}
     carries = np.zeros((G, len(pairs)), dtype=bool)
-    for c, g in zip(clients, group_of.tolist()):
-        carries[g, [pindex[kv] for kv in instance.clients[c].tags.items()]] = True
+    for profile, g in zip(profiles, group_of.tolist()):
+        carries[g, [pindex[kv] for kv in profile]] = True
     return pairs, carries
 
 
-def _single_copy_tags(carries: np.ndarray, on_active: np.ndarray, on_held: np.ndarray,
+def _single_copy_tags(carries: np.ndarray, covered: np.ndarray, on_held: np.ndarray,
                       copies: np.ndarray) -> np.ndarray:
     """``ok[t, g]``: a one-copy task may stand by in group g without losing distinctness.
 
@@ -184,10 +201,8 @@ def _single_copy_tags(carries: np.ndarray, on_active: np.ndarray, on_held: np.nd
     no covering rows. Tasks with more copies are always ``True`` here (their
     covering rows stay).
     """
-    count = carries.astype(np.int64)
-    covered = (on_active @ count) > 0
-    need = (((on_active + on_held) @ count) > 0).sum(axis=1) - covered.sum(axis=1)
-    gain = (~covered).astype(np.int64) @ count.T  # T × G: pairs a group adds beyond the actives'
+    need = (covered | pairs_of(on_held, carries)).sum(axis=1) - covered.sum(axis=1)
+    gain = carries.sum(axis=1)[None, :] - overlap_counts(covered, carries)  # T × G: pairs added beyond the actives'
     return (copies[:, None] != 1) | (gain >= need[:, None])
 
 

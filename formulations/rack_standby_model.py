@@ -209,6 +209,28 @@ def _tag_cover(instance: TasksInstance, clients: tuple[str, ...], active: np.nda
     return tag_cover(pairs, carries, active, held, edge_task, edge_client)
 
 
+def pairs_of(roles: np.ndarray, carries: np.ndarray) -> np.ndarray:
+    """``m[t, p]``: some sink where task t has a copy in ``roles`` (task × sink counts) carries pair p.
+
+    Linear in the copies: an OR of the sinks' rows, not a matrix product.
+    """
+    task, sink = np.nonzero(roles)
+    out = np.zeros((roles.shape[0], carries.shape[1]), dtype=bool)
+    np.logical_or.at(out, task, carries[sink])
+    return out
+
+
+def overlap_counts(rows: np.ndarray, carries: np.ndarray) -> np.ndarray:
+    """``m[i, s]`` = pairs that both boolean row ``i`` and sink ``s`` carry.
+
+    The product runs once per distinct row (tasks share their actives'
+    profiles), in floating point (BLAS; exact for counts this small).
+    """
+    distinct, back = np.unique(rows, axis=0, return_inverse=True)
+    counts = distinct.astype(np.float32) @ carries.T.astype(np.float32)
+    return np.rint(counts).astype(np.int32)[back.reshape(-1)]
+
+
 def tag_cover(pairs: tuple[tuple[str, str], ...], carries: np.ndarray, active: np.ndarray, held: np.ndarray,
               edge_task: np.ndarray, edge_sink: np.ndarray, rows: np.ndarray | None = None) -> TagCover:
     """The covering indicators and per-task rows of the tag-distinctness constraint.
@@ -220,9 +242,8 @@ def tag_cover(pairs: tuple[tuple[str, str], ...], carries: np.ndarray, active: n
     the rows to the tasks whose distinctness is not enforced otherwise.
     """
     P = max(len(pairs), 1)  # no pair at all: no entries, and no division by zero below
-    count = carries.astype(np.int64)
-    covered = (active.astype(np.int64) @ count) > 0  # T × P: pairs fixed by the actives
-    initial = ((active.astype(np.int64) + held) @ count) > 0
+    covered = pairs_of(active, carries)  # T × P: pairs fixed by the actives
+    initial = covered | pairs_of(held, carries)
     need = initial.sum(axis=1) - covered.sum(axis=1)
     if rows is not None:
         need = np.where(rows, need, 0)

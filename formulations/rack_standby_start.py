@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .highs import Deadline, SparseBuilder, solve_tu_lp
+from .rack_standby_model import overlap_counts
 
 if TYPE_CHECKING:
     from .rack_standby_grouped import GroupedStandby
@@ -51,7 +52,7 @@ def dominating_start(m: GroupedStandby, threads: int | None = None,
     # slots: (task, old group); candidate moves: dominating groups the task has edges into
     slot_t, slot_h = np.nonzero(m.on_held * restricted[:, None])
     added = m.carries[slot_h] & ~m.covered[slot_t]
-    missing = added.astype(np.int64) @ (~m.carries).T.astype(np.int64)
+    missing = overlap_counts(added, ~m.carries)
     s, g = np.nonzero(missing == 0)
     key = slot_t[s] * G + g
     pos = np.minimum(np.searchsorted(bundles, key), max(len(bundles) - 1, 0))
