@@ -58,6 +58,13 @@ CASES = (
     Case("standby-10k", "tasks", "exact.rack_standby",
          dict(TASKS_SHAPE, tasks=10_000, clients=1_000, num_standby_replicas=1), 2.0, time_limit=120.0,
          note="rack_standby, 10,000 x 1,000, one standby"),
+    # beyond the targets: with two tag dimensions and several copies per task the covering rows stay
+    Case("standby-10k-2", "tasks", "exact.rack_standby",
+         dict(TASKS_SHAPE, tasks=10_000, clients=1_000, num_standby_replicas=2), 120.0, time_limit=120.0,
+         note="rack_standby, 10,000 x 1,000, two standbys (no target: an answer with bound within the limit)"),
+    Case("standby-10k-3", "tasks", "exact.rack_standby",
+         dict(TASKS_SHAPE, tasks=10_000, clients=1_000, num_standby_replicas=3), 60.0, time_limit=60.0,
+         note="rack_standby, 10,000 x 1,000, three standbys (no target: an answer with bound within the limit)"),
     Case("spread-fresh-1m", "replicas", "exact.spread",
          dict(partitions=1_000_000, replication_factor=3, brokers=300, racks=6, rack_sizes="20,30,40,50,70,90"),
          20.0, 4.0, note="spread fresh, 1,000,000 x RF 3, 300 brokers"),
