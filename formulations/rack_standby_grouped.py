@@ -54,9 +54,9 @@ from kipopt.instance import TasksInstance
 
 from .highs import Deadline
 from .rack_model import rack_index, traffic_matrix
-from .rack_standby_start import dominating_start
 from .rack_standby_model import (StandbyProblem, TagCover, overlap_counts, pairs_of, solve_standby, standby_problem,
                                   tag_cover)
+from .rack_standby_start import dominating_start
 
 
 @dataclass(frozen=True)

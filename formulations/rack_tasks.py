@@ -308,7 +308,8 @@ def run_rack_standby(instance: TasksInstance, options: SolveOptions, model: str 
     tasks = instance.task_ids
     assignment = {cid: TaskRoles(instance.clients[cid].active, tuple(tasks[t] for t in sorted(s)), ())
                   for cid, s in zip(instance.client_ids, sol.standby)}
-    return MethodResult(assignment, _STATUS.get(sol.status, Status.FEASIBLE), float(sol.objective),
+    # the placement's own cost: a time-limited incumbent read back may keep a copy it priced as moved
+    return MethodResult(assignment, _STATUS.get(sol.status, Status.FEASIBLE), standby_objective(instance, assignment),
                         sol.bound, info=sol.info)
 
 
