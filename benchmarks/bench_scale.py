@@ -74,6 +74,12 @@ CASES = (
     Case("spread-add-rack-100k", "replicas", "exact.spread",
          dict(partitions=100_000, replication_factor=3, brokers=250, added_brokers=50, racks=5, added_racks=1),
          300.0, time_limit=300.0, note="spread reassignment after adding a 6th rack, 100,000 x 300"),
+    # the same expansion from a rack-valid placement, as a rack-aware cluster has (the case above starts from
+    # one where a fifth of the partitions have two replicas in one rack)
+    Case("spread-add-rack-100k-valid", "replicas", "exact.spread",
+         dict(partitions=100_000, replication_factor=3, brokers=250, added_brokers=50, racks=5, added_racks=1,
+              current_rack_slips=0.0),
+         300.0, time_limit=300.0, note="spread reassignment after adding a 6th rack, 100,000 x 300, rack-valid start"),
 )
 
 

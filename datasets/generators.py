@@ -48,6 +48,7 @@ class ReplicasParams:
     added_brokers: int = 0
     added_racks: int = 0
     rack_sizes: str = ""
+    current_rack_slips: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,8 @@ _HELP = {
     "start_partition_id": "replicas: first partition id",
     "added_brokers": "replicas: brokers added after the current assignment was made (writes 'current')",
     "added_racks": "replicas: new racks that the added brokers go to (0: existing racks)",
+    "current_rack_slips": "replicas: chance that the current placement puts a second replica in a rack it "
+                          "already uses (0: a rack-valid placement, as a rack-aware cluster has)",
     "rack_sizes": "replicas: brokers per rack, comma-separated (e.g. 20,30,40,50,70,90) instead of a random "
                   "split; must match racks and brokers (minus rackless_brokers)",
     "topics": "consumers: number of topics",
@@ -226,6 +229,7 @@ def _check_replicas(p: ReplicasParams) -> None:
           f"{p.racks} racks need at least {p.racks} brokers with a rack, got {racked}")
     _between(p, "replication_factor", 1, p.brokers, f"1 and brokers ({p.brokers})")
     _between(p, "added_racks", 0, p.added_brokers, f"0 and added_brokers ({p.added_brokers})")
+    _between(p, "current_rack_slips", 0.0, 1.0, "0 and 1")
     if p.rack_sizes:
         sizes = rack_sizes(p)
         _need(all(n >= 1 for n in sizes), "rack_sizes", f"every rack needs a broker, got {p.rack_sizes!r}")
@@ -382,7 +386,7 @@ def _current_placement(rng: random.Random, brokers: list[dict], p: ReplicasParam
         for b in rng.sample(brokers, len(brokers)):
             if len(chosen) == p.replication_factor:
                 break
-            if b["rack"] in used and rng.random() < 0.8:
+            if b["rack"] in used and rng.random() < 1.0 - p.current_rack_slips:
                 continue
             chosen.append(b["id"])
             used.append(b["rack"])

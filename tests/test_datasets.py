@@ -93,6 +93,7 @@ def test_generator_params_is_the_union_with_types():
     ("replicas", {"replication_factor": 9}, "--replication-factor", "between 1 and brokers"),
     ("replicas", {"racks": 8}, "--racks", "at least 8 brokers"),
     ("replicas", {"added_racks": 2}, "--added-racks", "between 0 and added_brokers"),
+    ("replicas", {"current_rack_slips": 1.5}, "--current-rack-slips", "between 0 and 1"),
     ("consumers", {"subscriptions": "some"}, "--subscriptions", "equal, mixed"),
     ("consumers", {"conflicts": 1.5}, "--conflicts", "between 0 and 1 (a share)"),
     ("consumers", {"partitions": 2, "topics": 3}, "--partitions", "at least topics"),
@@ -140,6 +141,16 @@ def test_replicas_racks_unequal_and_reassignment(seed):
     assert set(inst.current) == set(inst.partition_ids)
     for replicas in inst.current.values():
         assert len(replicas) == 3 and len(set(replicas)) == 3 and max(replicas) < 12
+
+
+@pytest.mark.parametrize("slips,invalid", [(0.0, False), (0.2, True), (1.0, True)])
+def test_replicas_current_rack_slips(slips, invalid):
+    """``current_rack_slips`` 0 gives a rack-valid current placement; the default 0.2 slips now and then."""
+    inst = generate("replicas", 3, brokers=15, racks=4, partitions=400, added_brokers=5, added_racks=1,
+                    current_rack_slips=slips)
+    rack = {b.id: b.rack for b in inst.brokers}
+    slipped = sum(len({rack[b] for b in bs}) < len(bs) for bs in inst.current.values())
+    assert (slipped > 0) is invalid
 
 
 def test_replicas_rackless_brokers():
