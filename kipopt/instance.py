@@ -559,6 +559,7 @@ def to_dict(instance: Instance) -> dict:
 
 def load_instance(source: str | Mapping) -> Instance:
     """Load and validate an instance from a path, ``-`` (stdin) or a decoded dict."""
-    if isinstance(source, Mapping):
-        return from_dict(source)
-    return from_dict(r.read_json_file(source, "INSTANCE"))
+    with r.gc_paused():
+        if isinstance(source, Mapping):
+            return from_dict(source)
+        return from_dict(r.read_json_file(source, "INSTANCE"))
