@@ -126,10 +126,9 @@ def role_cost(instance: TasksInstance, assignment: Mapping[str, TaskRoles], role
     for cid, roles in assignment.items():
         client = instance.clients[cid]
         tasks = getattr(roles, role)
-        before = set(getattr(client, role))
-        moved += sum(1 for t in tasks if t not in before)
+        moved += len(tasks) - sum(map(set(getattr(client, role)).__contains__, tasks))
         if client.rack is not None and tasks:
-            rows.extend(table.task_index[t] for t in tasks)
+            rows.extend(map(table.task_index.__getitem__, tasks))
             cols.extend([table.rack_index[client.rack]] * len(tasks))
     traffic = int(table.counts[rows, cols].sum()) if rows else 0
     return Cost(traffic * traffic_cost, moved * non_overlap_cost)

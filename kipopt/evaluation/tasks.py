@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from typing import Mapping
 
 import numpy as np
@@ -49,6 +50,7 @@ def evaluate_tasks(instance: TasksInstance, assignment: Mapping[str, TaskRoles])
 
 def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], log: ViolationLog) -> None:
     owners: dict[str, list[str]] = defaultdict(list)
+    stateless = {t for t, task in instance.tasks.items() if not task.stateful}
     for cid, roles in assignment.items():
         for role in ("active", "standby", "warmup"):
             items = getattr(roles, role)
@@ -62,6 +64,9 @@ def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], l
         if not roles.standby and not roles.warmup:
             continue
         actives = set(roles.active)
+        if actives.isdisjoint(roles.standby) and actives.isdisjoint(roles.warmup) and stateless.isdisjoint(
+                roles.standby) and stateless.isdisjoint(roles.warmup) and set(roles.standby).isdisjoint(roles.warmup):
+            continue  # nothing below would be logged: checked at C speed
         for task in set(roles.standby) | set(roles.warmup):
             if task in actives:
                 log.add("active_standby_colocated", f"{task} is active and standby/warm-up on {cid}")
@@ -69,6 +74,8 @@ def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], l
                 log.add("standby_of_stateless", f"{task} is stateless but has a standby/warm-up on {cid}")
         for task in set(roles.standby) & set(roles.warmup):
             log.add("duplicate_in_list", f"{cid} lists {task} as both standby and warm-up")
+    if owners.keys() == instance.tasks.keys() and all(len(h) == 1 for h in owners.values()):
+        return  # every task has exactly one active client
     for task in instance.task_ids:
         holders = owners.get(task, ())
         if not holders:
@@ -167,29 +174,31 @@ def _distinct(keys: np.ndarray) -> np.ndarray:
 
 def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
     wanted = instance.config.num_standby_replicas
-    copies: Counter = Counter()
-    warmups = 0
-    for roles in assignment.values():
-        copies.update(set(roles.standby))
-        warmups += len(roles.warmup)
+    copies = Counter(chain.from_iterable(set(roles.standby) for roles in assignment.values()))
+    warmups = sum(len(roles.warmup) for roles in assignment.values())
     possible = min(wanted, len(instance.clients) - 1)
-    stateful = [t for t in instance.task_ids if instance.tasks[t].stateful]
+    stateful = sum(1 for task in instance.tasks.values() if task.stateful)
+    held = [n for t, n in copies.items() if instance.tasks[t].stateful]  # a task with no standby holds 0
     return {
-        "standby_shortfall": sum(max(0, wanted - copies[t]) for t in stateful),
-        "standby_shortfall_min": (wanted - possible) * len(stateful),
-        "standby_excess": sum(max(0, copies[t] - wanted) for t in stateful),
+        "standby_shortfall": wanted * stateful - sum(min(n, wanted) for n in held),
+        "standby_shortfall_min": (wanted - possible) * stateful,
+        "standby_excess": sum(max(0, n - wanted) for n in held),
         "warmups": warmups,
     }
 
 
 def _caught_up(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
-    best = most_caught_up(instance)
+    low = least_lag_ranks(instance)
+    acceptable = instance.config.acceptable_recovery_lag
+    tasks = instance.tasks
     not_caught_up = 0
     for cid, roles in assignment.items():
         lags = instance.clients[cid].lags
-        for task in roles.active:
-            if instance.tasks[task].stateful:
-                not_caught_up += not best[task].holds(cid, task in lags)
+        for t in roles.active:
+            task = tasks[t]
+            if task.stateful:
+                lag = lags.get(t, task.end_offset)
+                not_caught_up += (0 if lag <= acceptable else lag) != low[t]
     return {"actives_not_caught_up": not_caught_up}
 
 
@@ -206,21 +215,41 @@ class Best:
         return cid in self.listed if reports_lag else self.unlisted
 
 
-def most_caught_up(instance: TasksInstance) -> dict[str, Best]:
-    """Per stateful task, the clients of least lag rank (rank 0 within ``acceptable_recovery_lag``, else the
-    lag); linear in the number of reported lags, not in tasks × clients."""
+def least_lag_ranks(instance: TasksInstance) -> dict[str, int]:
+    """Per stateful task, the least lag rank over all clients (rank 0 within ``acceptable_recovery_lag``,
+    else the lag; a client reporting no lag for the task lags by its end offset); a client is most caught
+    up on a task when its rank equals this. Linear in the number of reported lags, not in tasks x clients."""
     acceptable = instance.config.acceptable_recovery_lag
-    reported: dict[str, list[tuple[int, str]]] = {}
+    low: dict[str, int] = {}
+    for client in instance.clients.values():
+        for t, lag in client.lags.items():
+            rank = 0 if lag <= acceptable else lag
+            if rank < low.get(t, rank + 1):
+                low[t] = rank
+    reporters = Counter(chain.from_iterable(c.lags for c in instance.clients.values()))
+    everyone = len(instance.clients)
+    for t, task in instance.tasks.items():
+        if task.stateful and reporters[t] < everyone:
+            silent = 0 if task.end_offset <= acceptable else task.end_offset
+            if silent < low.get(t, silent + 1):
+                low[t] = silent
+    return low
+
+
+def most_caught_up(instance: TasksInstance) -> dict[str, Best]:
+    """Per stateful task, the clients whose lag rank is the least (:func:`least_lag_ranks`)."""
+    acceptable = instance.config.acceptable_recovery_lag
+    low = least_lag_ranks(instance)
+    listed: dict[str, list[str]] = {}
     for cid, client in instance.clients.items():
         for t, lag in client.lags.items():
-            reported.setdefault(t, []).append((0 if lag <= acceptable else lag, cid))
+            if (0 if lag <= acceptable else lag) == low[t]:
+                listed.setdefault(t, []).append(cid)
+    reporters = Counter(chain.from_iterable(c.lags for c in instance.clients.values()))
     everyone = len(instance.clients)
     out = {}
     for t, task in instance.tasks.items():
-        if not task.stateful:
-            continue
-        entries = reported.get(t, [])
-        silent = None if len(entries) == everyone else (0 if task.end_offset <= acceptable else task.end_offset)
-        low = min([r for r, _ in entries] + ([silent] if silent is not None else []))
-        out[t] = Best(frozenset(c for r, c in entries if r == low), silent == low)
+        if task.stateful:
+            silent = 0 if task.end_offset <= acceptable else task.end_offset
+            out[t] = Best(frozenset(listed.get(t, ())), reporters[t] < everyone and silent == low[t])
     return out

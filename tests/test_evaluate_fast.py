@@ -1,0 +1,106 @@
+"""The tasks evaluator's linear metrics against brute force over every (task, client) pair.
+
+Random assignments over generated instances, including broken ones
+(duplicates, colocations, standbys of stateless tasks, tasks with no or two
+actives), so every fast path and its fallback are exercised.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from kipopt import TaskRoles, evaluate
+from kipopt.costs import ROLES, cross_rack_partitions
+from kipopt.datasets import generate
+from kipopt.evaluation.tasks import most_caught_up
+
+
+def rank(instance, cid, t):
+    lag = instance.lag(cid, t)
+    return 0 if lag <= instance.config.acceptable_recovery_lag else lag
+
+
+def random_assignment(instance, rng: random.Random, broken: bool) -> dict[str, TaskRoles]:
+    clients = list(instance.client_ids)
+    lists = {c: ([], [], []) for c in clients}
+    for t in instance.task_ids:
+        lists[rng.choice(clients)][0].append(t)
+        if instance.tasks[t].stateful and rng.random() < 0.6:
+            lists[rng.choice(clients)][1 + (rng.random() < 0.2)].append(t)
+    if broken:
+        for _ in range(rng.randint(1, 4)):
+            c, t = rng.choice(clients), rng.choice(instance.task_ids)
+            lists[c][rng.randrange(3)].append(t)  # may duplicate, colocate, double an active or stand by a stateless task
+        victim = rng.choice(clients)
+        if lists[victim][0] and rng.random() < 0.5:
+            lists[victim][0].pop()  # a task left without an active
+    return {c: TaskRoles(tuple(a), tuple(s), tuple(w)) for c, (a, s, w) in lists.items()}
+
+
+def reference_violations(instance, assignment) -> Counter:
+    found: Counter = Counter()
+    actives = Counter()
+    for cid, roles in assignment.items():
+        for role in (roles.active, roles.standby, roles.warmup):
+            found["duplicate_in_list"] += sum(1 for n in Counter(role).values() if n > 1)
+        for t in set(roles.standby) | set(roles.warmup):
+            found["active_standby_colocated"] += t in roles.active
+            found["standby_of_stateless"] += not instance.tasks[t].stateful
+        found["duplicate_in_list"] += len(set(roles.standby) & set(roles.warmup))
+        actives.update(roles.active)  # a task listed twice on one client is a duplicate active too
+    for t in instance.task_ids:
+        found["unassigned_active"] += actives[t] == 0
+        found["duplicate_active"] += actives[t] > 1
+    return +found
+
+
+def reference_metrics(instance, assignment) -> dict:
+    out = {}
+    for role in ROLES:
+        traffic = moved = 0
+        for cid, roles in assignment.items():
+            client = instance.clients[cid]
+            for t in getattr(roles, role):
+                traffic += cross_rack_partitions(instance, t, client.rack, role)
+                moved += t not in getattr(client, role)
+        out[f"{role}_traffic_cost"] = traffic * instance.config.traffic_cost
+        out[f"{role}_non_overlap_cost"] = moved * instance.config.non_overlap_cost
+    wanted = instance.config.num_standby_replicas
+    stateful = [t for t in instance.task_ids if instance.tasks[t].stateful]
+    copies = {t: sum(t in roles.standby for roles in assignment.values()) for t in stateful}
+    out["standby_shortfall"] = sum(max(0, wanted - copies[t]) for t in stateful)
+    out["standby_excess"] = sum(max(0, copies[t] - wanted) for t in stateful)
+    out["warmups"] = sum(len(roles.warmup) for roles in assignment.values())
+    out["actives_not_caught_up"] = sum(
+        rank(instance, cid, t) != min(rank(instance, c, t) for c in instance.clients)
+        for cid, roles in assignment.items() for t in roles.active if instance.tasks[t].stateful)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_evaluator_agrees_with_brute_force(seed):
+    rng = random.Random(seed)
+    instance = generate("tasks", seed, tasks=rng.randint(4, 40), clients=rng.randint(1, 7),
+                        stateless_share=rng.choice([0.0, 0.3]), caught_up=rng.choice([0.2, 0.7, 1.0]),
+                        num_standby_replicas=rng.randint(0, 2))
+    for broken in (False, True, True):
+        assignment = random_assignment(instance, rng, broken)
+        evaluation = evaluate(instance, assignment)
+        assert {k: evaluation.metrics[k] for k in reference_metrics(instance, assignment)} == \
+            reference_metrics(instance, assignment)
+        assert {v.rule: v.count for v in evaluation.violations} == reference_violations(instance, assignment)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_most_caught_up_is_the_least_rank(seed):
+    rng = random.Random(seed)
+    instance = generate("tasks", seed, tasks=30, clients=rng.randint(1, 6), caught_up=rng.choice([0.3, 1.0]))
+    best = most_caught_up(instance)
+    assert set(best) == {t for t in instance.task_ids if instance.tasks[t].stateful}
+    for t, b in best.items():
+        low = min(rank(instance, c, t) for c in instance.clients)
+        for cid, client in instance.clients.items():
+            assert b.holds(cid, t in client.lags) == (rank(instance, cid, t) == low), (t, cid)
