@@ -220,19 +220,19 @@ def least_lag_ranks(instance: TasksInstance) -> dict[str, int]:
     else the lag; a client reporting no lag for the task lags by its end offset); a client is most caught
     up on a task when its rank equals this. Linear in the number of reported lags, not in tasks x clients."""
     acceptable = instance.config.acceptable_recovery_lag
-    low: dict[str, int] = {}
-    for client in instance.clients.values():
+    clients = list(instance.clients.values())
+    # start from the rank of a client that reports no lag, then lower it by the reported ones
+    low = {t: 0 if task.end_offset <= acceptable else task.end_offset
+           for t, task in instance.tasks.items() if task.stateful}
+    for client in clients:
         for t, lag in client.lags.items():
-            rank = 0 if lag <= acceptable else lag
-            if rank < low.get(t, rank + 1):
-                low[t] = rank
-    reporters = Counter(chain.from_iterable(c.lags for c in instance.clients.values()))
-    everyone = len(instance.clients)
-    for t, task in instance.tasks.items():
-        if task.stateful and reporters[t] < everyone:
-            silent = 0 if task.end_offset <= acceptable else task.end_offset
-            if silent < low.get(t, silent + 1):
-                low[t] = silent
+            if lag <= acceptable:
+                lag = 0
+            if lag < low[t]:
+                low[t] = lag
+    # a task every client reports a lag for has no silent client: its least rank is among the reported
+    for t in set(clients[0].lags).intersection(*(c.lags for c in clients[1:])):
+        low[t] = min(0 if c.lags[t] <= acceptable else c.lags[t] for c in clients)
     return low
 
 
