@@ -26,7 +26,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False, default=json_default))
+    from ._write import dumps_indented  # json.dumps(obj, indent=2, allow_nan=False, default=...), faster
+    sys.stdout.write(dumps_indented(obj, json_default))
     sys.stdout.write("\n")
     sys.stdout.flush()
 
