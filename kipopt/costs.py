@@ -11,6 +11,7 @@ standby. Cross-rack traffic counts only when both sides have racks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Mapping
 
 import numpy as np
@@ -49,30 +50,37 @@ def cross_rack_table(instance: TasksInstance, role: str) -> CrossRackTable:
 def _build_table(instance: TasksInstance, role: str) -> CrossRackTable:
     racks = tuple(sorted({c.rack for c in instance.clients.values() if c.rack is not None}))
     rack_index = {r: i for i, r in enumerate(racks)}
-    patterns: dict[tuple[str, ...], int] = {}
-    offset: dict[str, int] = {}
-    pattern_of: list[int] = []
-    for name, topic in instance.topics.items():
-        offset[name] = len(pattern_of)
-        pattern_of.extend(patterns.setdefault(rs, len(patterns)) for rs in topic.racks)
+    pattern_of = _partition_patterns(instance)
+    patterns = instance.__dict__["_rack_patterns"]
     cross = np.zeros((len(patterns), len(racks)), dtype=np.int64)
     for rs, k in patterns.items():
         if rs:
             cross[k] = 1
             cross[k, [rack_index[r] for r in rs if r in rack_index]] = 0
     task_ids = instance.task_ids
-    rows: list[int] = []
-    parts: list[int] = []
-    for i, task in enumerate(task_ids):
-        for p in instance.cost_partitions(task, role):
-            topic, _, number = p.rpartition("-")
-            rows.append(i)
-            parts.append(offset[topic] + int(number))
+    per_task = [instance.cost_partitions(t, role) for t in task_ids]
+    sizes = np.fromiter(map(len, per_task), dtype=np.int64, count=len(task_ids))
+    parts = np.fromiter(map(pattern_of.__getitem__, chain.from_iterable(per_task)), dtype=np.int64,
+                        count=int(sizes.sum()))
+    rows = np.repeat(np.arange(len(task_ids)), sizes)
     counts = np.zeros((len(task_ids), len(racks)), dtype=np.int64)
-    if rows:
-        per_part = cross[np.asarray(pattern_of, dtype=np.int64)[np.asarray(parts, dtype=np.int64)]]
-        np.add.at(counts, np.asarray(rows, dtype=np.int64), per_part)
+    per_part = cross[parts]
+    for r in range(len(racks)):  # few racks: one weighted count per rack
+        counts[:, r] = np.bincount(rows, weights=per_part[:, r], minlength=len(task_ids))
     return CrossRackTable(racks, rack_index, {t: i for i, t in enumerate(task_ids)}, counts)
+
+
+def _partition_patterns(instance: TasksInstance) -> dict[str, int]:
+    """Partition string -> index of its rack set among the instance's distinct rack sets (kept in
+    ``_rack_patterns``); built once per instance, shared by both roles' tables."""
+    cached = instance.__dict__.get("_pattern_of")
+    if cached is None:
+        patterns: dict[tuple[str, ...], int] = {}
+        cached = {f"{name}-{p}": patterns.setdefault(rs, len(patterns))
+                  for name, topic in instance.topics.items() for p, rs in enumerate(topic.racks)}
+        instance.__dict__["_rack_patterns"] = patterns
+        instance.__dict__["_pattern_of"] = cached
+    return cached
 
 
 def cross_rack_partitions(instance: TasksInstance, task: str, rack: str | None, role: str) -> int:

@@ -7,6 +7,7 @@ actives), so every fast path and its fallback are exercised.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
@@ -64,7 +65,9 @@ def reference_metrics(instance, assignment) -> dict:
         for cid, roles in assignment.items():
             client = instance.clients[cid]
             for t in getattr(roles, role):
-                traffic += cross_rack_partitions(instance, t, client.rack, role)
+                racks = instance.partition_racks
+                traffic += client.rack is not None and sum(
+                    1 for p in instance.cost_partitions(t, role) if racks[p] and client.rack not in racks[p])
                 moved += t not in getattr(client, role)
         out[f"{role}_traffic_cost"] = traffic * instance.config.traffic_cost
         out[f"{role}_non_overlap_cost"] = moved * instance.config.non_overlap_cost
@@ -104,3 +107,20 @@ def test_most_caught_up_is_the_least_rank(seed):
         low = min(rank(instance, c, t) for c in instance.clients)
         for cid, client in instance.clients.items():
             assert b.holds(cid, t in client.lags) == (rank(instance, cid, t) == low), (t, cid)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cross_rack_table_is_a_count(seed):
+    """Every cell of both roles' tables, and a rack no client has, against a direct count."""
+    rng = random.Random(seed)
+    instance = generate("tasks", seed, tasks=25, clients=rng.randint(1, 6), racks=rng.randint(1, 4),
+                        rackless_clients=rng.choice([0.0, 0.4]))
+    if seed % 2:
+        config = dataclasses.replace(instance.config, rack_aware_assignment_cost_partitions="all")
+        instance = dataclasses.replace(instance, config=config)
+    racks = instance.partition_racks
+    for role in ROLES:
+        for t in instance.task_ids:
+            for rack in sorted({c.rack for c in instance.clients.values() if c.rack}) + ["elsewhere"]:
+                expected = sum(1 for p in instance.cost_partitions(t, role) if racks[p] and rack not in racks[p])
+                assert cross_rack_partitions(instance, t, rack, role) == expected
