@@ -16,7 +16,9 @@ True
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from itertools import chain
 from functools import cached_property
 from typing import Any, Mapping, Union
 
@@ -108,13 +110,27 @@ def _read_topics(value: Any, path: str) -> dict[str, Topic]:
         entries = r.array(spec["racks"], f"{tpath}.racks")
         if not entries:
             raise InstanceError(f"{tpath}.racks", "a topic needs at least one partition")
-        racks = []
-        for p, e in enumerate(entries):
-            fast = r.distinct_strings(e)
-            racks.append(shared.setdefault(fast, fast) if fast is not None
-                         else r.unique_strings(e, f"{tpath}.racks[{p}]"))
+        racks = _known_rack_sets(entries, shared)
+        if racks is None:
+            racks = []
+            for p, e in enumerate(entries):
+                fast = r.distinct_strings(e)
+                racks.append(shared.setdefault(fast, fast) if fast is not None
+                             else r.unique_strings(e, f"{tpath}.racks[{p}]"))
         topics[name] = Topic(tuple(racks))
     return topics
+
+
+def _known_rack_sets(entries: list, shared: dict[tuple[str, ...], tuple[str, ...]]) -> list | None:
+    """``entries`` as the shared tuples of rack sets already validated (the common case: a cluster has
+    few distinct rack sets), found at C speed; None when an entry is new or not an array."""
+    if set(map(type, entries)) != {list}:
+        return None
+    try:
+        racks = list(map(shared.get, map(tuple, entries)))
+    except TypeError:  # an unhashable item
+        return None
+    return None if None in racks else racks
 
 
 def _topics_to_dict(topics: Mapping[str, Topic]) -> dict:
@@ -416,13 +432,46 @@ def _read_tasks(d: dict) -> TasksInstance:
     topics = _read_topics(d["topics"], "topics")
     tasks: dict[str, Task] = {}
     for tid, spec in r.mapping(d["tasks"], "tasks").items():
-        tasks[tid] = _read_task(tid, spec, topics)
+        tasks[tid] = _valid_task(tid, spec, topics) or _read_task(tid, spec, topics)
     if not tasks:
         raise InstanceError("tasks", "at least one task is needed")
-    clients = {cid: _read_client(cid, spec, tasks) for cid, spec in r.mapping(d["clients"], "clients").items()}
+    stateful = {t for t, task in tasks.items() if task.stateful}
+    clients = {cid: _valid_client(cid, spec, tasks, stateful) or _read_client(cid, spec, tasks)
+               for cid, spec in r.mapping(d["clients"], "clients").items()}
     if not clients:
         raise InstanceError("clients", "at least one client is needed")
     return TasksInstance(topics, tasks, clients, _read_config(d.get("config", {})))
+
+
+_PLAIN_NUMBER = re.compile(r"0|[1-9][0-9]*")
+_PLAIN_TASK_ID = re.compile(r"(?:0|[1-9][0-9]{0,8})_(?:0|[1-9][0-9]{0,8})")  # ten digits may pass INT_MAX
+_TASK_FIELDS = frozenset(("inputs", "changelogs", "stateful", "end_offset"))
+_CLIENT_FIELDS = frozenset(("rack", "tags", "capacity", "active", "standby", "lags"))
+
+
+def _valid_task(tid: str, spec: Any, topics: Mapping[str, Topic]) -> Task | None:
+    """:func:`_read_task` for a task that is plainly valid, with no per-field messages; None when any
+    check fails (then :func:`_read_task` finds and words the failure)."""
+    if type(spec) is not dict or not spec.keys() <= _TASK_FIELDS or type(tid) is not str \
+            or _PLAIN_TASK_ID.fullmatch(tid) is None:
+        return None
+    inputs, changelogs = spec.get("inputs"), spec.get("changelogs", [])
+    if type(inputs) is not list or not inputs or type(changelogs) is not list:
+        return None
+    for p in chain(inputs, changelogs):  # _valid_partition, inlined: this loop runs once per partition read
+        if type(p) is not str:
+            return None
+        head, _, tail = p.rpartition("-")
+        known = topics.get(head)
+        if known is None or _PLAIN_NUMBER.fullmatch(tail) is None or int(tail) >= len(known.racks):
+            return None
+    if len(set(inputs)) != len(inputs) or len(set(changelogs)) != len(changelogs):
+        return None
+    stateful, end_offset = spec.get("stateful", bool(changelogs)), spec.get("end_offset", 0)
+    if type(stateful) is not bool or (stateful and not changelogs) or type(end_offset) is not int \
+            or not 0 <= end_offset <= r.JAVA_LONG_MAX:
+        return None
+    return Task(tid, tuple(inputs), tuple(changelogs), stateful, end_offset)
 
 
 def _read_task(tid: str, spec: Any, topics: Mapping[str, Topic]) -> Task:
@@ -442,6 +491,30 @@ def _read_task(tid: str, spec: Any, topics: Mapping[str, Topic]) -> Task:
         raise InstanceError(f"{path}.changelogs", "a stateful task needs at least one changelog partition")
     end_offset = r.integer(spec.get("end_offset", 0), f"{path}.end_offset", 0)
     return Task(tid, inputs, changelogs, stateful, end_offset)
+
+
+def _valid_client(cid: str, spec: Any, tasks: Mapping[str, Task], stateful: set[str]) -> Client | None:
+    """:func:`_read_client` for a client that is plainly valid (tags read the slow way), with set
+    operations at C speed in place of per-item checks; None when any check fails."""
+    if type(spec) is not dict or not spec.keys() <= _CLIENT_FIELDS or type(cid) is not str or not cid:
+        return None
+    active, standby = r.distinct_strings(spec.get("active", [])), r.distinct_strings(spec.get("standby", []))
+    lags = spec.get("lags", {})
+    if active is None or standby is None or type(lags) is not dict or not tasks.keys() >= set(active) \
+            or not stateful.issuperset(standby) or not stateful.issuperset(lags) or not set(active).isdisjoint(standby):
+        return None
+    values = lags.values()
+    if lags and (set(map(type, values)) != {int} or min(values) < 0 or max(values) > r.JAVA_LONG_MAX):
+        return None
+    rack, capacity = spec.get("rack"), spec.get("capacity", 1)
+    if not (rack is None or (type(rack) is str and rack)) or type(capacity) is not int \
+            or not 1 <= capacity <= r.JAVA_INT_MAX or ("tags" in spec and not _plain_tags(spec["tags"])):
+        return None
+    return Client(cid, rack, dict(spec.get("tags", {})), capacity, active, standby, dict(lags))
+
+
+def _plain_tags(tags: Any) -> bool:
+    return type(tags) is dict and all(type(k) is str and k and type(v) is str and v for k, v in tags.items())
 
 
 def _read_client(cid: str, spec: Any, tasks: Mapping[str, Task]) -> Client:
