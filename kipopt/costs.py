@@ -16,7 +16,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .instance import TasksInstance
+from .instance import PARTITION_NUMBERS, TasksInstance
 from .solution import TaskRoles
 
 ROLES = ("active", "standby")
@@ -50,37 +50,69 @@ def cross_rack_table(instance: TasksInstance, role: str) -> CrossRackTable:
 def _build_table(instance: TasksInstance, role: str) -> CrossRackTable:
     racks = tuple(sorted({c.rack for c in instance.clients.values() if c.rack is not None}))
     rack_index = {r: i for i, r in enumerate(racks)}
-    pattern_of = _partition_patterns(instance)
-    patterns = instance.__dict__["_rack_patterns"]
+    patterns, pattern_numbers = _rack_patterns(instance)
     cross = np.zeros((len(patterns), len(racks)), dtype=np.int64)
     for rs, k in patterns.items():
         if rs:
             cross[k] = 1
             cross[k, [rack_index[r] for r in rs if r in rack_index]] = 0
     task_ids = instance.task_ids
-    per_task = [instance.cost_partitions(t, role) for t in task_ids]
-    sizes = np.fromiter(map(len, per_task), dtype=np.int64, count=len(task_ids))
-    parts = np.fromiter(map(pattern_of.__getitem__, chain.from_iterable(per_task)), dtype=np.int64,
-                        count=int(sizes.sum()))
-    rows = np.repeat(np.arange(len(task_ids)), sizes)
+    task_index = {t: i for i, t in enumerate(task_ids)}
+    rows, parts = _read_partitions(instance, role, task_index)
+    if rows is None:
+        pattern_of = _pattern_of(instance)
+        per_task = [instance.cost_partitions(t, role) for t in task_ids]
+        sizes = np.fromiter(map(len, per_task), dtype=np.int64, count=len(task_ids))
+        parts = np.fromiter(map(pattern_of.__getitem__, chain.from_iterable(per_task)), dtype=np.int64,
+                            count=int(sizes.sum()))
+        rows = np.repeat(np.arange(len(task_ids)), sizes)
+    else:
+        parts = pattern_numbers[parts]
     counts = np.zeros((len(task_ids), len(racks)), dtype=np.int64)
     per_part = cross[parts]
     for r in range(len(racks)):  # few racks: one weighted count per rack
         counts[:, r] = np.bincount(rows, weights=per_part[:, r], minlength=len(task_ids))
-    return CrossRackTable(racks, rack_index, {t: i for i, t in enumerate(task_ids)}, counts)
+    return CrossRackTable(racks, rack_index, task_index, counts)
 
 
-def _partition_patterns(instance: TasksInstance) -> dict[str, int]:
-    """Partition string -> index of its rack set among the instance's distinct rack sets (kept in
-    ``_rack_patterns``); built once per instance, shared by both roles' tables."""
-    cached = instance.__dict__.get("_pattern_of")
+def _rack_patterns(instance: TasksInstance) -> tuple[dict[tuple[str, ...], int], np.ndarray]:
+    """The instance's distinct rack sets, numbered, and the number of each partition's rack set, partitions
+    counted topic after topic (as in :data:`~kipopt.instance.PARTITION_NUMBERS`); once per instance."""
+    cached = instance.__dict__.get("_rack_patterns")
     if cached is None:
         patterns: dict[tuple[str, ...], int] = {}
-        cached = {f"{name}-{p}": patterns.setdefault(rs, len(patterns))
-                  for name, topic in instance.topics.items() for p, rs in enumerate(topic.racks)}
-        instance.__dict__["_rack_patterns"] = patterns
+        numbers = [patterns.setdefault(rs, len(patterns)) for topic in instance.topics.values() for rs in topic.racks]
+        cached = instance.__dict__["_rack_patterns"] = (patterns, np.asarray(numbers, dtype=np.int64))
+    return cached
+
+
+def _pattern_of(instance: TasksInstance) -> dict[str, int]:
+    """Partition string -> the number of its rack set (for instances the reader left no partition numbers)."""
+    cached = instance.__dict__.get("_pattern_of")
+    if cached is None:
+        numbers = iter(_rack_patterns(instance)[1].tolist())
+        cached = {f"{name}-{p}": next(numbers) for name, topic in instance.topics.items()
+                  for p in range(len(topic.racks))}
         instance.__dict__["_pattern_of"] = cached
     return cached
+
+
+def _read_partitions(instance: TasksInstance, role: str, task_index: dict[str, int]
+                     ) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    """(task row, partition number) of every cost partition of ``role``, from the numbers the reader
+    parsed (:data:`~kipopt.instance.PARTITION_NUMBERS`); ``(None, None)`` when it left none, or for
+    cost partitions ``"all"`` (inputs and changelogs, a partition in both counted once)."""
+    numbers = instance.__dict__.get(PARTITION_NUMBERS)
+    if numbers is None or (role == "active" and instance.config.rack_aware_assignment_cost_partitions == "all"):
+        return None, None
+    tasks = instance.tasks.values()
+    sizes = np.empty(2 * len(tasks), dtype=np.int64)  # inputs, changelogs, inputs, changelogs, ...
+    sizes[0::2] = np.fromiter((len(t.inputs) for t in tasks), dtype=np.int64, count=len(tasks))
+    sizes[1::2] = np.fromiter((len(t.changelogs) for t in tasks), dtype=np.int64, count=len(tasks))
+    row = np.fromiter(map(task_index.__getitem__, instance.tasks), dtype=np.int64, count=len(tasks))
+    rows = np.repeat(np.repeat(row, 2), sizes)
+    wanted = np.repeat(np.tile(np.array([role == "active", role == "standby"]), len(tasks)), sizes)
+    return rows[wanted], np.asarray(numbers, dtype=np.int64)[wanted]
 
 
 def cross_rack_partitions(instance: TasksInstance, task: str, rack: str | None, role: str) -> int:

@@ -431,8 +431,12 @@ def _read_tasks(d: dict) -> TasksInstance:
     r.obj(d, "", required=("format", "family", "topics", "tasks", "clients"), optional=("config",))
     topics = _read_topics(d["topics"], "topics")
     tasks: dict[str, Task] = {}
+    layout, numbers = _partition_layout(topics), []
     for tid, spec in r.mapping(d["tasks"], "tasks").items():
-        tasks[tid] = _valid_task(tid, spec, topics) or _read_task(tid, spec, topics)
+        task = _valid_task(tid, spec, layout, numbers)
+        if task is None:
+            task, numbers = _read_task(tid, spec, topics), None  # numbers: see PARTITION_NUMBERS
+        tasks[tid] = task
     if not tasks:
         raise InstanceError("tasks", "at least one task is needed")
     stateful = {t for t, task in tasks.items() if task.stateful}
@@ -440,7 +444,26 @@ def _read_tasks(d: dict) -> TasksInstance:
                for cid, spec in r.mapping(d["clients"], "clients").items()}
     if not clients:
         raise InstanceError("clients", "at least one client is needed")
-    return TasksInstance(topics, tasks, clients, _read_config(d.get("config", {})))
+    instance = TasksInstance(topics, tasks, clients, _read_config(d.get("config", {})))
+    if numbers is not None:
+        instance.__dict__[PARTITION_NUMBERS] = numbers  # a cache beside the fields, like cached_property
+    return instance
+
+
+PARTITION_NUMBERS = "_partition_numbers"
+"""Key of a cache the reader leaves in a :class:`TasksInstance`'s ``__dict__`` when every task took the
+fast reader: each task's inputs then changelogs, tasks in the order of ``tasks``, as numbers of the
+topics' partitions counted topic after topic in the order of ``topics`` (what the reader parsed
+anyway; :mod:`kipopt.costs` builds its tables from it without parsing the strings again)."""
+
+
+def _partition_layout(topics: Mapping[str, Topic]) -> dict[str, tuple[int, int]]:
+    """Topic -> (its partitions, the number of its partition 0 in :data:`PARTITION_NUMBERS`)."""
+    layout, offset = {}, 0
+    for name, topic in topics.items():
+        layout[name] = (len(topic.racks), offset)
+        offset += len(topic.racks)
+    return layout
 
 
 _PLAIN_NUMBER = re.compile(r"0|[1-9][0-9]*")
@@ -449,22 +472,29 @@ _TASK_FIELDS = frozenset(("inputs", "changelogs", "stateful", "end_offset"))
 _CLIENT_FIELDS = frozenset(("rack", "tags", "capacity", "active", "standby", "lags"))
 
 
-def _valid_task(tid: str, spec: Any, topics: Mapping[str, Topic]) -> Task | None:
-    """:func:`_read_task` for a task that is plainly valid, with no per-field messages; None when any
-    check fails (then :func:`_read_task` finds and words the failure)."""
+def _valid_task(tid: str, spec: Any, layout: Mapping[str, tuple[int, int]], numbers: list[int] | None) -> Task | None:
+    """:func:`_read_task` for a task that is plainly valid, with no per-field messages, appending its
+    partitions' numbers to ``numbers`` (:data:`PARTITION_NUMBERS`); None when any check fails (then
+    :func:`_read_task` finds and words the failure)."""
     if type(spec) is not dict or not spec.keys() <= _TASK_FIELDS or type(tid) is not str \
             or _PLAIN_TASK_ID.fullmatch(tid) is None:
         return None
     inputs, changelogs = spec.get("inputs"), spec.get("changelogs", [])
     if type(inputs) is not list or not inputs or type(changelogs) is not list:
         return None
+    if numbers is None:
+        numbers = []
     for p in chain(inputs, changelogs):  # _valid_partition, inlined: this loop runs once per partition read
         if type(p) is not str:
             return None
         head, _, tail = p.rpartition("-")
-        known = topics.get(head)
-        if known is None or _PLAIN_NUMBER.fullmatch(tail) is None or int(tail) >= len(known.racks):
+        known = layout.get(head)
+        if known is None or _PLAIN_NUMBER.fullmatch(tail) is None:
             return None
+        number = int(tail)
+        if number >= known[0]:
+            return None
+        numbers.append(known[1] + number)
     if len(set(inputs)) != len(inputs) or len(set(changelogs)) != len(changelogs):
         return None
     stateful, end_offset = spec.get("stateful", bool(changelogs)), spec.get("end_offset", 0)

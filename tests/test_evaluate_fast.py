@@ -13,10 +13,11 @@ from collections import Counter
 
 import pytest
 
-from kipopt import TaskRoles, evaluate
+from kipopt import TaskRoles, evaluate, from_dict, to_dict
 from kipopt.costs import ROLES, cross_rack_partitions
 from kipopt.datasets import generate
 from kipopt.evaluation.tasks import most_caught_up
+from kipopt.instance import PARTITION_NUMBERS
 
 
 def rank(instance, cid, t):
@@ -109,18 +110,22 @@ def test_most_caught_up_is_the_least_rank(seed):
             assert b.holds(cid, t in client.lags) == (rank(instance, cid, t) == low), (t, cid)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_cross_rack_table_is_a_count(seed):
-    """Every cell of both roles' tables, and a rack no client has, against a direct count."""
+    """Every cell of both roles' tables, and a rack no client has, against a direct count; built from the
+    partition numbers the reader leaves (instances read by from_dict) and without them."""
     rng = random.Random(seed)
-    instance = generate("tasks", seed, tasks=25, clients=rng.randint(1, 6), racks=rng.randint(1, 4),
-                        rackless_clients=rng.choice([0.0, 0.4]))
-    if seed % 2:
-        config = dataclasses.replace(instance.config, rack_aware_assignment_cost_partitions="all")
-        instance = dataclasses.replace(instance, config=config)
-    racks = instance.partition_racks
-    for role in ROLES:
-        for t in instance.task_ids:
-            for rack in sorted({c.rack for c in instance.clients.values() if c.rack}) + ["elsewhere"]:
-                expected = sum(1 for p in instance.cost_partitions(t, role) if racks[p] and rack not in racks[p])
-                assert cross_rack_partitions(instance, t, rack, role) == expected
+    d = to_dict(generate("tasks", seed, tasks=25, clients=rng.randint(1, 6), racks=rng.randint(1, 4),
+                         rackless_clients=rng.choice([0.0, 0.4])))
+    d["config"]["rack_aware_assignment_cost_partitions"] = "all" if seed % 2 else "kafka"
+    read = from_dict(d)
+    assert PARTITION_NUMBERS in read.__dict__
+    built = dataclasses.replace(read)  # no reader's cache
+    assert PARTITION_NUMBERS not in built.__dict__
+    for instance in (read, built):
+        racks = instance.partition_racks
+        for role in ROLES:
+            for t in instance.task_ids:
+                for rack in sorted({c.rack for c in instance.clients.values() if c.rack}) + ["elsewhere"]:
+                    expected = sum(1 for p in instance.cost_partitions(t, role) if racks[p] and rack not in racks[p])
+                    assert cross_rack_partitions(instance, t, rack, role) == expected

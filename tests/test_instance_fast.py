@@ -86,7 +86,7 @@ def test_fast_readers_take_ordinary_instances():
     """A generated instance goes through the fast readers entirely (none falls back)."""
     d = to_dict(generate("tasks", 1, tasks=30, clients=5))
     topics = I._read_topics(d["topics"], "topics")
-    tasks = {tid: I._valid_task(tid, spec, topics) for tid, spec in d["tasks"].items()}
+    tasks = {tid: I._valid_task(tid, spec, I._partition_layout(topics), []) for tid, spec in d["tasks"].items()}
     assert None not in tasks.values()
     stateful = {t for t, task in tasks.items() if task.stateful}
     assert all(I._valid_client(cid, spec, tasks, stateful) is not None for cid, spec in d["clients"].items())
