@@ -50,7 +50,9 @@ def evaluate_tasks(instance: TasksInstance, assignment: Mapping[str, TaskRoles])
 
 def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], log: ViolationLog) -> None:
     owners: dict[str, list[str]] = defaultdict(list)
-    stateless = {t for t, task in instance.tasks.items() if not task.stateful}
+    stateless = instance.tasks.keys() - _stateful(instance)
+    actives = Counter(chain.from_iterable(roles.active for roles in assignment.values()))
+    one_each = actives.keys() == instance.tasks.keys() and max(actives.values()) == 1
     for cid, roles in assignment.items():
         for role in ("active", "standby", "warmup"):
             items = getattr(roles, role)
@@ -59,8 +61,9 @@ def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], l
             for task, n in Counter(items).items():
                 if n > 1:
                     log.add("duplicate_in_list", f"{cid} lists {task} {n} times as {role}")
-        for task in roles.active:
-            owners[task].append(cid)
+        if not one_each:
+            for task in roles.active:
+                owners[task].append(cid)
         if not roles.standby and not roles.warmup:
             continue
         actives = set(roles.active)
@@ -74,7 +77,7 @@ def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], l
                 log.add("standby_of_stateless", f"{task} is stateless but has a standby/warm-up on {cid}")
         for task in set(roles.standby) & set(roles.warmup):
             log.add("duplicate_in_list", f"{cid} lists {task} as both standby and warm-up")
-    if owners.keys() == instance.tasks.keys() and all(len(h) == 1 for h in owners.values()):
+    if one_each:
         return  # every task has exactly one active client
     for task in instance.task_ids:
         holders = owners.get(task, ())
@@ -177,29 +180,52 @@ def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> d
     copies = Counter(chain.from_iterable(set(roles.standby) for roles in assignment.values()))
     warmups = sum(len(roles.warmup) for roles in assignment.values())
     possible = min(wanted, len(instance.clients) - 1)
-    stateful = sum(1 for task in instance.tasks.values() if task.stateful)
-    held = [n for t, n in copies.items() if instance.tasks[t].stateful]  # a task with no standby holds 0
+    stateful = _stateful(instance)
+    if copies.keys() <= stateful:
+        held = np.fromiter(copies.values(), dtype=np.int64, count=len(copies))  # a task with no standby holds 0
+    else:
+        held = np.array([n for t, n in copies.items() if t in stateful], dtype=np.int64)
     return {
-        "standby_shortfall": wanted * stateful - sum(min(n, wanted) for n in held),
-        "standby_shortfall_min": (wanted - possible) * stateful,
-        "standby_excess": sum(max(0, n - wanted) for n in held),
+        "standby_shortfall": wanted * len(stateful) - int(np.minimum(held, wanted).sum()),
+        "standby_shortfall_min": (wanted - possible) * len(stateful),
+        "standby_excess": int(np.maximum(held - wanted, 0).sum()),
         "warmups": warmups,
     }
 
 
 def _caught_up(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+    """Stateful actives whose client's lag rank is above the least (:func:`least_lag_ranks`), by set
+    operations per client: its reported lags at the least rank, and the tasks where a client reporting
+    no lag is at the least rank."""
     low = least_lag_ranks(instance)
     acceptable = instance.config.acceptable_recovery_lag
-    tasks = instance.tasks
+    stateful = _stateful(instance)
+    silent_best = {t for t in stateful if _rank(instance.tasks[t].end_offset, acceptable) == low[t]}
     not_caught_up = 0
     for cid, roles in assignment.items():
+        if not roles.active:
+            continue
         lags = instance.clients[cid].lags
-        for t in roles.active:
-            task = tasks[t]
-            if task.stateful:
-                lag = lags.get(t, task.end_offset)
-                not_caught_up += (0 if lag <= acceptable else lag) != low[t]
+        best = {t for t, lag in lags.items() if (0 if lag <= acceptable else lag) == low[t]}
+        if len(set(roles.active)) == len(roles.active):
+            mine = stateful.intersection(roles.active)
+            not_caught_up += len(mine) - len(mine & best) - len((mine - lags.keys()) & silent_best)
+        else:  # a task listed twice counts twice, each listing checked on its own
+            not_caught_up += sum(1 for t in roles.active
+                                 if t in stateful and not (t in best or (t not in lags and t in silent_best)))
     return {"actives_not_caught_up": not_caught_up}
+
+
+def _rank(lag: int, acceptable: int) -> int:
+    return 0 if lag <= acceptable else lag
+
+
+def _stateful(instance: TasksInstance) -> frozenset[str]:
+    """The stateful tasks' ids, once per instance (kept beside its fields, like ``cached_property``)."""
+    cached = instance.__dict__.get("_stateful_ids")
+    if cached is None:
+        cached = instance.__dict__["_stateful_ids"] = frozenset(t for t, task in instance.tasks.items() if task.stateful)
+    return cached
 
 
 @dataclass(frozen=True)
