@@ -57,7 +57,9 @@ def random_assignment(instance, rng: random.Random, broken: bool) -> dict[str, T
         for _ in range(rng.randint(1, 4)):
             c, t = rng.choice(clients), rng.choice(instance.task_ids)
             lists[c][rng.randrange(3)].append(t)  # may duplicate, colocate, double an active or stand by a stateless task
-        victim = rng.choice(clients)
+        if len(lists) > 1 and rng.random() < 0.3:
+            del lists[rng.choice(clients)]  # a client the answer does not mention
+        victim = rng.choice(list(lists))
         if lists[victim][0] and rng.random() < 0.5:
             lists[victim][0].pop()  # a task left without an active
     return {c: TaskRoles(tuple(a), tuple(s), tuple(w)) for c, (a, s, w) in lists.items()}
@@ -99,6 +101,11 @@ def reference_metrics(instance, assignment) -> dict:
     out["standby_shortfall"] = sum(max(0, wanted - copies[t]) for t in stateful)
     out["standby_excess"] = sum(max(0, copies[t] - wanted) for t in stateful)
     out["warmups"] = sum(len(roles.warmup) for roles in assignment.values())
+    out["subtopology_spread"] = {}
+    for g in instance.subtopologies:
+        per_client = [sum(int(t.partition("_")[0]) == g for t in assignment.get(c, TaskRoles()).active)
+                      for c in instance.clients]
+        out["subtopology_spread"][str(g)] = max(per_client) - min(per_client)
     out["actives_not_caught_up"] = sum(
         rank(instance, cid, t) != min(rank(instance, c, t) for c in instance.clients)
         for cid, roles in assignment.items() for t in roles.active if instance.tasks[t].stateful)

@@ -117,13 +117,22 @@ def _loads(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict
 def _subtopology_spread(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
     """Per sub-topology, max - min active count over *all* clients; linear in the assignment
     (a client missing from a sub-topology's counter has 0, so the min is 0 unless all appear)."""
-    counts: dict[int, Counter] = {g: Counter() for g in instance.subtopologies}
-    for cid, roles in assignment.items():
-        for task in roles.active:
-            counts[int(task.partition("_")[0])][cid] += 1
-    everyone = len(instance.clients)
-    per = {str(g): (max(c.values()) - (min(c.values()) if len(c) == everyone else 0)) if c else 0
-           for g, c in counts.items()}
+    groups = instance.subtopologies
+    gindex = {g: i for i, g in enumerate(groups)}
+    cindex = {c: j for j, c in enumerate(instance.clients)}
+    actives = [roles.active for roles in assignment.values()]
+    group = np.fromiter((gindex[int(t.partition("_")[0])] for t in chain.from_iterable(actives)), dtype=np.int64)
+    client = np.repeat(np.fromiter(map(cindex.__getitem__, assignment), dtype=np.int64, count=len(assignment)),
+                       np.fromiter(map(len, actives), dtype=np.int64, count=len(actives)))
+    # active counts of the (sub-topology, client) pairs that have any; a client with none counts 0
+    pairs, count = np.unique(group * len(cindex) + client, return_counts=True)
+    pair_group = pairs // len(cindex)
+    high = np.zeros(len(groups), dtype=np.int64)
+    np.maximum.at(high, pair_group, count)
+    low = np.full(len(groups), np.iinfo(np.int64).max)
+    np.minimum.at(low, pair_group, count)
+    low[np.bincount(pair_group, minlength=len(groups)) < len(cindex)] = 0
+    per = {str(g): int(h - m) for g, h, m in zip(groups, high.tolist(), low.tolist())}
     return {"subtopology_spread": per, "subtopology_imbalance": max(per.values(), default=0)}
 
 
