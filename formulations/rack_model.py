@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -89,6 +91,10 @@ class ActiveProblem:
 
 def unique_owners(instance: TasksInstance) -> dict[str, str]:
     """Task -> its one active client; ``InstanceError`` naming the field otherwise."""
+    actives = [instance.clients[cid].active for cid in instance.client_ids]
+    counts = Counter(chain.from_iterable(actives))
+    if counts.keys() == instance.tasks.keys() and max(counts.values()) == 1:  # the common case, at C speed
+        return {task: cid for cid, tasks in zip(instance.client_ids, actives) for task in tasks}
     owner: dict[str, str] = {}
     for cid in instance.client_ids:
         for j, task in enumerate(instance.clients[cid].active):

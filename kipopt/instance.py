@@ -75,10 +75,11 @@ def parse_task_id(text: str, path: str = "task") -> tuple[int, int]:
     return int(head), int(tail)
 
 
-def _task_key(text: str) -> tuple[int, int]:
-    """:func:`parse_task_id` for ids already validated (no checks: sorting 100,000 ids stays cheap)."""
+def _task_key(text: str) -> int:
+    """``TaskId`` order as one integer, for ids already validated (both parts below 2**31; no checks:
+    sorting 100,000 ids stays cheap)."""
     head, _, tail = text.partition("_")
-    return int(head), int(tail)
+    return int(head) << 32 | int(tail)
 
 
 def _canonical_nonnegative(text: str) -> bool:
