@@ -57,7 +57,8 @@ def _build_table(instance: TasksInstance, role: str) -> CrossRackTable:
             cross[k] = 1
             cross[k, [rack_index[r] for r in rs if r in rack_index]] = 0
     task_ids = instance.task_ids
-    task_index = {t: i for i, t in enumerate(task_ids)}
+    other = instance.__dict__.get(f"_cross_rack_{'standby' if role == 'active' else 'active'}")
+    task_index = other.task_index if other is not None else {t: i for i, t in enumerate(task_ids)}
     rows, parts = _read_partitions(instance, role, task_index)
     if rows is None:
         pattern_of = _pattern_of(instance)
@@ -80,9 +81,10 @@ def _rack_patterns(instance: TasksInstance) -> tuple[dict[tuple[str, ...], int],
     counted topic after topic (as in :data:`~kipopt.instance.PARTITION_NUMBERS`); once per instance."""
     cached = instance.__dict__.get("_rack_patterns")
     if cached is None:
-        patterns: dict[tuple[str, ...], int] = {}
-        numbers = [patterns.setdefault(rs, len(patterns)) for topic in instance.topics.values() for rs in topic.racks]
-        cached = instance.__dict__["_rack_patterns"] = (patterns, np.asarray(numbers, dtype=np.int64))
+        every = [topic.racks for topic in instance.topics.values()]
+        patterns = {rs: k for k, rs in enumerate(dict.fromkeys(chain.from_iterable(every)))}  # first-seen order
+        numbers = np.fromiter(map(patterns.__getitem__, chain.from_iterable(every)), dtype=np.int64)
+        cached = instance.__dict__["_rack_patterns"] = (patterns, numbers)
     return cached
 
 
