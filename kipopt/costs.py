@@ -162,15 +162,15 @@ def role_cost(instance: TasksInstance, assignment: Mapping[str, TaskRoles], role
     traffic_cost = instance.config.traffic_cost if traffic_cost is None else traffic_cost
     non_overlap_cost = instance.config.non_overlap_cost if non_overlap_cost is None else non_overlap_cost
     table = cross_rack_table(instance, role)
-    rows: list[int] = []
-    cols: list[int] = []
-    moved = 0
-    for cid, roles in assignment.items():
-        client = instance.clients[cid]
-        tasks = getattr(roles, role)
-        moved += len(tasks) - sum(map(set(getattr(client, role)).__contains__, tasks))
-        if client.rack is not None and tasks:
-            rows.extend(map(table.task_index.__getitem__, tasks))
-            cols.extend([table.rack_index[client.rack]] * len(tasks))
-    traffic = int(table.counts[rows, cols].sum()) if rows else 0
+    clients = [instance.clients[cid] for cid in assignment]
+    lists = [getattr(roles, role) for roles in assignment.values()]
+    moved = sum(len(tasks) - sum(map(set(getattr(client, role)).__contains__, tasks))
+                for client, tasks in zip(clients, lists) if tasks)
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    rows = np.fromiter(map(table.task_index.__getitem__, chain.from_iterable(lists)), dtype=np.int64,
+                       count=int(sizes.sum()))
+    cols = np.repeat(np.array([-1 if c.rack is None else table.rack_index[c.rack] for c in clients], dtype=np.int64),
+                     sizes)
+    racked = cols >= 0  # cross-rack traffic counts only when both sides have racks
+    traffic = int(table.counts[rows[racked], cols[racked]].sum())
     return Cost(traffic * traffic_cost, moved * non_overlap_cost)

@@ -203,30 +203,76 @@ def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> d
 
 
 def _caught_up(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
-    """Stateful actives whose client's lag rank is above the least (:func:`least_lag_ranks`), by set
-    operations per client: its reported lags at the least rank, and the tasks where a client reporting
-    no lag is at the least rank."""
-    low = least_lag_ranks(instance)
+    """Stateful actives whose client's lag rank is above the least (:func:`lag_ranks`); each listing counts."""
+    r = lag_ranks(instance)
+    lists = [roles.active for roles in assignment.values()]
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    task = np.fromiter(map(r.task_index.__getitem__, chain.from_iterable(lists)), dtype=np.int64,
+                       count=int(sizes.sum()))
+    client = np.repeat(np.fromiter(map(r.client_index.__getitem__, assignment), dtype=np.int64,
+                                   count=len(assignment)), sizes)
+    stateful = r.stateful[task]
+    task, client = task[stateful], client[stateful]
+    return {"actives_not_caught_up": int(np.count_nonzero(~r.caught_up(client, task)))}
+
+
+@dataclass(frozen=True)
+class LagRanks:
+    """Every reported lag of an instance as arrays, and each task's least lag rank (rank 0 within
+    ``acceptable_recovery_lag``, else the lag; a client reporting no lag for a task lags by its end
+    offset). Tasks are numbered in ``TaskId`` order, clients in the order of ``instance.clients``."""
+
+    task_index: dict[str, int]
+    client_index: dict[str, int]
+    stateful: np.ndarray       # per task
+    low: np.ndarray            # per task: the least rank over all clients (stateful tasks)
+    silent_best: np.ndarray    # per task: some client reports no lag, and that rank is the least
+    entry_key: np.ndarray      # client * tasks + task of every reported lag, sorted
+    entry_best: np.ndarray     # per reported lag (same order): its rank is the task's least
+
+    def caught_up(self, client: np.ndarray, task: np.ndarray) -> np.ndarray:
+        """Whether each (client, stateful task) pair is at the task's least rank."""
+        if not len(self.entry_key):
+            return self.silent_best[task]
+        key = client * len(self.stateful) + task
+        at = np.minimum(np.searchsorted(self.entry_key, key), len(self.entry_key) - 1)
+        return np.where(self.entry_key[at] == key, self.entry_best[at], self.silent_best[task])
+
+
+def lag_ranks(instance: TasksInstance) -> LagRanks:
+    """The :class:`LagRanks` of ``instance``, once per instance, linear in the reported lags and tasks."""
+    cached = instance.__dict__.get("_lag_ranks")
+    if cached is not None:
+        return cached
     acceptable = instance.config.acceptable_recovery_lag
-    stateful = _stateful(instance)
-    silent_best = {t for t in stateful if _rank(instance.tasks[t].end_offset, acceptable) == low[t]}
-    not_caught_up = 0
-    for cid, roles in assignment.items():
-        if not roles.active:
-            continue
-        lags = instance.clients[cid].lags
-        best = {t for t, lag in lags.items() if (0 if lag <= acceptable else lag) == low[t]}
-        if len(set(roles.active)) == len(roles.active):
-            mine = stateful.intersection(roles.active)
-            not_caught_up += len(mine) - len(mine & best) - len((mine - lags.keys()) & silent_best)
-        else:  # a task listed twice counts twice, each listing checked on its own
-            not_caught_up += sum(1 for t in roles.active
-                                 if t in stateful and not (t in best or (t not in lags and t in silent_best)))
-    return {"actives_not_caught_up": not_caught_up}
+    task_index = _task_index(instance)
+    T, clients = len(task_index), list(instance.clients.values())
+    at = np.fromiter(map(task_index.__getitem__, instance.tasks), dtype=np.int64, count=T)
+    end, stateful = np.zeros(T, dtype=np.int64), np.zeros(T, dtype=bool)
+    end[at] = np.fromiter((t.end_offset for t in instance.tasks.values()), dtype=np.int64, count=T)
+    stateful[at] = np.fromiter((t.stateful for t in instance.tasks.values()), dtype=bool, count=T)
+    sizes = np.fromiter((len(c.lags) for c in clients), dtype=np.int64, count=len(clients))
+    n = int(sizes.sum())
+    task = np.fromiter(map(task_index.__getitem__, chain.from_iterable(c.lags for c in clients)), dtype=np.int64,
+                       count=n)
+    lag = np.fromiter(chain.from_iterable(c.lags.values() for c in clients), dtype=np.int64, count=n)
+    rank = np.where(lag <= acceptable, 0, lag)
+    silent = np.where(end <= acceptable, 0, end)
+    someone_silent = np.bincount(task, minlength=T) < len(clients)
+    low = np.where(someone_silent, silent, np.iinfo(np.int64).max)
+    np.minimum.at(low, task, rank)
+    key = np.repeat(np.arange(len(clients), dtype=np.int64), sizes) * T + task
+    order = np.argsort(key, kind="stable")
+    cached = LagRanks(task_index, {c: j for j, c in enumerate(instance.clients)}, stateful, low,
+                      someone_silent & (silent == low), key[order], (rank == low[task])[order])
+    instance.__dict__["_lag_ranks"] = cached  # beside the fields, like cached_property
+    return cached
 
 
-def _rank(lag: int, acceptable: int) -> int:
-    return 0 if lag <= acceptable else lag
+def _task_index(instance: TasksInstance) -> dict[str, int]:
+    """Task id -> its position in ``TaskId`` order (the cross-rack table's, when one is built)."""
+    table = instance.__dict__.get("_cross_rack_active") or instance.__dict__.get("_cross_rack_standby")
+    return table.task_index if table is not None else {t: i for i, t in enumerate(instance.task_ids)}
 
 
 def _stateful(instance: TasksInstance) -> frozenset[str]:
@@ -251,24 +297,11 @@ class Best:
 
 
 def least_lag_ranks(instance: TasksInstance) -> dict[str, int]:
-    """Per stateful task, the least lag rank over all clients (rank 0 within ``acceptable_recovery_lag``,
-    else the lag; a client reporting no lag for the task lags by its end offset); a client is most caught
-    up on a task when its rank equals this. Linear in the number of reported lags, not in tasks x clients."""
-    acceptable = instance.config.acceptable_recovery_lag
-    clients = list(instance.clients.values())
-    # start from the rank of a client that reports no lag, then lower it by the reported ones
-    low = {t: 0 if task.end_offset <= acceptable else task.end_offset
-           for t, task in instance.tasks.items() if task.stateful}
-    for client in clients:
-        for t, lag in client.lags.items():
-            if lag <= acceptable:
-                lag = 0
-            if lag < low[t]:
-                low[t] = lag
-    # a task every client reports a lag for has no silent client: its least rank is among the reported
-    for t in set(clients[0].lags).intersection(*(c.lags for c in clients[1:])):
-        low[t] = min(0 if c.lags[t] <= acceptable else c.lags[t] for c in clients)
-    return low
+    """Per stateful task (in the order of ``instance.tasks``), the least lag rank over all clients
+    (:class:`LagRanks`); a client is most caught up on a task when its rank equals this."""
+    r = lag_ranks(instance)
+    low = r.low.tolist()
+    return {t: low[r.task_index[t]] for t, task in instance.tasks.items() if task.stateful}
 
 
 def most_caught_up(instance: TasksInstance) -> dict[str, Best]:
