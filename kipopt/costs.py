@@ -153,11 +153,14 @@ class Cost:
 
 
 def role_cost(instance: TasksInstance, assignment: Mapping[str, TaskRoles], role: str,
-              traffic_cost: int | None = None, non_overlap_cost: int | None = None) -> Cost:
+              traffic_cost: int | None = None, non_overlap_cost: int | None = None,
+              placed: tuple[np.ndarray, np.ndarray] | None = None) -> Cost:
     """Cost of every ``role`` placement of ``assignment`` against the instance's starting lists.
 
     Costs default to the instance's configured ones (Kafka's 10 and 1 when unset).
-    Warm-ups are not standbys here (KIP-441 counts them apart).
+    Warm-ups are not standbys here (KIP-441 counts them apart). ``placed``, when the caller has it:
+    the task (``TaskId`` order) and client (order of ``instance.clients``) of each placement, listed
+    as ``assignment`` lists them.
     """
     traffic_cost = instance.config.traffic_cost if traffic_cost is None else traffic_cost
     non_overlap_cost = instance.config.non_overlap_cost if non_overlap_cost is None else non_overlap_cost
@@ -166,11 +169,17 @@ def role_cost(instance: TasksInstance, assignment: Mapping[str, TaskRoles], role
     lists = [getattr(roles, role) for roles in assignment.values()]
     moved = sum(len(tasks) - sum(map(set(getattr(client, role)).__contains__, tasks))
                 for client, tasks in zip(clients, lists) if tasks)
-    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    rows = np.fromiter(map(table.task_index.__getitem__, chain.from_iterable(lists)), dtype=np.int64,
-                       count=int(sizes.sum()))
-    cols = np.repeat(np.array([-1 if c.rack is None else table.rack_index[c.rack] for c in clients], dtype=np.int64),
-                     sizes)
+    if placed is None:
+        sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        rows = np.fromiter(map(table.task_index.__getitem__, chain.from_iterable(lists)), dtype=np.int64,
+                           count=int(sizes.sum()))
+        cols = np.repeat(np.array([-1 if c.rack is None else table.rack_index[c.rack] for c in clients],
+                                  dtype=np.int64), sizes)
+    else:
+        rows, where = placed
+        column = np.array([-1 if c.rack is None else table.rack_index[c.rack] for c in instance.clients.values()],
+                          dtype=np.int64)
+        cols = column[where]
     racked = cols >= 0  # cross-rack traffic counts only when both sides have racks
     traffic = int(table.counts[rows[racked], cols[racked]].sum())
     return Cost(traffic * traffic_cost, moved * non_overlap_cost)

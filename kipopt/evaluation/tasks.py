@@ -29,7 +29,7 @@ from typing import Mapping
 
 import numpy as np
 
-from ..costs import ROLES, role_cost
+from ..costs import ROLES, cross_rack_table, role_cost
 from ..instance import TasksInstance
 from ..solution import TaskRoles
 from . import Evaluation, ViolationLog, spread
@@ -38,14 +38,27 @@ from . import Evaluation, ViolationLog, spread
 def evaluate_tasks(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> Evaluation:
     log = ViolationLog()
     _check_lists(instance, assignment, log)
+    placed = {role: placements(instance, assignment, role) for role in ROLES}
     metrics: dict = {}
-    metrics.update(_costs(instance, assignment))
+    metrics.update(_costs(instance, assignment, placed))
     metrics.update(_loads(instance, assignment))
-    metrics.update(_subtopology_spread(instance, assignment))
-    metrics.update(_tags(instance, assignment))
+    metrics.update(_subtopology_spread(instance, assignment, placed))
+    metrics.update(_tags(instance, assignment, placed))
     metrics.update(_standbys(instance, assignment))
-    metrics.update(_caught_up(instance, assignment))
+    metrics.update(_caught_up(instance, assignment, placed))
     return Evaluation("tasks", metrics, log.violations())
+
+
+def placements(instance: TasksInstance, assignment: Mapping[str, TaskRoles], role: str
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The task (``TaskId`` order) and client (order of ``instance.clients``) of each ``role`` listing of
+    ``assignment``, in its order: the index form every metric below reads, built once."""
+    lists = [getattr(roles, role) for roles in assignment.values()]
+    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    task = np.fromiter(map(_task_index(instance).__getitem__, chain.from_iterable(lists)), dtype=np.int64,
+                       count=int(sizes.sum()))
+    client = np.fromiter(map(_client_index(instance).__getitem__, assignment), dtype=np.int64, count=len(lists))
+    return task, np.repeat(client, sizes)
 
 
 def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], log: ViolationLog) -> None:
@@ -87,10 +100,10 @@ def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], l
             log.add("duplicate_active", f"{task} is active on {', '.join(sorted(set(holders)))}")
 
 
-def _costs(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+def _costs(instance: TasksInstance, assignment: Mapping[str, TaskRoles], placed: Placed) -> dict:
     out: dict = {}
     for role in ROLES:
-        cost = role_cost(instance, assignment, role)
+        cost = role_cost(instance, assignment, role, placed=placed[role])
         out[f"{role}_traffic_cost"] = cost.traffic
         out[f"{role}_non_overlap_cost"] = cost.non_overlap
     out["traffic_cost"] = out["active_traffic_cost"] + out["standby_traffic_cost"]
@@ -114,24 +127,31 @@ def _loads(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict
     return out
 
 
-def _subtopology_spread(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
-    """Per sub-topology, max - min active count over *all* clients; linear in the assignment
-    (a client missing from a sub-topology's counter has 0, so the min is 0 unless all appear)."""
+Placed = Mapping[str, tuple[np.ndarray, np.ndarray]]
+"""Role -> :func:`placements` of an assignment (the metrics below build it when not given)."""
+
+
+def _placed(instance: TasksInstance, assignment: Mapping[str, TaskRoles], placed: Placed | None) -> Placed:
+    return placed if placed is not None else {role: placements(instance, assignment, role) for role in ROLES}
+
+
+def _subtopology_spread(instance: TasksInstance, assignment: Mapping[str, TaskRoles],
+                        placed: Placed | None = None) -> dict:
+    """Per sub-topology, max - min active count over *all* clients (a client with none counts 0); one
+    sort of the (sub-topology, client) keys of the actives."""
     groups = instance.subtopologies
     gindex = {g: i for i, g in enumerate(groups)}
-    cindex = {c: j for j, c in enumerate(instance.clients)}
-    actives = [roles.active for roles in assignment.values()]
-    group = np.fromiter((gindex[int(t.partition("_")[0])] for t in chain.from_iterable(actives)), dtype=np.int64)
-    client = np.repeat(np.fromiter(map(cindex.__getitem__, assignment), dtype=np.int64, count=len(assignment)),
-                       np.fromiter(map(len, actives), dtype=np.int64, count=len(actives)))
-    # active counts of the (sub-topology, client) pairs that have any; a client with none counts 0
-    pairs, count = np.unique(group * len(cindex) + client, return_counts=True)
-    pair_group = pairs // len(cindex)
+    group_of = np.fromiter((gindex[int(t.partition("_")[0])] for t in instance.task_ids), dtype=np.int64,
+                           count=len(instance.tasks))
+    task, client = _placed(instance, assignment, placed)["active"]
+    C = len(instance.clients)
+    pairs, count = np.unique(group_of[task] * C + client, return_counts=True)
+    pair_group = pairs // C
     high = np.zeros(len(groups), dtype=np.int64)
     np.maximum.at(high, pair_group, count)
     low = np.full(len(groups), np.iinfo(np.int64).max)
     np.minimum.at(low, pair_group, count)
-    low[np.bincount(pair_group, minlength=len(groups)) < len(cindex)] = 0
+    low[np.bincount(pair_group, minlength=len(groups)) < C] = 0
     per = {str(g): int(h - m) for g, h, m in zip(groups, high.tolist(), low.tolist())}
     return {"subtopology_spread": per, "subtopology_imbalance": max(per.values(), default=0)}
 
@@ -144,31 +164,24 @@ def tag_keys(instance: TasksInstance) -> tuple[str, ...]:
     return tuple(sorted({k for c in instance.clients.values() for k in c.tags}))
 
 
-def _tags(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+def _tags(instance: TasksInstance, assignment: Mapping[str, TaskRoles], placed: Placed | None = None) -> dict:
     """Per tag key: distinct values over each task's hosts (active and standby clients), against
     ``min(hosts, values of that key)``; vectorised over (task, host) pairs."""
     keys = tag_keys(instance)
     if not keys:
         return {"tag_distinct": {}, "tag_shortfall": 0}
-    clients = instance.client_ids
-    cindex = {c: j for j, c in enumerate(clients)}
-    tindex = {t: i for i, t in enumerate(instance.task_ids)}
-    rows: list[int] = []
-    cols: list[int] = []
-    for cid, roles in assignment.items():
-        tasks = roles.active + roles.standby
-        rows.extend(map(tindex.__getitem__, tasks))
-        cols.extend([cindex[cid]] * len(tasks))
+    placed = _placed(instance, assignment, placed)
+    clients = list(instance.clients.values())  # the client order of the placements
     C = len(clients)
-    pairs = _distinct(np.asarray(rows, dtype=np.int64) * C + np.asarray(cols, dtype=np.int64))
+    pairs = _distinct(np.concatenate([placed[role][0] * C + placed[role][1] for role in ROLES]))
     host_task, host_client = np.divmod(pairs, C)
-    hosts = np.bincount(host_task, minlength=len(tindex))
+    hosts = np.bincount(host_task, minlength=len(instance.tasks))
     hosts = hosts[hosts > 0]
     per_key = {}
     for key in keys:
         names: dict[str, int] = {}
-        value = np.array([names.setdefault(instance.clients[c].tags[key], len(names))
-                          if key in instance.clients[c].tags else -1 for c in clients], dtype=np.int64)
+        value = np.array([names.setdefault(c.tags[key], len(names)) if key in c.tags else -1 for c in clients],
+                         dtype=np.int64)
         V = max(len(names), 1)
         v = value[host_client]
         has = v >= 0
@@ -202,15 +215,10 @@ def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> d
     }
 
 
-def _caught_up(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+def _caught_up(instance: TasksInstance, assignment: Mapping[str, TaskRoles], placed: Placed | None = None) -> dict:
     """Stateful actives whose client's lag rank is above the least (:func:`lag_ranks`); each listing counts."""
     r = lag_ranks(instance)
-    lists = [roles.active for roles in assignment.values()]
-    sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
-    task = np.fromiter(map(r.task_index.__getitem__, chain.from_iterable(lists)), dtype=np.int64,
-                       count=int(sizes.sum()))
-    client = np.repeat(np.fromiter(map(r.client_index.__getitem__, assignment), dtype=np.int64,
-                                   count=len(assignment)), sizes)
+    task, client = _placed(instance, assignment, placed)["active"]
     stateful = r.stateful[task]
     task, client = task[stateful], client[stateful]
     return {"actives_not_caught_up": int(np.count_nonzero(~r.caught_up(client, task)))}
@@ -263,16 +271,23 @@ def lag_ranks(instance: TasksInstance) -> LagRanks:
     np.minimum.at(low, task, rank)
     key = np.repeat(np.arange(len(clients), dtype=np.int64), sizes) * T + task
     order = np.argsort(key, kind="stable")
-    cached = LagRanks(task_index, {c: j for j, c in enumerate(instance.clients)}, stateful, low,
+    cached = LagRanks(task_index, _client_index(instance), stateful, low,
                       someone_silent & (silent == low), key[order], (rank == low[task])[order])
     instance.__dict__["_lag_ranks"] = cached  # beside the fields, like cached_property
     return cached
 
 
 def _task_index(instance: TasksInstance) -> dict[str, int]:
-    """Task id -> its position in ``TaskId`` order (the cross-rack table's, when one is built)."""
-    table = instance.__dict__.get("_cross_rack_active") or instance.__dict__.get("_cross_rack_standby")
-    return table.task_index if table is not None else {t: i for i, t in enumerate(instance.task_ids)}
+    """Task id -> its position in ``TaskId`` order (the cross-rack table's: built once per instance)."""
+    return cross_rack_table(instance, "active").task_index
+
+
+def _client_index(instance: TasksInstance) -> dict[str, int]:
+    """Client id -> its position in ``instance.clients``, once per instance."""
+    cached = instance.__dict__.get("_client_index")
+    if cached is None:
+        cached = instance.__dict__["_client_index"] = {c: j for j, c in enumerate(instance.clients)}
+    return cached
 
 
 def _stateful(instance: TasksInstance) -> frozenset[str]:
