@@ -132,10 +132,12 @@ def active_problem(instance: TasksInstance, bounds: str = "none", role: str = "a
     """Index form of ``instance``'s active problem with ``bounds`` in :data:`BOUNDS`."""
     if bounds not in BOUNDS:
         raise ValueError(f"bounds must be one of {BOUNDS}, got {bounds!r}")
-    owners = unique_owners(instance)
+    unique_owners(instance)  # every task active on exactly one client, or the error naming the field
     tasks, clients = instance.task_ids, instance.client_ids
-    cindex = {c: j for j, c in enumerate(clients)}
-    owner = np.array([cindex[owners[t]] for t in tasks], dtype=np.int64)
+    actives = [instance.clients[c].active for c in clients]
+    owner = np.empty(len(tasks), dtype=np.int64)
+    owner[np.fromiter(map(cross_rack_table(instance, role).task_index.__getitem__, chain.from_iterable(actives)),
+                      dtype=np.int64, count=len(tasks))] = np.repeat(np.arange(len(clients)), list(map(len, actives)))
     orig = np.bincount(owner, minlength=len(clients)).astype(np.int64)
     groups = instance.subtopologies
     gindex = {g: i for i, g in enumerate(groups)}
