@@ -67,9 +67,18 @@ def _object(d: dict, newline: str, out: list[str], default: Callable[[Any], Any]
     out.append("{")
     separator = inner
     for key, value in d.items():
-        out.append(separator + _key(key) + ": ")
+        head = separator + (_string(key) if type(key) is str else _key(key)) + ": "
         separator = "," + inner
-        _value(value, inner, out, default)
+        kind = type(value)  # the common scalars inline: a metrics table holds ten thousand rows of them
+        if kind is int:
+            out.append(head + int.__repr__(value))
+        elif kind is str:
+            out.append(head + _string(value))
+        elif kind is float:
+            out.append(head + _float(value))
+        else:
+            out.append(head)
+            _value(value, inner, out, default)
     out.append(newline + "}")
 
 
