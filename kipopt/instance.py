@@ -467,7 +467,6 @@ def _partition_layout(topics: Mapping[str, Topic]) -> dict[str, tuple[int, int]]
     return layout
 
 
-_PLAIN_NUMBER = re.compile(r"0|[1-9][0-9]*")
 _PLAIN_TASK_ID = re.compile(r"(?:0|[1-9][0-9]{0,8})_(?:0|[1-9][0-9]{0,8})")  # ten digits may pass INT_MAX
 _TASK_FIELDS = frozenset(("inputs", "changelogs", "stateful", "end_offset"))
 _CLIENT_FIELDS = frozenset(("rack", "tags", "capacity", "active", "standby", "lags"))
@@ -490,7 +489,7 @@ def _valid_task(tid: str, spec: Any, layout: Mapping[str, tuple[int, int]], numb
             return None
         head, _, tail = p.rpartition("-")
         known = layout.get(head)
-        if known is None or _PLAIN_NUMBER.fullmatch(tail) is None:
+        if known is None or not tail.isdigit() or not tail.isascii() or (tail[0] == "0" and len(tail) > 1):
             return None
         number = int(tail)
         if number >= known[0]:
