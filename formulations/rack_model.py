@@ -140,8 +140,7 @@ def active_problem(instance: TasksInstance, bounds: str = "none", role: str = "a
                       dtype=np.int64, count=len(tasks))] = np.repeat(np.arange(len(clients)), list(map(len, actives)))
     orig = np.bincount(owner, minlength=len(clients)).astype(np.int64)
     groups = instance.subtopologies
-    gindex = {g: i for i, g in enumerate(groups)}
-    group = np.array([gindex[int(t.partition("_")[0])] for t in tasks], dtype=np.int64)
+    group = np.searchsorted(np.asarray(groups, dtype=np.int64), instance.task_subtopologies)
     racks, client_rack = rack_index(instance, clients)
     traffic = traffic_matrix(instance, tasks, racks, role) * instance.config.traffic_cost
     lower, upper = _bounds(bounds, orig, np.bincount(group, minlength=len(groups)), len(tasks))

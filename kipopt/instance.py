@@ -82,6 +82,12 @@ def _task_key(text: str) -> int:
     return int(head) << 32 | int(tail)
 
 
+def _first_of_runs(values: Any) -> Any:
+    """Positions where a sorted numpy array takes a new value."""
+    import numpy as np
+    return np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1]))) if len(values) else values
+
+
 def _canonical_nonnegative(text: str) -> bool:
     return text.isascii() and text.isdigit() and str(int(text)) == text and int(text) <= r.JAVA_INT_MAX
 
@@ -396,9 +402,22 @@ class TasksInstance:
     family: str = field(default="tasks", init=False)
 
     @cached_property
+    def _task_order(self) -> tuple[tuple[str, ...], Any]:
+        import numpy as np
+        ids = list(self.tasks)
+        keys = np.fromiter(map(_task_key, ids), dtype=np.int64, count=len(ids))
+        order = np.argsort(keys, kind="stable")
+        return tuple(map(ids.__getitem__, order.tolist())), keys[order] >> 32
+
+    @property
     def task_ids(self) -> tuple[str, ...]:
         """Task ids in Kafka's ``TaskId`` order: (subtopology, partition)."""
-        return tuple(sorted(self.tasks, key=_task_key))
+        return self._task_order[0]
+
+    @property
+    def task_subtopologies(self) -> Any:
+        """The sub-topology of each task of :attr:`task_ids` (a numpy array)."""
+        return self._task_order[1]
 
     @cached_property
     def client_ids(self) -> tuple[str, ...]:
@@ -407,7 +426,8 @@ class TasksInstance:
 
     @cached_property
     def subtopologies(self) -> tuple[int, ...]:
-        return tuple(sorted({int(t.partition("_")[0]) for t in self.tasks}))
+        groups = self.task_subtopologies
+        return tuple(groups[_first_of_runs(groups)].tolist())
 
     @cached_property
     def partition_racks(self) -> dict[str, frozenset[str]]:

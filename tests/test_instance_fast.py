@@ -90,3 +90,18 @@ def test_fast_readers_take_ordinary_instances():
     assert None not in tasks.values()
     stateful = {t for t, task in tasks.items() if task.stateful}
     assert all(I._valid_client(cid, spec, tasks, stateful) is not None for cid, spec in d["clients"].items())
+
+
+def test_task_order_and_subtopologies():
+    """``task_ids`` is Kafka's TaskId order (numeric, sub-topology first) up to INT_MAX in either part, and
+    ``task_subtopologies`` / ``subtopologies`` follow it."""
+    ids = ["10_2", "2_10", "2147483647_0", "3_2147483647", "2_9", "0_0", "10_1"]
+    d = {"format": 1, "family": "tasks", "topics": {"t": {"racks": [["a"]]}},
+         "tasks": {t: {"inputs": ["t-0"]} for t in ids},
+         "clients": {"c": {"rack": "a", "active": ids}}}
+    x = I.from_dict(d)
+    expected = sorted(ids, key=lambda t: tuple(map(int, t.split("_"))))
+    assert x.task_ids == tuple(expected)
+    assert x.task_subtopologies.tolist() == [int(t.split("_")[0]) for t in expected]
+    assert x.subtopologies == (0, 2, 3, 10, 2147483647)
+    assert all(type(g) is int for g in x.subtopologies)

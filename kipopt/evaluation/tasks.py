@@ -140,9 +140,7 @@ def _subtopology_spread(instance: TasksInstance, assignment: Mapping[str, TaskRo
     """Per sub-topology, max - min active count over *all* clients (a client with none counts 0); one
     sort of the (sub-topology, client) keys of the actives."""
     groups = instance.subtopologies
-    gindex = {g: i for i, g in enumerate(groups)}
-    group_of = np.fromiter((gindex[int(t.partition("_")[0])] for t in instance.task_ids), dtype=np.int64,
-                           count=len(instance.tasks))
+    group_of = np.searchsorted(np.asarray(groups, dtype=np.int64), instance.task_subtopologies)
     task, client = _placed(instance, assignment, placed)["active"]
     C = len(instance.clients)
     pairs, count = np.unique(group_of[task] * C + client, return_counts=True)
