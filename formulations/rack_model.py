@@ -91,10 +91,8 @@ class ActiveProblem:
 
 def unique_owners(instance: TasksInstance) -> dict[str, str]:
     """Task -> its one active client; ``InstanceError`` naming the field otherwise."""
-    actives = [instance.clients[cid].active for cid in instance.client_ids]
-    counts = Counter(chain.from_iterable(actives))
-    if counts.keys() == instance.tasks.keys() and max(counts.values()) == 1:  # the common case, at C speed
-        return {task: cid for cid, tasks in zip(instance.client_ids, actives) for task in tasks}
+    if _one_owner_each(instance):
+        return {task: cid for cid in instance.client_ids for task in instance.clients[cid].active}
     owner: dict[str, str] = {}
     for cid in instance.client_ids:
         for j, task in enumerate(instance.clients[cid].active):
@@ -108,6 +106,18 @@ def unique_owners(instance: TasksInstance) -> dict[str, str]:
             raise InstanceError(f"tasks.{task}", f"task {task!r} is active on no client; this method needs "
                                                  "every task active on exactly one client (clients.*.active)")
     return owner
+
+
+def require_unique_owners(instance: TasksInstance) -> None:
+    """:func:`unique_owners`' check alone: ``InstanceError`` naming the field unless every task is
+    active on exactly one client."""
+    if not _one_owner_each(instance):
+        unique_owners(instance)
+
+
+def _one_owner_each(instance: TasksInstance) -> bool:
+    counts = Counter(chain.from_iterable(c.active for c in instance.clients.values()))  # at C speed
+    return counts.keys() == instance.tasks.keys() and max(counts.values()) == 1
 
 
 def kafka_cap(orig: int, total: int, size: int) -> int:
@@ -132,7 +142,7 @@ def active_problem(instance: TasksInstance, bounds: str = "none", role: str = "a
     """Index form of ``instance``'s active problem with ``bounds`` in :data:`BOUNDS`."""
     if bounds not in BOUNDS:
         raise ValueError(f"bounds must be one of {BOUNDS}, got {bounds!r}")
-    unique_owners(instance)  # every task active on exactly one client, or the error naming the field
+    require_unique_owners(instance)
     tasks, clients = instance.task_ids, instance.client_ids
     actives = [instance.clients[c].active for c in clients]
     owner = np.empty(len(tasks), dtype=np.int64)
