@@ -143,3 +143,4 @@ def documents(draw, depth=3):
 def test_fast_parse_agrees_with_strict(text):
     assert_agrees(text)
     assert_agrees(text.encode())
+
