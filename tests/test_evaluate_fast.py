@@ -159,3 +159,56 @@ def test_cross_rack_table_is_a_count(seed):
                 for rack in sorted({c.rack for c in instance.clients.values() if c.rack}) + ["elsewhere"]:
                     expected = sum(1 for p in instance.cost_partitions(t, role) if racks[p] and rack not in racks[p])
                     assert cross_rack_partitions(instance, t, rack, role) == expected
+
+
+SINGLE_BREAKS = ("repeat_active", "two_owners", "no_owner", "colocated", "stateless_standby", "standby_and_warmup",
+                 "repeat_standby", "stateless_warmup")
+
+
+@pytest.mark.parametrize("brk", SINGLE_BREAKS)
+@pytest.mark.parametrize("seed", range(3))
+def test_each_broken_rule_alone_is_found(seed, brk):
+    """One rule broken in an otherwise clean answer is reported (no other break can mask it)."""
+    rng = random.Random(seed)
+    instance = generate("tasks", seed, tasks=20, clients=4, stateless_share=0.3)
+    clients = list(instance.client_ids)
+    lists = {c: [[], [], []] for c in clients}
+    owner = {}
+    for task in instance.task_ids:  # a clean answer: one active each, standbys and warm-ups elsewhere
+        owner[task] = rng.choice(clients)
+        lists[owner[task]][0].append(task)
+        if instance.tasks[task].stateful and rng.random() < 0.7:
+            lists[rng.choice([c for c in clients if c != owner[task]])][1 + (rng.random() < 0.3)].append(task)
+    clean = {c: TaskRoles(tuple(a), tuple(s), tuple(w)) for c, (a, s, w) in lists.items()}
+    stateful = [t for t in instance.task_ids if instance.tasks[t].stateful]
+    stateless = [t for t in instance.task_ids if not instance.tasks[t].stateful]
+    if brk in ("stateless_standby", "stateless_warmup") and not stateless:
+        pytest.skip("no stateless task")
+    t = rng.choice(stateful)
+    other = next(c for c in lists if c != owner[t])
+    if brk == "repeat_active":
+        lists[owner[t]][0].append(t)
+    elif brk == "two_owners":
+        lists[other][0].append(t)
+    elif brk == "no_owner":
+        lists[owner[t]][0].remove(t)
+    elif brk == "colocated":
+        for roles in lists.values():
+            for role in (1, 2):
+                if t in roles[role]:
+                    roles[role].remove(t)
+        lists[owner[t]][1].append(t)
+    elif brk in ("stateless_standby", "stateless_warmup"):
+        s = rng.choice(stateless)
+        lists[next(c for c in lists if c != owner[s])][1 if brk == "stateless_standby" else 2].append(s)
+    else:
+        for roles in lists.values():
+            for role in (1, 2):
+                if t in roles[role]:
+                    roles[role].remove(t)
+        lists[other][1].append(t)
+        lists[other][1 if brk == "repeat_standby" else 2].append(t)
+    assignment = {c: TaskRoles(tuple(a), tuple(s), tuple(w)) for c, (a, s, w) in lists.items()}
+    assert reference_violations(instance, clean) == Counter()
+    found = {v.rule: v.count for v in evaluate(instance, assignment).violations}
+    assert found == reference_violations(instance, assignment) != Counter()

@@ -37,14 +37,14 @@ from . import Evaluation, ViolationLog, spread
 
 def evaluate_tasks(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> Evaluation:
     log = ViolationLog()
-    _check_lists(instance, assignment, log)
-    placed = {role: placements(instance, assignment, role) for role in ROLES}
+    placed = {role: placements(instance, assignment, role) for role in ("active", "standby", "warmup")}
+    _check_lists(instance, assignment, log, placed)
     metrics: dict = {}
     metrics.update(_costs(instance, assignment, placed))
     metrics.update(_loads(instance, assignment))
     metrics.update(_subtopology_spread(instance, assignment, placed))
     metrics.update(_tags(instance, assignment, placed))
-    metrics.update(_standbys(instance, assignment))
+    metrics.update(_standbys(instance, assignment, placed))
     metrics.update(_caught_up(instance, assignment, placed))
     return Evaluation("tasks", metrics, log.violations())
 
@@ -61,7 +61,10 @@ def placements(instance: TasksInstance, assignment: Mapping[str, TaskRoles], rol
     return task, np.repeat(client, sizes)
 
 
-def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], log: ViolationLog) -> None:
+def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], log: ViolationLog,
+                 placed: Placed | None = None) -> None:
+    if placed is not None and _lists_clean(instance, placed):
+        return  # no rule below is broken: checked by array operations over every listing
     owners: dict[str, list[str]] = defaultdict(list)
     stateless = instance.tasks.keys() - _stateful(instance)
     actives = Counter(chain.from_iterable(roles.active for roles in assignment.values()))
@@ -98,6 +101,18 @@ def _check_lists(instance: TasksInstance, assignment: Mapping[str, TaskRoles], l
             log.add("unassigned_active", f"{task} has no active client")
         elif len(holders) > 1:
             log.add("duplicate_active", f"{task} is active on {', '.join(sorted(set(holders)))}")
+
+
+def _lists_clean(instance: TasksInstance, placed: Placed) -> bool:
+    """Whether :func:`_check_lists` would log nothing: no (client, task) listed twice in any of its lists
+    or roles (a repeat, a colocation, a standby that is also a warm-up), standbys and warm-ups only of
+    stateful tasks, and every task listed as active exactly once."""
+    T = len(instance.tasks)
+    keys = np.concatenate([client * T + task for task, client in placed.values()])
+    stateful = lag_ranks(instance).stateful
+    return (len(np.unique(keys)) == len(keys) and bool(stateful[placed["standby"][0]].all())
+            and bool(stateful[placed["warmup"][0]].all())
+            and bool((np.bincount(placed["active"][0], minlength=T) == 1).all()))
 
 
 def _costs(instance: TasksInstance, assignment: Mapping[str, TaskRoles], placed: Placed) -> dict:
@@ -195,21 +210,21 @@ def _distinct(keys: np.ndarray) -> np.ndarray:
     return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys
 
 
-def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict:
+def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles], placed: Placed | None = None) -> dict:
+    """Standby copies per stateful task (distinct clients listing it as standby) against the wanted number."""
     wanted = instance.config.num_standby_replicas
-    copies = Counter(chain.from_iterable(set(roles.standby) for roles in assignment.values()))
-    warmups = sum(len(roles.warmup) for roles in assignment.values())
+    if placed is None:
+        placed = {role: placements(instance, assignment, role) for role in ("standby", "warmup")}
+    T = len(instance.tasks)
+    task, client = placed["standby"]
+    copies = np.bincount(np.unique(client * T + task) % T, minlength=T)
+    held = copies[lag_ranks(instance).stateful]
     possible = min(wanted, len(instance.clients) - 1)
-    stateful = _stateful(instance)
-    if copies.keys() <= stateful:
-        held = np.fromiter(copies.values(), dtype=np.int64, count=len(copies))  # a task with no standby holds 0
-    else:
-        held = np.array([n for t, n in copies.items() if t in stateful], dtype=np.int64)
     return {
-        "standby_shortfall": wanted * len(stateful) - int(np.minimum(held, wanted).sum()),
-        "standby_shortfall_min": (wanted - possible) * len(stateful),
+        "standby_shortfall": wanted * len(held) - int(np.minimum(held, wanted).sum()),
+        "standby_shortfall_min": (wanted - possible) * len(held),
         "standby_excess": int(np.maximum(held - wanted, 0).sum()),
-        "warmups": warmups,
+        "warmups": len(placed["warmup"][0]),
     }
 
 
