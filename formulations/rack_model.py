@@ -37,7 +37,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -89,6 +91,8 @@ class ActiveProblem:
 
 def unique_owners(instance: TasksInstance) -> dict[str, str]:
     """Task -> its one active client; ``InstanceError`` naming the field otherwise."""
+    if _one_owner_each(instance):
+        return {task: cid for cid in instance.client_ids for task in instance.clients[cid].active}
     owner: dict[str, str] = {}
     for cid in instance.client_ids:
         for j, task in enumerate(instance.clients[cid].active):
@@ -102,6 +106,18 @@ def unique_owners(instance: TasksInstance) -> dict[str, str]:
             raise InstanceError(f"tasks.{task}", f"task {task!r} is active on no client; this method needs "
                                                  "every task active on exactly one client (clients.*.active)")
     return owner
+
+
+def require_unique_owners(instance: TasksInstance) -> None:
+    """:func:`unique_owners`' check alone: ``InstanceError`` naming the field unless every task is
+    active on exactly one client."""
+    if not _one_owner_each(instance):
+        unique_owners(instance)
+
+
+def _one_owner_each(instance: TasksInstance) -> bool:
+    counts = Counter(chain.from_iterable(c.active for c in instance.clients.values()))  # at C speed
+    return counts.keys() == instance.tasks.keys() and max(counts.values()) == 1
 
 
 def kafka_cap(orig: int, total: int, size: int) -> int:
@@ -126,14 +142,15 @@ def active_problem(instance: TasksInstance, bounds: str = "none", role: str = "a
     """Index form of ``instance``'s active problem with ``bounds`` in :data:`BOUNDS`."""
     if bounds not in BOUNDS:
         raise ValueError(f"bounds must be one of {BOUNDS}, got {bounds!r}")
-    owners = unique_owners(instance)
+    require_unique_owners(instance)
     tasks, clients = instance.task_ids, instance.client_ids
-    cindex = {c: j for j, c in enumerate(clients)}
-    owner = np.array([cindex[owners[t]] for t in tasks], dtype=np.int64)
+    actives = [instance.clients[c].active for c in clients]
+    owner = np.empty(len(tasks), dtype=np.int64)
+    owner[np.fromiter(map(cross_rack_table(instance, role).task_index.__getitem__, chain.from_iterable(actives)),
+                      dtype=np.int64, count=len(tasks))] = np.repeat(np.arange(len(clients)), list(map(len, actives)))
     orig = np.bincount(owner, minlength=len(clients)).astype(np.int64)
     groups = instance.subtopologies
-    gindex = {g: i for i, g in enumerate(groups)}
-    group = np.array([gindex[int(t.partition("_")[0])] for t in tasks], dtype=np.int64)
+    group = np.searchsorted(np.asarray(groups, dtype=np.int64), instance.task_subtopologies)
     racks, client_rack = rack_index(instance, clients)
     traffic = traffic_matrix(instance, tasks, racks, role) * instance.config.traffic_cost
     lower, upper = _bounds(bounds, orig, np.bincount(group, minlength=len(groups)), len(tasks))

@@ -237,14 +237,17 @@ def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str 
 def placement_assignment(instance: TasksInstance, problem: ActiveProblem,
                          placement: np.ndarray) -> dict[str, TaskRoles]:
     """Assignment with actives from ``placement``; standbys as in the instance, minus new actives."""
-    lists: list[list[str]] = [[] for _ in problem.clients]
-    for t, c in zip(problem.tasks, placement.tolist()):
-        lists[c].append(t)
+    order = np.argsort(placement, kind="stable")  # by client, TaskId order inside each
+    ordered = list(map(problem.tasks.__getitem__, order.tolist()))
+    bounds = np.searchsorted(placement[order], np.arange(len(problem.clients) + 1)).tolist()
     out = {}
-    for cid, active in zip(problem.clients, lists):
-        mine = set(active)
-        standby = tuple(t for t in instance.clients[cid].standby if t not in mine)
-        out[cid] = TaskRoles(tuple(active), standby, ())
+    for j, cid in enumerate(problem.clients):
+        active = tuple(ordered[bounds[j]:bounds[j + 1]])
+        standby = instance.clients[cid].standby
+        if standby and not set(active).isdisjoint(standby):
+            mine = set(active)
+            standby = tuple(t for t in standby if t not in mine)
+        out[cid] = TaskRoles(active, standby, ())
     return out
 
 

@@ -70,13 +70,30 @@ def transport_problem(p: ActiveProblem) -> TransportProblem:
     R = len(p.racks)
     owner_rack = p.client_rack[p.owner]
     keys = np.column_stack([p.traffic, owner_rack])
-    unique, group_of = np.unique(keys, axis=0, return_inverse=True)
-    group_of = group_of.reshape(-1)
+    unique, group_of = unique_rows(keys)
     supply = np.bincount(group_of, minlength=len(unique)).astype(np.int64)
     demand = np.bincount(p.client_rack, weights=p.orig, minlength=R).astype(np.int64)
     rho = unique[:, R]
     cost = unique[:, :R] + p.non_overlap * (np.arange(R)[None, :] != rho[:, None])
     return TransportProblem(group_of, rho, supply, demand, cost.astype(np.int64))
+
+
+def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, axis=0, return_inverse=True)`` for a non-negative integer matrix: the rows read as
+    one number each (first column most significant, so the order is the same lexicographic one), which
+    is a plain sort instead of a sort of byte records (seconds at 100,000 rows)."""
+    if keys.size == 0 or keys.min() < 0:
+        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    radix = keys.max(axis=0).astype(object) + 1
+    if np.prod(radix) >= 2**62:
+        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    code = np.zeros(len(keys), dtype=np.int64)
+    for c in range(keys.shape[1]):
+        code = code * int(radix[c]) + keys[:, c]
+    distinct, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return keys[first], inverse.reshape(-1)
 
 
 def build_transport_lp(t: TransportProblem) -> ArrayLP:

@@ -7,12 +7,19 @@ booleans, racks are non-empty strings) live here once.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import sys
-from typing import Any, Iterable
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator
 
 from .errors import InstanceError
+
+try:
+    import orjson
+except ImportError:  # optional speed-up: the strict parse below is complete on its own
+    orjson = None
 
 JAVA_LONG_MAX = 2**63 - 1
 JAVA_INT_MAX = 2**31 - 1
@@ -144,6 +151,9 @@ def _no_constants(name: str) -> Any:
 
 def parse_json(text: str | bytes, what: str = "input") -> Any:
     """Parse JSON strictly: duplicate keys, NaN and Infinity are errors."""
+    fast = _parse_fast(text)
+    if fast is not _UNPROVEN:
+        return fast
     try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
@@ -152,6 +162,48 @@ def parse_json(text: str | bytes, what: str = "input") -> Any:
         raise InstanceError(what, "not valid UTF-8 text") from None
     except RecursionError:
         raise InstanceError(what, "JSON nested too deeply") from None
+
+
+_UNPROVEN = object()
+_DIGITS_ONLY = bytes(0x39 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))  # every digit a 9, all else a space
+_LONG_DIGITS = b"9" * 19  # |n| >= 10**18: orjson turns integers beyond 64 bits into floats
+
+
+def _parse_fast(text: str | bytes) -> Any:
+    """orjson's parse when it provably equals the strict one, else ``_UNPROVEN`` (the caller then runs
+    the strict parse, which also words every error).
+
+    orjson keeps the last of duplicate keys silently, so they are detected by counting colons: outside
+    strings a colon appears once per key, and inside strings the decoded text (which orjson writes back
+    literally) has exactly the colons of the source when the source has no ``\\u003X`` escape. So the
+    source and orjson's re-serialisation have as many colons iff no key was dropped: a dropped key
+    takes its own colon with it.
+    """
+    if orjson is None:
+        return _UNPROVEN
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    try:
+        value = orjson.loads(data)
+        again = orjson.dumps(value)
+    except (orjson.JSONDecodeError, orjson.JSONEncodeError):
+        return _UNPROVEN
+    if (b"\\u003" in data or data.count(b":") != again.count(b":")
+            or _LONG_DIGITS in data.translate(_DIGITS_ONLY)):
+        return _UNPROVEN
+    return value
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Cyclic garbage collection off while a large, acyclic document is read and validated: every
+    collection would walk all the objects already built (measured: a third of reading 100,000 tasks)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_json_file(source: str, what: str = "input") -> Any:

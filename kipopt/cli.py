@@ -26,7 +26,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, allow_nan=False, default=json_default))
+    from ._write import dumps_indented  # json.dumps(obj, indent=2, allow_nan=False, default=...), faster
+    sys.stdout.write(dumps_indented(obj, json_default))
     sys.stdout.write("\n")
     sys.stdout.flush()
 
@@ -63,10 +64,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     from .api import solve
-    from .instance import load_instance
     from .solution import Status
     started = time.perf_counter()  # --time-limit counts from here: reading the instance is part of the run
-    instance = load_instance(args.instance)
+    instance = _load_for_run(args.instance)
     solution = solve(instance, args.method, time_limit=args.time_limit, threads=args.threads, seed=args.seed,
                      priorities=args.priorities, started=started)
     _print_json(solution.to_dict())
@@ -74,6 +74,18 @@ def cmd_solve(args: argparse.Namespace) -> int:
         print(f"kipopt: {solution.method}: {solution.status.value}: {solution.message}", file=sys.stderr)
         return 1
     return 0
+
+
+def _load_for_run(source: str) -> Any:
+    """The instance a command reads once and keeps to the end: out of the cyclic collector's sight
+    (``gc.freeze``), so collections during the model and the evaluation do not walk its millions of
+    objects again (measured: 0.5 s of a 100,000-task solve)."""
+    import gc
+    from .instance import load_instance
+    instance = load_instance(source)
+    if _whole_process:  # not when main([...]) is called inside a longer-lived process (tests, notebooks)
+        gc.freeze()
+    return instance
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -357,7 +369,13 @@ def _json_only_stdout() -> Iterator[None]:
             os.close(saved)
 
 
+_whole_process = False
+"""True when this command is the process (the console script: ``argv`` from ``sys.argv``)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    global _whole_process
+    _whole_process = argv is None
     with _json_only_stdout():
         return _main(argv)
 

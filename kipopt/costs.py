@@ -11,11 +11,12 @@ standby. Cross-rack traffic counts only when both sides have racks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 from typing import Mapping
 
 import numpy as np
 
-from .instance import TasksInstance
+from .instance import PARTITION_NUMBERS, TasksInstance
 from .solution import TaskRoles
 
 ROLES = ("active", "standby")
@@ -49,30 +50,71 @@ def cross_rack_table(instance: TasksInstance, role: str) -> CrossRackTable:
 def _build_table(instance: TasksInstance, role: str) -> CrossRackTable:
     racks = tuple(sorted({c.rack for c in instance.clients.values() if c.rack is not None}))
     rack_index = {r: i for i, r in enumerate(racks)}
-    patterns: dict[tuple[str, ...], int] = {}
-    offset: dict[str, int] = {}
-    pattern_of: list[int] = []
-    for name, topic in instance.topics.items():
-        offset[name] = len(pattern_of)
-        pattern_of.extend(patterns.setdefault(rs, len(patterns)) for rs in topic.racks)
+    patterns, pattern_numbers = _rack_patterns(instance)
     cross = np.zeros((len(patterns), len(racks)), dtype=np.int64)
     for rs, k in patterns.items():
         if rs:
             cross[k] = 1
             cross[k, [rack_index[r] for r in rs if r in rack_index]] = 0
     task_ids = instance.task_ids
-    rows: list[int] = []
-    parts: list[int] = []
-    for i, task in enumerate(task_ids):
-        for p in instance.cost_partitions(task, role):
-            topic, _, number = p.rpartition("-")
-            rows.append(i)
-            parts.append(offset[topic] + int(number))
+    other = instance.__dict__.get(f"_cross_rack_{'standby' if role == 'active' else 'active'}")
+    task_index = other.task_index if other is not None else {t: i for i, t in enumerate(task_ids)}
+    rows, parts = _read_partitions(instance, role, task_index)
+    if rows is None:
+        pattern_of = _pattern_of(instance)
+        per_task = [instance.cost_partitions(t, role) for t in task_ids]
+        sizes = np.fromiter(map(len, per_task), dtype=np.int64, count=len(task_ids))
+        parts = np.fromiter(map(pattern_of.__getitem__, chain.from_iterable(per_task)), dtype=np.int64,
+                            count=int(sizes.sum()))
+        rows = np.repeat(np.arange(len(task_ids)), sizes)
+    else:
+        parts = pattern_numbers[parts]
     counts = np.zeros((len(task_ids), len(racks)), dtype=np.int64)
-    if rows:
-        per_part = cross[np.asarray(pattern_of, dtype=np.int64)[np.asarray(parts, dtype=np.int64)]]
-        np.add.at(counts, np.asarray(rows, dtype=np.int64), per_part)
-    return CrossRackTable(racks, rack_index, {t: i for i, t in enumerate(task_ids)}, counts)
+    per_part = cross[parts]
+    for r in range(len(racks)):  # few racks: one weighted count per rack
+        counts[:, r] = np.bincount(rows, weights=per_part[:, r], minlength=len(task_ids))
+    return CrossRackTable(racks, rack_index, task_index, counts)
+
+
+def _rack_patterns(instance: TasksInstance) -> tuple[dict[tuple[str, ...], int], np.ndarray]:
+    """The instance's distinct rack sets, numbered, and the number of each partition's rack set, partitions
+    counted topic after topic (as in :data:`~kipopt.instance.PARTITION_NUMBERS`); once per instance."""
+    cached = instance.__dict__.get("_rack_patterns")
+    if cached is None:
+        every = [topic.racks for topic in instance.topics.values()]
+        patterns = {rs: k for k, rs in enumerate(dict.fromkeys(chain.from_iterable(every)))}  # first-seen order
+        numbers = np.fromiter(map(patterns.__getitem__, chain.from_iterable(every)), dtype=np.int64)
+        cached = instance.__dict__["_rack_patterns"] = (patterns, numbers)
+    return cached
+
+
+def _pattern_of(instance: TasksInstance) -> dict[str, int]:
+    """Partition string -> the number of its rack set (for instances the reader left no partition numbers)."""
+    cached = instance.__dict__.get("_pattern_of")
+    if cached is None:
+        numbers = iter(_rack_patterns(instance)[1].tolist())
+        cached = {f"{name}-{p}": next(numbers) for name, topic in instance.topics.items()
+                  for p in range(len(topic.racks))}
+        instance.__dict__["_pattern_of"] = cached
+    return cached
+
+
+def _read_partitions(instance: TasksInstance, role: str, task_index: dict[str, int]
+                     ) -> tuple[np.ndarray, np.ndarray] | tuple[None, None]:
+    """(task row, partition number) of every cost partition of ``role``, from the numbers the reader
+    parsed (:data:`~kipopt.instance.PARTITION_NUMBERS`); ``(None, None)`` when it left none, or for
+    cost partitions ``"all"`` (inputs and changelogs, a partition in both counted once)."""
+    numbers = instance.__dict__.get(PARTITION_NUMBERS)
+    if numbers is None or (role == "active" and instance.config.rack_aware_assignment_cost_partitions == "all"):
+        return None, None
+    tasks = instance.tasks.values()
+    sizes = np.empty(2 * len(tasks), dtype=np.int64)  # inputs, changelogs, inputs, changelogs, ...
+    sizes[0::2] = np.fromiter((len(t.inputs) for t in tasks), dtype=np.int64, count=len(tasks))
+    sizes[1::2] = np.fromiter((len(t.changelogs) for t in tasks), dtype=np.int64, count=len(tasks))
+    row = np.fromiter(map(task_index.__getitem__, instance.tasks), dtype=np.int64, count=len(tasks))
+    rows = np.repeat(np.repeat(row, 2), sizes)
+    wanted = np.repeat(np.tile(np.array([role == "active", role == "standby"]), len(tasks)), sizes)
+    return rows[wanted], np.asarray(numbers, dtype=np.int64)[wanted]
 
 
 def cross_rack_partitions(instance: TasksInstance, task: str, rack: str | None, role: str) -> int:
@@ -111,25 +153,33 @@ class Cost:
 
 
 def role_cost(instance: TasksInstance, assignment: Mapping[str, TaskRoles], role: str,
-              traffic_cost: int | None = None, non_overlap_cost: int | None = None) -> Cost:
+              traffic_cost: int | None = None, non_overlap_cost: int | None = None,
+              placed: tuple[np.ndarray, np.ndarray] | None = None) -> Cost:
     """Cost of every ``role`` placement of ``assignment`` against the instance's starting lists.
 
     Costs default to the instance's configured ones (Kafka's 10 and 1 when unset).
-    Warm-ups are not standbys here (KIP-441 counts them apart).
+    Warm-ups are not standbys here (KIP-441 counts them apart). ``placed``, when the caller has it:
+    the task (``TaskId`` order) and client (order of ``instance.clients``) of each placement, listed
+    as ``assignment`` lists them.
     """
     traffic_cost = instance.config.traffic_cost if traffic_cost is None else traffic_cost
     non_overlap_cost = instance.config.non_overlap_cost if non_overlap_cost is None else non_overlap_cost
     table = cross_rack_table(instance, role)
-    rows: list[int] = []
-    cols: list[int] = []
-    moved = 0
-    for cid, roles in assignment.items():
-        client = instance.clients[cid]
-        tasks = getattr(roles, role)
-        before = set(getattr(client, role))
-        moved += sum(1 for t in tasks if t not in before)
-        if client.rack is not None and tasks:
-            rows.extend(table.task_index[t] for t in tasks)
-            cols.extend([table.rack_index[client.rack]] * len(tasks))
-    traffic = int(table.counts[rows, cols].sum()) if rows else 0
+    clients = [instance.clients[cid] for cid in assignment]
+    lists = [getattr(roles, role) for roles in assignment.values()]
+    moved = sum(len(tasks) - sum(map(set(getattr(client, role)).__contains__, tasks))
+                for client, tasks in zip(clients, lists) if tasks)
+    if placed is None:
+        sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        rows = np.fromiter(map(table.task_index.__getitem__, chain.from_iterable(lists)), dtype=np.int64,
+                           count=int(sizes.sum()))
+        cols = np.repeat(np.array([-1 if c.rack is None else table.rack_index[c.rack] for c in clients],
+                                  dtype=np.int64), sizes)
+    else:
+        rows, where = placed
+        column = np.array([-1 if c.rack is None else table.rack_index[c.rack] for c in instance.clients.values()],
+                          dtype=np.int64)
+        cols = column[where]
+    racked = cols >= 0  # cross-rack traffic counts only when both sides have racks
+    traffic = int(table.counts[rows[racked], cols[racked]].sum())
     return Cost(traffic * traffic_cost, moved * non_overlap_cost)

@@ -16,7 +16,9 @@ True
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from itertools import chain
 from functools import cached_property
 from typing import Any, Mapping, Union
 
@@ -73,10 +75,17 @@ def parse_task_id(text: str, path: str = "task") -> tuple[int, int]:
     return int(head), int(tail)
 
 
-def _task_key(text: str) -> tuple[int, int]:
-    """:func:`parse_task_id` for ids already validated (no checks: sorting 100,000 ids stays cheap)."""
+def _task_key(text: str) -> int:
+    """``TaskId`` order as one integer, for ids already validated (both parts below 2**31; no checks:
+    sorting 100,000 ids stays cheap)."""
     head, _, tail = text.partition("_")
-    return int(head), int(tail)
+    return int(head) << 32 | int(tail)
+
+
+def _first_of_runs(values: Any) -> Any:
+    """Positions where a sorted numpy array takes a new value."""
+    import numpy as np
+    return np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1]))) if len(values) else values
 
 
 def _canonical_nonnegative(text: str) -> bool:
@@ -108,13 +117,27 @@ def _read_topics(value: Any, path: str) -> dict[str, Topic]:
         entries = r.array(spec["racks"], f"{tpath}.racks")
         if not entries:
             raise InstanceError(f"{tpath}.racks", "a topic needs at least one partition")
-        racks = []
-        for p, e in enumerate(entries):
-            fast = r.distinct_strings(e)
-            racks.append(shared.setdefault(fast, fast) if fast is not None
-                         else r.unique_strings(e, f"{tpath}.racks[{p}]"))
+        racks = _known_rack_sets(entries, shared)
+        if racks is None:
+            racks = []
+            for p, e in enumerate(entries):
+                fast = r.distinct_strings(e)
+                racks.append(shared.setdefault(fast, fast) if fast is not None
+                             else r.unique_strings(e, f"{tpath}.racks[{p}]"))
         topics[name] = Topic(tuple(racks))
     return topics
+
+
+def _known_rack_sets(entries: list, shared: dict[tuple[str, ...], tuple[str, ...]]) -> list | None:
+    """``entries`` as the shared tuples of rack sets already validated (the common case: a cluster has
+    few distinct rack sets), found at C speed; None when an entry is new or not an array."""
+    if set(map(type, entries)) != {list}:
+        return None
+    try:
+        racks = list(map(shared.get, map(tuple, entries)))
+    except TypeError:  # an unhashable item
+        return None
+    return None if None in racks else racks
 
 
 def _topics_to_dict(topics: Mapping[str, Topic]) -> dict:
@@ -379,9 +402,22 @@ class TasksInstance:
     family: str = field(default="tasks", init=False)
 
     @cached_property
+    def _task_order(self) -> tuple[tuple[str, ...], Any]:
+        import numpy as np
+        ids = list(self.tasks)
+        keys = np.fromiter(map(_task_key, ids), dtype=np.int64, count=len(ids))
+        order = np.argsort(keys, kind="stable")
+        return tuple(map(ids.__getitem__, order.tolist())), keys[order] >> 32
+
+    @property
     def task_ids(self) -> tuple[str, ...]:
         """Task ids in Kafka's ``TaskId`` order: (subtopology, partition)."""
-        return tuple(sorted(self.tasks, key=_task_key))
+        return self._task_order[0]
+
+    @property
+    def task_subtopologies(self) -> Any:
+        """The sub-topology of each task of :attr:`task_ids` (a numpy array)."""
+        return self._task_order[1]
 
     @cached_property
     def client_ids(self) -> tuple[str, ...]:
@@ -390,7 +426,8 @@ class TasksInstance:
 
     @cached_property
     def subtopologies(self) -> tuple[int, ...]:
-        return tuple(sorted({int(t.partition("_")[0]) for t in self.tasks}))
+        groups = self.task_subtopologies
+        return tuple(groups[_first_of_runs(groups)].tolist())
 
     @cached_property
     def partition_racks(self) -> dict[str, frozenset[str]]:
@@ -415,14 +452,76 @@ def _read_tasks(d: dict) -> TasksInstance:
     r.obj(d, "", required=("format", "family", "topics", "tasks", "clients"), optional=("config",))
     topics = _read_topics(d["topics"], "topics")
     tasks: dict[str, Task] = {}
+    layout, numbers = _partition_layout(topics), []
     for tid, spec in r.mapping(d["tasks"], "tasks").items():
-        tasks[tid] = _read_task(tid, spec, topics)
+        task = _valid_task(tid, spec, layout, numbers)
+        if task is None:
+            task, numbers = _read_task(tid, spec, topics), None  # numbers: see PARTITION_NUMBERS
+        tasks[tid] = task
     if not tasks:
         raise InstanceError("tasks", "at least one task is needed")
-    clients = {cid: _read_client(cid, spec, tasks) for cid, spec in r.mapping(d["clients"], "clients").items()}
+    stateful = {t for t, task in tasks.items() if task.stateful}
+    clients = {cid: _valid_client(cid, spec, tasks, stateful) or _read_client(cid, spec, tasks)
+               for cid, spec in r.mapping(d["clients"], "clients").items()}
     if not clients:
         raise InstanceError("clients", "at least one client is needed")
-    return TasksInstance(topics, tasks, clients, _read_config(d.get("config", {})))
+    instance = TasksInstance(topics, tasks, clients, _read_config(d.get("config", {})))
+    if numbers is not None:
+        instance.__dict__[PARTITION_NUMBERS] = numbers  # a cache beside the fields, like cached_property
+    return instance
+
+
+PARTITION_NUMBERS = "_partition_numbers"
+"""Key of a cache the reader leaves in a :class:`TasksInstance`'s ``__dict__`` when every task took the
+fast reader: each task's inputs then changelogs, tasks in the order of ``tasks``, as numbers of the
+topics' partitions counted topic after topic in the order of ``topics`` (what the reader parsed
+anyway; :mod:`kipopt.costs` builds its tables from it without parsing the strings again)."""
+
+
+def _partition_layout(topics: Mapping[str, Topic]) -> dict[str, tuple[int, int]]:
+    """Topic -> (its partitions, the number of its partition 0 in :data:`PARTITION_NUMBERS`)."""
+    layout, offset = {}, 0
+    for name, topic in topics.items():
+        layout[name] = (len(topic.racks), offset)
+        offset += len(topic.racks)
+    return layout
+
+
+_PLAIN_TASK_ID = re.compile(r"(?:0|[1-9][0-9]{0,8})_(?:0|[1-9][0-9]{0,8})")  # ten digits may pass INT_MAX
+_TASK_FIELDS = frozenset(("inputs", "changelogs", "stateful", "end_offset"))
+_CLIENT_FIELDS = frozenset(("rack", "tags", "capacity", "active", "standby", "lags"))
+
+
+def _valid_task(tid: str, spec: Any, layout: Mapping[str, tuple[int, int]], numbers: list[int] | None) -> Task | None:
+    """:func:`_read_task` for a task that is plainly valid, with no per-field messages, appending its
+    partitions' numbers to ``numbers`` (:data:`PARTITION_NUMBERS`); None when any check fails (then
+    :func:`_read_task` finds and words the failure)."""
+    if type(spec) is not dict or not spec.keys() <= _TASK_FIELDS or type(tid) is not str \
+            or _PLAIN_TASK_ID.fullmatch(tid) is None:
+        return None
+    inputs, changelogs = spec.get("inputs"), spec.get("changelogs", [])
+    if type(inputs) is not list or not inputs or type(changelogs) is not list:
+        return None
+    if numbers is None:
+        numbers = []
+    for p in chain(inputs, changelogs):  # _valid_partition, inlined: this loop runs once per partition read
+        if type(p) is not str:
+            return None
+        head, _, tail = p.rpartition("-")
+        known = layout.get(head)
+        if known is None or not tail.isdigit() or not tail.isascii() or (tail[0] == "0" and len(tail) > 1):
+            return None
+        number = int(tail)
+        if number >= known[0]:
+            return None
+        numbers.append(known[1] + number)
+    if len(set(inputs)) != len(inputs) or len(set(changelogs)) != len(changelogs):
+        return None
+    stateful, end_offset = spec.get("stateful", bool(changelogs)), spec.get("end_offset", 0)
+    if type(stateful) is not bool or (stateful and not changelogs) or type(end_offset) is not int \
+            or not 0 <= end_offset <= r.JAVA_LONG_MAX:
+        return None
+    return Task(tid, tuple(inputs), tuple(changelogs), stateful, end_offset)
 
 
 def _read_task(tid: str, spec: Any, topics: Mapping[str, Topic]) -> Task:
@@ -442,6 +541,30 @@ def _read_task(tid: str, spec: Any, topics: Mapping[str, Topic]) -> Task:
         raise InstanceError(f"{path}.changelogs", "a stateful task needs at least one changelog partition")
     end_offset = r.integer(spec.get("end_offset", 0), f"{path}.end_offset", 0)
     return Task(tid, inputs, changelogs, stateful, end_offset)
+
+
+def _valid_client(cid: str, spec: Any, tasks: Mapping[str, Task], stateful: set[str]) -> Client | None:
+    """:func:`_read_client` for a client that is plainly valid (tags read the slow way), with set
+    operations at C speed in place of per-item checks; None when any check fails."""
+    if type(spec) is not dict or not spec.keys() <= _CLIENT_FIELDS or type(cid) is not str or not cid:
+        return None
+    active, standby = r.distinct_strings(spec.get("active", [])), r.distinct_strings(spec.get("standby", []))
+    lags = spec.get("lags", {})
+    if active is None or standby is None or type(lags) is not dict or not tasks.keys() >= set(active) \
+            or not stateful.issuperset(standby) or not stateful.issuperset(lags) or not set(active).isdisjoint(standby):
+        return None
+    values = lags.values()
+    if lags and (set(map(type, values)) != {int} or min(values) < 0 or max(values) > r.JAVA_LONG_MAX):
+        return None
+    rack, capacity = spec.get("rack"), spec.get("capacity", 1)
+    if not (rack is None or (type(rack) is str and rack)) or type(capacity) is not int \
+            or not 1 <= capacity <= r.JAVA_INT_MAX or ("tags" in spec and not _plain_tags(spec["tags"])):
+        return None
+    return Client(cid, rack, dict(spec.get("tags", {})), capacity, active, standby, dict(lags))
+
+
+def _plain_tags(tags: Any) -> bool:
+    return type(tags) is dict and all(type(k) is str and k and type(v) is str and v for k, v in tags.items())
 
 
 def _read_client(cid: str, spec: Any, tasks: Mapping[str, Task]) -> Client:
@@ -559,6 +682,7 @@ def to_dict(instance: Instance) -> dict:
 
 def load_instance(source: str | Mapping) -> Instance:
     """Load and validate an instance from a path, ``-`` (stdin) or a decoded dict."""
-    if isinstance(source, Mapping):
-        return from_dict(source)
-    return from_dict(r.read_json_file(source, "INSTANCE"))
+    with r.gc_paused():
+        if isinstance(source, Mapping):
+            return from_dict(source)
+        return from_dict(r.read_json_file(source, "INSTANCE"))

@@ -174,8 +174,22 @@ def rules() -> dict[str, Rule]:
     return _load()[1]
 
 
+def _named(kind: str, name: str) -> Any:
+    """The method (``kind`` "METHODS") or rule ("RULES") called ``name``: from the registry once it is
+    loaded, else from the first provider that has it, importing the providers only up to that one (so
+    ``kipopt solve`` does not import every family's models; names are unique across providers, so the
+    first is the one the full registry holds)."""
+    if _methods is not None and _rules is not None:
+        return (_methods if kind == "METHODS" else _rules).get(name)
+    for provider in _PROVIDERS:
+        found = next((x for x in getattr(importlib.import_module(provider), kind, ()) if x.name == name), None)
+        if found is not None:
+            return found
+    return None
+
+
 def get_method(name: str, family: str | None = None) -> Method:
-    found = methods().get(name)
+    found = _named("METHODS", name)
     if found is None:
         raise InstanceError("--method", f"unknown method {name!r}; available: {', '.join(sorted(methods())) or 'none'}")
     if family is not None and found.family != family:
@@ -190,8 +204,8 @@ DEFAULT_RULES = {"tasks": "rack_active", "replicas": "spread", "consumers": "bal
 
 def get_rule(name: str | None, family: str) -> Rule:
     name = name or DEFAULT_RULES[family]
-    found = rules().get(name)
-    names = sorted(r for r, x in rules().items() if x.family == family)
+    found = _named("RULES", name)
     if found is None or found.family != family:
+        names = sorted(r for r, x in rules().items() if x.family == family)
         raise InstanceError("--rule", f"no rule {name!r} for family {family!r}; available: {', '.join(names) or 'none yet'}")
     return found
