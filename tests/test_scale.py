@@ -156,6 +156,32 @@ def test_tiny_time_limit_through_the_cli(tmp_path, capsys):
     assert out["bound"] is not None and out["gap"] is not None
 
 
+@pytest.mark.parametrize("read_seconds,expected_share", [(0.0, 0.9), (4.0, 0.6)])
+def test_slow_reading_leaves_as_much_time_for_evaluating(monkeypatch, read_seconds, expected_share):
+    """The method's deadline leaves 10 % of the limit, or as long as reading took if that is more."""
+    import dataclasses
+    import time
+
+    from kipopt import api
+
+    seen = {}
+    real = api.get_method
+
+    def spying(name, family=None):
+        m = real(name, family)
+
+        def run(instance, options):
+            seen["share"] = (options.deadline_at - began) / 10.0
+            return m.run(instance, options)
+        return dataclasses.replace(m, run=run)
+
+    monkeypatch.setattr(api, "get_method", spying)
+    instance = generate("tasks", 3, tasks=30, clients=4)
+    began = time.perf_counter() - read_seconds
+    api.solve(instance, "exact.rack_active", time_limit=10.0, started=began)
+    assert seen["share"] == pytest.approx(expected_share, abs=0.01)
+
+
 def test_deadline_limits():
     assert Deadline.never().limit(5.0) == 5.0 and Deadline.never().limit() is None
     assert Deadline.after(100.0).limit(5.0) == 5.0
