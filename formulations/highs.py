@@ -22,12 +22,14 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 import highspy
 import numpy as np
 
-from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline  # noqa: F401  (re-exported: the helper models call)
+from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline, call_before  # noqa: F401  (Deadline re-exported)
+
+T = TypeVar("T")
 
 INTEGRALITY_TOL = 1e-6
 
@@ -54,6 +56,21 @@ def new_highs() -> highspy.Highs:
         h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     return h
+
+
+def call_highs_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
+    """:func:`kipopt.deadline.call_before` for work that runs HiGHS: ``fn()`` in a child the deadline kills.
+
+    A forked child inherits HiGHS' process-wide thread pool without its
+    threads: once the parent has run HiGHS, a MIP in the child waits for them
+    forever (measured: an LP in the parent, then a 1-second MIP in the child
+    never returned). The child therefore restarts the pool first.
+    """
+    def fresh_pool() -> T:
+        new_highs().resetGlobalScheduler(True)
+        return fn()
+
+    return fn() if deadline.at is None else call_before(deadline, fresh_pool)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,7 @@ only when that vertex is fractional.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -76,9 +77,8 @@ import numpy as np
 from kipopt.instance import TasksInstance
 from kipopt.solution import TaskRoles
 
-from kipopt.deadline import call_before
 
-from .highs import ArrayLP, Deadline, build_csc, is_integral, solve_lp
+from .highs import ArrayLP, Deadline, HighsResult, build_csc, call_highs_before, is_integral, solve_lp
 from .rack_model import rack_index, traffic_matrix
 
 HARD_DEADLINE_COLUMNS = 1_000_000
@@ -319,8 +319,13 @@ def solve_standby(p: StandbyProblem, time_limit: float | None = None,
         y0 = start() if start is not None else None
         if y0 is not None and p.cost(y0) <= floor:
             return "optimal", floor, True, y0
-        # not handed to HiGHS as a start: with one, HiGHS 1.x overran a 40 s time limit by 9 minutes here
-        mip = solve_lp(lp, integer=True, threads=threads, presolve=True, deadline=deadline)
+        # HiGHS' MIP overran its time limit by minutes on 150,000 columns (set-up phases that do not
+        # watch the clock), so under a deadline it runs in a child the deadline kills; y0 is not handed
+        # to it as a start (with one, the overrun was 9 minutes)
+        mip = call_highs_before(deadline, lambda: _compact(solve_lp(lp, integer=True, threads=threads, presolve=True,
+                                                              deadline=deadline)))
+        if mip is None:
+            mip = HighsResult("time_limit", None, None, None, True, "killed at the deadline", "on")
         bound = max(floor, mip.bound) if mip.bound is not None else floor
         y = _edges(p, mip.x)
         if y0 is not None and (y is None or p.cost(y0) < p.cost(y)):
@@ -330,7 +335,7 @@ def solve_standby(p: StandbyProblem, time_limit: float | None = None,
     # at scale, loading and setting up the model in HiGHS can outlast the time limit (HiGHS watches the
     # clock only once it iterates): there the solve runs in a child that the deadline kills
     hard = deadline.at is not None and lp.num_col > HARD_DEADLINE_COLUMNS
-    found = call_before(deadline, solve) if hard else solve()
+    found = call_highs_before(deadline, solve) if hard else solve()
     info = {"model": "standby-arrays", "columns": lp.num_col, "rows": lp.num_row,
             "tag_rows": len(p.tags.need_task), "build_seconds": round(t1 - t0, 6),
             "solver_seconds": round(time.perf_counter() - t1, 6), "killed_at_deadline": found is None}
@@ -346,6 +351,11 @@ def solve_standby(p: StandbyProblem, time_limit: float | None = None,
     if status == "time_limit":
         status = "feasible"
     return StandbySolution(chosen, status, cost, bound, info)
+
+
+def _compact(res: HighsResult) -> HighsResult:
+    """What crosses the pipe from a child: the result without duals."""
+    return dataclasses.replace(res, col_dual=None, row_dual=None)
 
 
 def _edges(p: StandbyProblem, x: np.ndarray | None) -> np.ndarray | None:

@@ -172,3 +172,13 @@ def test_the_start_stands_when_the_ilp_finds_nothing(monkeypatch, seed):
     assert r.status in (Status.FEASIBLE, Status.OPTIMAL) and r.objective >= best.objective
     assert r.bound is not None and r.bound <= best.objective
     assert standby_objective(x, r.assignment) == r.objective
+
+
+def test_a_time_limited_ilp_runs_in_a_child_after_highs_ran_here():
+    """Under a deadline the ILP runs in a forked child; HiGHS has run in this process before, and the child
+    must not wait for the parent's pool threads (it did, until the deadline, before the pool was restarted)."""
+    x = generate("tasks", 1, tasks=300, clients=30, num_standby_replicas=3)
+    free = solve(x, "exact.rack_standby")
+    assert free.metrics["ilp"] is True
+    limited = solve(x, "exact.rack_standby", time_limit=60)
+    assert limited.status is Status.OPTIMAL and limited.objective == free.objective
