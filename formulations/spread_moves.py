@@ -243,8 +243,13 @@ def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadl
 
     The window ``[lo, lo + d_max]`` of broker loads must contain the average
     load, which leaves ``d_max + 1`` values of ``lo`` at most; each is a pure
-    network flow, solved exactly, and the best one is optimal once all are
-    solved. Until then the bound is ``Σ_b max(0, lowest lo − current load of b)``.
+    network flow, solved exactly. The fewest moves as a function of ``lo`` is
+    convex (the optimal value of an LP whose bounds move linearly with one
+    parameter; every vertex is integral, so it is the integer optimum at each
+    integer ``lo``), so a walk downhill from the window centred on the average
+    stops at the optimum: a point no worse than both neighbours is a global
+    minimum of a convex sequence. Until the walk ends the bound is
+    ``Σ_b max(0, lowest lo − current load of b)``.
     """
     avg = c.partitions * c.rf / len(c.brokers)
     candidates = list(range(max(0, math.ceil(avg) - d_max), math.floor(avg) + 1))
@@ -253,33 +258,48 @@ def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadl
         for b in brokers:
             held[b] += 1
     bound = sum(max(0, candidates[0] - k) for k in held.values())
-    best: tuple | None = None
-    complete = True
-    for lo in sorted(candidates, key=lambda v: abs(v + d_max / 2 - avg)):
-        if deadline is not None and time.perf_counter() >= deadline:
-            complete = False
+    solved: dict[int, tuple[float, object, np.ndarray | None]] = {}
+    exact = True
+
+    def moves(lo: int) -> float:
+        """The fewest moves with window floor ``lo`` (inf if infeasible or cut short)."""
+        nonlocal exact
+        if lo not in solved:
+            if c.one_per_rack:
+                net, presolve = _replica_network(instance, c, d_max, lo), True
+            else:  # presolve took 40 times longer than the solve on this network (measured, 1,000 x 20)
+                net, presolve = _every_rack_network(instance, c, d_max, lo), False
+            o = _lp_solve(net.model, deadline, threads, presolve)
+            exact &= o.status in ("optimal", "infeasible")
+            good = o.x is not None and o.status == "optimal" and _integral(o.x)
+            solved[lo] = (o.objective if good else math.inf, net, o.x if good else None)
+        return solved[lo][0]
+
+    def out_of_time() -> bool:
+        return deadline is not None and time.perf_counter() >= deadline
+
+    order = sorted(candidates, key=lambda v: abs(v + d_max / 2 - avg))
+    current = next((lo for lo in order if not out_of_time() and moves(lo) < math.inf), None)
+    walked = current is not None
+    while current is not None and round(moves(current)) > bound:
+        step = next((nb for nb in (current - 1, current + 1) if nb in candidates and not out_of_time()
+                     and moves(nb) < moves(current)), None)
+        if step is None:
+            walked = not out_of_time() and all(nb in solved or nb not in candidates
+                                               for nb in (current - 1, current + 1))
             break
-        if c.one_per_rack:
-            net, presolve = _replica_network(instance, c, d_max, lo), True
-        else:  # presolve took 40 times longer than the solve on this network (measured, 1,000 x 20)
-            net, presolve = _every_rack_network(instance, c, d_max, lo), False
-        o = _lp_solve(net.model, deadline, threads, presolve)
-        complete &= o.status in ("optimal", "infeasible")
-        if o.x is not None and o.status == "optimal" and _integral(o.x) and (best is None or o.objective < best[0]):
-            best = (o.objective, net, o.x)
-        if best is not None and round(best[0]) <= bound:
-            break
-    if best is None:
+        current = step
+    if current is None:
         return None, None, bound
-    if complete:  # every window was solved exactly: the best one is optimal
-        bound = max(bound, round(best[0]))
-    net, x = best[1], best[2]
+    best, net, x = solved[current]
+    if walked and exact:  # the walk ended at a minimum of the convex sequence: optimal
+        bound = max(bound, round(best))
     if isinstance(net, _EveryRackNetwork):
         sets: list[list[int]] = [[] for _ in range(c.partitions)]
         for k in np.flatnonzero(x[net.arc] > 0.5):
             sets[net.arc_p[k]].append(c.brokers[net.arc_b[k]])
-        return sets, round(best[0]), bound
-    return _read_network(c, net, x, instance), round(best[0]), bound
+        return sets, round(best), bound
+    return _read_network(c, net, x, instance), round(best), bound
 
 
 def choose_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]], l_max: int,
