@@ -209,7 +209,7 @@ def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, dead
     else:
         assignment, moves_bound = _reassign_broker_level(instance, c, fresh, deadline, threads, info)
     if not assignment:
-        info["moves"] = "not minimised: the time limit came first"
+        info.setdefault("moves_note", "not minimised: the time limit came first")
         assignment, moves_bound = fresh.assignment, 0
     if fresh.status is not Status.OPTIMAL:
         return assignment, Status.FEASIBLE, fresh.bound
@@ -241,7 +241,13 @@ def _reassign_one_per_rack(instance: ReplicasInstance, c: Cluster, fresh: _Fresh
 def _reassign_broker_level(instance: ReplicasInstance, c: Cluster, fresh: _Fresh, deadline: float | None,
                            threads: int | None, info: dict) -> tuple[dict, int]:
     """R < RF (or one rack): the replica flow over (partition, broker) arcs and the leader flow; the
-    moves MIP started from the fresh placement only if no leader choice fits."""
+    moves MIP started from the fresh placement only if no leader choice fits. Both models have a column
+    per (partition, broker) pair: above :data:`MAX_BROKER_PAIRS` neither is built (2 GB at a million
+    pairs, 16 GB at 30 million) and the balanced placement answers, moves not minimised."""
+    if c.partitions * len(c.brokers) > MAX_BROKER_PAIRS:
+        info["moves_note"] = (f"not minimised: {c.partitions:,} partitions x {len(c.brokers):,} brokers exceed the "
+                         f"{MAX_BROKER_PAIRS:,} (partition, broker) pairs the fewer-racks-than-RF models are built for")
+        return {}, 0
     if c.racked and c.num_racks > 1:
         sets, _, bound = solve_replica_flow(instance, c, fresh.d, deadline, threads)
         if sets is not None:
@@ -254,6 +260,10 @@ def _reassign_broker_level(instance: ReplicasInstance, c: Cluster, fresh: _Fresh
     if out.status == "optimal":
         return assignment, round(out.objective)
     return assignment, math.ceil(out.bound - 1e-6) if out.bound is not None else 0
+
+
+MAX_BROKER_PAIRS = 2_000_000
+"""Largest partitions x brokers for which the reassignment models over (partition, broker) pairs are built."""
 
 
 def _expired(deadline: float | None) -> bool:

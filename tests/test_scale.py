@@ -265,3 +265,15 @@ def test_solve_prints_only_json(tmp_path, method, params):
     out = subprocess.run([sys.executable, "-m", "kipopt", "solve", str(path), "--method", method],
                          capture_output=True, text=True, check=True).stdout
     assert json.loads(out)["status"] == "optimal"
+
+
+def test_fewer_racks_than_rf_beyond_the_pair_limit_answers_the_balanced_placement(monkeypatch):
+    """Above MAX_BROKER_PAIRS the (partition, broker) models are not built: the balanced placement answers,
+    says why, and the moves metric stays the evaluator's count."""
+    from kipopt.formulations import replica_spread
+
+    monkeypatch.setattr(replica_spread, "MAX_BROKER_PAIRS", 100)
+    instance = generate("replicas", 2, brokers=8, racks=2, partitions=60, replication_factor=3, added_brokers=2)
+    s = solve(instance, "exact.spread", time_limit=30)
+    assert s.status is Status.FEASIBLE and s.metrics["violations"] == []
+    assert "not minimised" in s.metrics["moves_note"] and isinstance(s.metrics["moves"], int)
