@@ -54,8 +54,8 @@ from kipopt.instance import TasksInstance
 
 from .highs import Deadline
 from .rack_model import rack_index, traffic_matrix
-from .rack_standby_model import (StandbyProblem, TagCover, overlap_counts, pairs_of, solve_standby, standby_problem,
-                                  tag_cover)
+from .rack_standby_model import (StandbyProblem, TagCover, carried_pairs, overlap_counts, pairs_of, solve_standby,
+                                  standby_problem, tag_cover)
 from .rack_standby_start import dominating_start
 
 
@@ -112,17 +112,14 @@ def tag_profiles(instance: TasksInstance) -> list[tuple[tuple[str, str], ...]]:
     return [tuple(sorted((k, v) for k, v in tags.items() if k not in constant)) for tags in clients]
 
 
-def group_clients(instance: TasksInstance, alone: frozenset[int] = frozenset()
+def group_clients(instance: TasksInstance, racks: tuple[str | None, ...], client_rack: np.ndarray,
+                  profiles: list[tuple[tuple[str, str], ...]], alone: frozenset[int] = frozenset()
                   ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     """Group names, each client's group and each group's rack index, by (rack, tag profile).
 
-    The tag profile counts only when tags are configured; all of a client's tag
-    keys count then, as in the rule. Clients in ``alone`` (indices) form a
-    group each.
+    ``profiles`` are :func:`tag_profiles` when tags are configured, else empty.
+    Clients in ``alone`` (indices) form a group each.
     """
-    racks, client_rack = rack_index(instance, instance.client_ids)
-    tagged = bool(instance.config.rack_aware_assignment_tags)
-    profiles = tag_profiles(instance) if tagged else [()] * len(instance.client_ids)
     keys = [(int(r), profile, j if j in alone else -1)
             for j, (r, profile) in enumerate(zip(client_rack.tolist(), profiles))]
     distinct = sorted(set(keys))
@@ -138,7 +135,10 @@ def grouped_standby(instance: TasksInstance, alone: frozenset[int] = frozenset()
     tasks, clients = instance.task_ids, instance.client_ids
     T = len(tasks)
     tindex = {t: i for i, t in enumerate(tasks)}
-    names, group_of, group_rack = group_clients(instance, alone)
+    racks, client_rack = rack_index(instance, clients)
+    tagged = bool(instance.config.rack_aware_assignment_tags)
+    profiles = tag_profiles(instance) if tagged else [()] * len(clients)
+    names, group_of, group_rack = group_clients(instance, racks, client_rack, profiles, alone)
     G = len(names)
     active, held = Roles.of(instance, "active", tindex, T), Roles.of(instance, "standby", tindex, T)
     copies = np.diff(held.ptr)
@@ -151,7 +151,6 @@ def grouped_standby(instance: TasksInstance, alone: frozenset[int] = frozenset()
     room = np.where(copies[:, None] > 0, size[None, :] - on_active - on_held, 0)
     kept_t, kept_g = np.nonzero(on_held)
     new_t, new_g = np.nonzero(room > 0)
-    racks, _ = rack_index(instance, clients)
     traffic = traffic_matrix(instance, tasks, racks, "standby") * instance.config.traffic_cost
     edge_task = np.concatenate([kept_t, new_t])
     edge_group = np.concatenate([kept_g, new_g])
@@ -161,8 +160,8 @@ def grouped_standby(instance: TasksInstance, alone: frozenset[int] = frozenset()
     num_kept = len(kept_t)
     tags = TagCover.empty()
     carries, covered = np.zeros((G, 0), dtype=bool), np.zeros((T, 0), dtype=bool)
-    if instance.config.rack_aware_assignment_tags:
-        pairs, carries = _group_pairs(instance, group_of, G)
+    if tagged:
+        pairs, carries = carried_pairs(profiles, group_of, G)
         covered = pairs_of(on_active, carries)
         single = _single_copy_tags(carries, covered, on_held, copies)
         keep = single[edge_task, edge_group]
@@ -178,17 +177,6 @@ def grouped_standby(instance: TasksInstance, alone: frozenset[int] = frozenset()
                              edge_cap.astype(np.int64))
     return GroupedStandby(problem, group_of, counts.astype(np.int64), active, held, num_kept, on_held, carries,
                           covered)
-
-
-def _group_pairs(instance: TasksInstance, group_of: np.ndarray, G: int) -> tuple[tuple[tuple[str, str], ...], np.ndarray]:
-    """Every counted (key, value) pair a client carries (sorted), and ``m[g, p]``: group g carries pair p."""
-    profiles = tag_profiles(instance)
-    pairs = tuple(sorted({kv for profile in profiles for kv in profile}))
-    pindex = {kv: i for i, kv in enumerate(pairs)}
-    carries = np.zeros((G, len(pairs)), dtype=bool)
-    for profile, g in zip(profiles, group_of.tolist()):
-        carries[g, [pindex[kv] for kv in profile]] = True
-    return pairs, carries
 
 
 def _single_copy_tags(carries: np.ndarray, covered: np.ndarray, on_held: np.ndarray,
@@ -291,13 +279,13 @@ def _fill_group(m: GroupedStandby, clients: list[int], wanted: list[tuple[int, i
         for item in skipped:
             heapq.heappush(heap, item)
         for _ in range(k - len(got)):
-            if not _swap_in(t, forbid, heap, moved, room, placed, hosts, m):
+            if not _swap_in(t, forbid, heap, moved, room, placed, hosts):
                 return [c for c in clients if room[c] > 0]
     return []
 
 
 def _swap_in(t: int, forbid: dict[int, set[int]], heap: list[tuple[int, int]], moved: list[tuple[int, int]],
-             room: np.ndarray, placed: list[list[int]], hosts: list[set[int]], m: GroupedStandby) -> bool:
+             room: np.ndarray, placed: list[list[int]], hosts: list[set[int]]) -> bool:
     """Give ``t`` the client ``d`` of a placed copy ``(u, d)`` and move ``u`` to a client with room."""
     for _, c in sorted(heap):
         for i, (u, d) in enumerate(moved):

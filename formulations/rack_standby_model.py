@@ -70,7 +70,7 @@ import dataclasses
 import math
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -192,20 +192,26 @@ def standby_problem(instance: TasksInstance) -> StandbyProblem:
                           edge_client.astype(np.int64), np.asarray(edge_cost, dtype=np.int64), tags)
 
 
-def _carries(instance: TasksInstance, clients: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], np.ndarray]:
-    """Every (key, value) pair some client carries (sorted), and ``m[c, p]``: client c carries pair p."""
-    pairs = tuple(sorted({kv for c in clients for kv in instance.clients[c].tags.items()}))
+def carried_pairs(profiles: Sequence[Sequence[tuple[str, str]]], sink_of: np.ndarray,
+                  num_sinks: int) -> tuple[tuple[tuple[str, str], ...], np.ndarray]:
+    """Every (key, value) pair of ``profiles`` (sorted), and ``m[s, p]``: sink s carries pair p.
+
+    ``profiles[j]`` are client j's pairs and ``sink_of[j]`` its sink (the
+    client itself, or its group).
+    """
+    pairs = tuple(sorted({kv for profile in profiles for kv in profile}))
     pindex = {kv: i for i, kv in enumerate(pairs)}
-    m = np.zeros((len(clients), len(pairs)), dtype=bool)
-    for j, c in enumerate(clients):
-        m[j, [pindex[kv] for kv in instance.clients[c].tags.items()]] = True
+    m = np.zeros((num_sinks, len(pairs)), dtype=bool)
+    for profile, s in zip(profiles, sink_of.tolist()):
+        m[s, [pindex[kv] for kv in profile]] = True
     return pairs, m
 
 
 def _tag_cover(instance: TasksInstance, clients: tuple[str, ...], active: np.ndarray, held: np.ndarray,
                edge_task: np.ndarray, edge_client: np.ndarray) -> TagCover:
     """The covering indicators and per-task rows of the tag-distinctness constraint over clients."""
-    pairs, carries = _carries(instance, clients)
+    profiles = [tuple(instance.clients[c].tags.items()) for c in clients]
+    pairs, carries = carried_pairs(profiles, np.arange(len(clients)), len(clients))
     return tag_cover(pairs, carries, active, held, edge_task, edge_client)
 
 
