@@ -156,6 +156,30 @@ class Columns:
         return np.concatenate([[self.U, self.L], self.hi, self.lo]).astype(np.int64)
 
 
+def _band_rows(b: SparseBuilder, cols: np.ndarray, client: np.ndarray, cell: np.ndarray, cap: np.ndarray,
+               load: tuple[int, int, int], spread: tuple[np.ndarray, np.ndarray], C: int, G: int) -> None:
+    """The balance and spread rows shared by the class model and the per-task model.
+
+    Entry i puts a task on client ``client[i]``, in (sub-topology, client)
+    cell ``cell[i]`` (``g*C + c``), through column ``cols[i]``. With
+    ``load = (U, L, B)``: ``k_c·U - n_c >= 0``, ``n_c - k_c·L >= 0`` and
+    ``B >= U - L - BALANCE_FACTOR``; with ``spread = (hi, lo)``:
+    ``hi[g] - n[c,g] >= 0`` and ``n[c,g] - lo[g] >= 0``.
+    """
+    U, L, B = load
+    hi, lo = spread
+    ones, clients, cells = np.ones(len(cols)), np.arange(C), np.arange(G * C)
+    b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, U)]),
+               np.concatenate([-ones, cap]), 0.0, np.inf)
+    b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, L)]),
+               np.concatenate([ones, -cap]), 0.0, np.inf)
+    b.add_row([B, U, L], [1.0, -1.0, 1.0], -float(BALANCE_FACTOR), np.inf)
+    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([cols, np.repeat(hi, C)]),
+               np.concatenate([-ones, np.ones(G * C)]), 0.0, np.inf)
+    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([cols, np.repeat(lo, C)]),
+               np.concatenate([ones, -np.ones(G * C)]), 0.0, np.inf)
+
+
 def build_model(p: LagProblem) -> tuple[SparseBuilder, Columns, list[np.ndarray]]:
     """The program of the module docstring, and its three stage objectives.
 
@@ -194,19 +218,7 @@ def build_model(p: LagProblem) -> tuple[SparseBuilder, Columns, list[np.ndarray]
         ng_cols.append(cols)
     rows, cols = np.concatenate(ng_rows), np.concatenate(ng_cols)
     cap = p.capacity.astype(np.float64)
-    client, ones = rows % C, np.ones(len(cols))
-    # k_c·U - n_c >= 0 and n_c - k_c·L >= 0
-    b.add_rows(C, np.concatenate([client, np.arange(C)]), np.concatenate([cols, np.full(C, U)]),
-               np.concatenate([-ones, cap]), 0.0, np.inf)
-    b.add_rows(C, np.concatenate([client, np.arange(C)]), np.concatenate([cols, np.full(C, L)]),
-               np.concatenate([ones, -cap]), 0.0, np.inf)
-    b.add_row([B, U, L], [1.0, -1.0, 1.0], -float(BALANCE_FACTOR), np.inf)
-    # hi[g] - n[c,g] >= 0 and n[c,g] - lo[g] >= 0
-    cells = np.arange(G * C)
-    b.add_rows(G * C, np.concatenate([rows, cells]), np.concatenate([cols, np.repeat(hi, C)]),
-               np.concatenate([-ones, np.ones(G * C)]), 0.0, np.inf)
-    b.add_rows(G * C, np.concatenate([rows, cells]), np.concatenate([cols, np.repeat(lo, C)]),
-               np.concatenate([ones, -np.ones(G * C)]), 0.0, np.inf)
+    _band_rows(b, cols, rows % C, rows, cap, (U, L, B), (hi, lo), C, G)
     n = b.num_col
     balance, spread, moves = np.zeros(n), np.zeros(n), np.zeros(n)
     balance[B] = 1.0
@@ -371,17 +383,7 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None,
     col = np.concatenate(cols)
     client = np.concatenate(where)
     cell = np.concatenate([gindex[instance.tasks[t].subtopology] * C + cs for t, cs in zip(tasks, where)])
-    ones = np.ones(len(col))
-    b.add_rows(C, np.concatenate([client, np.arange(C)]), np.concatenate([col, np.full(C, U)]),
-               np.concatenate([-ones, cap]), 0.0, np.inf)
-    b.add_rows(C, np.concatenate([client, np.arange(C)]), np.concatenate([col, np.full(C, L)]),
-               np.concatenate([ones, -cap]), 0.0, np.inf)
-    b.add_row([B, U, L], [1.0, -1.0, 1.0], -float(BALANCE_FACTOR), np.inf)
-    cells = np.arange(G * C)
-    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([col, np.repeat(hi, C)]),
-               np.concatenate([-ones, np.ones(G * C)]), 0.0, np.inf)
-    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([col, np.repeat(lo, C)]),
-               np.concatenate([ones, -np.ones(G * C)]), 0.0, np.inf)
+    _band_rows(b, col, client, cell, cap, (U, L, B), (hi, lo), C, G)
     lp = b.build()
     balance, spread, moves = np.zeros(lp.num_col), np.zeros(lp.num_col), np.zeros(lp.num_col)
     balance[B] = 1.0
