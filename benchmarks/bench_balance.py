@@ -2,10 +2,10 @@
 
 Per model: columns, rows, build and solver seconds (wall) and CPU seconds of
 the whole call, and the optimum, which must be the same for all. Models:
-the priced network (:mod:`kipopt.formulations.rack_balance_priced`, what
+the priced network (:mod:`kipopt.formulations.tasks.rack.balance_priced`, what
 ``exact.rack_active`` uses at scale), the per-client network it replaced
-(:mod:`kipopt.formulations.rack_balance`) and the rack-grouped LP
-(:mod:`kipopt.formulations.rack_model`). ``--networkx`` also hands the
+(:mod:`kipopt.formulations.tasks.rack.balance`) and the rack-grouped LP
+(:mod:`kipopt.formulations.tasks.rack.model`). ``--networkx`` also hands the
 priced network with every candidate arc in (the whole model, no pricing) to
 networkx's network simplex, the dedicated min-cost-flow code at hand (SciPy
 has none; OR-Tools cannot share a process with highspy, see
@@ -24,9 +24,9 @@ import time
 import numpy as np
 
 from kipopt.datasets import generate
-from kipopt.formulations.rack_balance import solve_balance_grouped
-from kipopt.formulations.rack_balance_priced import _PricedNetwork, feasible_counts, solve_balance_priced
-from kipopt.formulations.rack_model import active_problem, solve_rack_grouped
+from kipopt.formulations.tasks.rack.balance import solve_balance_grouped
+from kipopt.formulations.tasks.rack.balance_priced import _PricedNetwork, feasible_counts, solve_balance_priced
+from kipopt.formulations.tasks.rack.model import active_problem, solve_rack_grouped
 
 
 def timed(fn, *args):

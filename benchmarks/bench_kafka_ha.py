@@ -34,7 +34,9 @@ from contextlib import contextmanager
 
 from kipopt import api
 from kipopt.datasets import generate
-from kipopt.solvers import kafka_graph, kafka_high_availability as ha, kafka_rack_aware
+from kipopt.solvers.tasks import graph as kafka_graph
+from kipopt.solvers.tasks import high_availability as ha
+from kipopt.solvers.tasks import rack_aware as kafka_rack_aware
 
 TARGETS = {"none": 5.0}
 

@@ -102,7 +102,7 @@ def child(tasks: int, clients: int, method: str, repeats: int) -> None:
 def presolve_child(tasks: int, clients: int, limit: float) -> None:
     """Time the rack-grouped LP with presolve off and on (the latter under ``limit`` seconds)."""
     from kipopt.formulations.highs import solve_lp
-    from kipopt.formulations.rack_model import active_problem, build_rack_grouped
+    from kipopt.formulations.tasks.rack.model import active_problem, build_rack_grouped
     from kipopt.instance import from_dict
 
     lp, _ = build_rack_grouped(active_problem(from_dict(instance_dict(tasks, clients))))

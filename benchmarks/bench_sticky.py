@@ -18,7 +18,7 @@ import argparse
 import time
 
 from kipopt.datasets import generate
-from kipopt.solvers.kafka_sticky_task_assignor import StickyTaskAssignor
+from kipopt.solvers.tasks.sticky_task_assignor import StickyTaskAssignor
 
 
 def run(tasks: int, clients: int, strategy: str, seed: int) -> dict:

@@ -19,8 +19,8 @@ import argparse
 import time
 
 from kipopt.datasets import generate
-from kipopt.solvers.kafka_cooperative_sticky import cooperative_sticky_assign
-from kipopt.solvers.kafka_sticky_assignor import sticky_inputs
+from kipopt.solvers.consumers.client.cooperative_sticky import cooperative_sticky_assign
+from kipopt.solvers.consumers.client.abstract_sticky import sticky_inputs
 
 
 def run(partitions: int, members: int, subscriptions: str, seed: int = 7) -> dict:

@@ -15,6 +15,15 @@ from typing import Any, Callable
 INDENT = "  "
 
 
+def json_default(value: Any) -> Any:
+    """``json.dumps``' ``default`` for kipopt's documents: numpy scalars and sets become JSON."""
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
 def dumps_indented(obj: Any, default: Callable[[Any], Any]) -> str:
     """``json.dumps(obj, indent=2, allow_nan=False, default=default)``."""
     out: list[str] = []

@@ -337,5 +337,5 @@ def _one_line(text: str) -> str:
 
 def _compact(verdict: dict) -> str:
     """One verdict as one line of strict JSON (no spaces, no NaN)."""
-    from .cli import json_default
+    from ._write import json_default
     return json.dumps(verdict, separators=(",", ":"), allow_nan=False, default=json_default)

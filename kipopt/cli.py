@@ -26,19 +26,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _print_json(obj: Any) -> None:
-    from ._write import dumps_indented  # json.dumps(obj, indent=2, allow_nan=False, default=...), faster
+    from ._write import dumps_indented, json_default  # json.dumps(obj, indent=2, allow_nan=False, default=...), faster
     sys.stdout.write(dumps_indented(obj, json_default))
     sys.stdout.write("\n")
     sys.stdout.flush()
-
-
-def json_default(value: Any) -> Any:
-    """``json.dumps``' ``default`` for kipopt's documents: numpy scalars and sets become JSON."""
-    if hasattr(value, "item"):  # numpy scalars
-        return value.item()
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
 
 
 # --------------------------------------------------------------------------- commands

@@ -7,9 +7,11 @@ produces an assignment; the façade :func:`kipopt.api.solve` times it,
 evaluates the result and reports the objective *of the method's rule*, so a
 port and its exact model compare directly.
 
-Provider modules (listed in ``_PROVIDERS``) each export ``METHODS`` and
-``RULES``; they are imported on first use so that ``kipopt validate`` never
-pays for HiGHS or Spark.
+Provider modules each export ``METHODS`` and ``RULES``. Each family's
+subpackages ``kipopt.formulations.<family>`` and ``kipopt.solvers.<family>``
+list theirs in ``PROVIDERS``; they are imported on first use, the instance's
+family first, so that ``kipopt validate`` never pays for HiGHS or Spark and
+``kipopt solve`` imports no other family's models.
 """
 
 from __future__ import annotations
@@ -22,26 +24,27 @@ from .deadline import Deadline
 from .errors import InstanceError
 from .solution import Assignment, Status
 
-_PROVIDERS = (
-    "kipopt.formulations.rack_tasks",
-    "kipopt.solvers.kafka_rack_aware",
-    "kipopt.solvers.kafka_replicas",
-    "kipopt.formulations.replica_spread",
-    "kipopt.formulations.consumer_rules",
-    "kipopt.solvers.kafka_range",
-    "kipopt.solvers.kafka_server_range",
-    "kipopt.solvers.kafka_server_uniform",
-    "kipopt.formulations.consumer_range",
-    "kipopt.formulations.consumer_balanced",
-    "kipopt.solvers.kafka_cooperative_sticky",
-    "kipopt.formulations.task_rules",
-    "kipopt.formulations.lag_active",
-    "kipopt.formulations.tag_standby",
-    "kipopt.solvers.kafka_high_availability",
-    "kipopt.solvers.kafka_tag_standby",
-    "kipopt.formulations.joint",
-    "kipopt.solvers.kafka_sticky_task_assignor",
-)
+FAMILIES = ("tasks", "replicas", "consumers")
+"""The families, in registry order; each has a subpackage in ``kipopt.formulations`` and ``kipopt.solvers``."""
+
+
+def family_providers(family: str) -> tuple[str, ...]:
+    """The provider modules of ``family``: the exact models' first, then the ports', each package's
+    ``PROVIDERS`` in its own order. Only the two small package ``__init__`` modules are imported."""
+    return tuple(_side_providers(family, "formulations")) + tuple(_side_providers(family, "solvers"))
+
+
+def _side_providers(family: str, side: str) -> list[str]:
+    package = f"kipopt.{side}.{family}"
+    return [f"{package}.{name}" for name in importlib.import_module(package).PROVIDERS]
+
+
+def _providers(first: str | None = None):
+    """Every provider module's name, ``first``'s family first; lazily, so that a search that ends early
+    imports neither the remaining families' packages nor, in its own family, the ports' package."""
+    for family in sorted(FAMILIES, key=lambda f: f != first):
+        for side in ("formulations", "solvers"):
+            yield from _side_providers(family, side)
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,7 @@ def _load() -> tuple[dict[str, Method], dict[str, Rule]]:
     if _methods is None or _rules is None:
         methods: dict[str, Method] = {}
         rules: dict[str, Rule] = {}
-        for name in _PROVIDERS:
+        for name in _providers():
             module = importlib.import_module(name)
             for m in getattr(module, "METHODS", ()):
                 methods[m.name] = m
@@ -174,14 +177,14 @@ def rules() -> dict[str, Rule]:
     return _load()[1]
 
 
-def _named(kind: str, name: str) -> Any:
+def _named(kind: str, name: str, family: str | None = None) -> Any:
     """The method (``kind`` "METHODS") or rule ("RULES") called ``name``: from the registry once it is
     loaded, else from the first provider that has it, importing the providers only up to that one (so
     ``kipopt solve`` does not import every family's models; names are unique across providers, so the
     first is the one the full registry holds)."""
     if _methods is not None and _rules is not None:
         return (_methods if kind == "METHODS" else _rules).get(name)
-    for provider in _PROVIDERS:
+    for provider in _providers(family):
         found = next((x for x in getattr(importlib.import_module(provider), kind, ()) if x.name == name), None)
         if found is not None:
             return found
@@ -189,7 +192,7 @@ def _named(kind: str, name: str) -> Any:
 
 
 def get_method(name: str, family: str | None = None) -> Method:
-    found = _named("METHODS", name)
+    found = _named("METHODS", name, family)
     if found is None:
         raise InstanceError("--method", f"unknown method {name!r}; available: {', '.join(sorted(methods())) or 'none'}")
     if family is not None and found.family != family:
@@ -204,7 +207,7 @@ DEFAULT_RULES = {"tasks": "rack_active", "replicas": "spread", "consumers": "bal
 
 def get_rule(name: str | None, family: str) -> Rule:
     name = name or DEFAULT_RULES[family]
-    found = _named("RULES", name)
+    found = _named("RULES", name, family)
     if found is None or found.family != family:
         names = sorted(r for r, x in rules().items() if x.family == family)
         raise InstanceError("--rule", f"no rule {name!r} for family {family!r}; available: {', '.join(names) or 'none yet'}")

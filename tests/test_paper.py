@@ -36,7 +36,7 @@ M = _make_paper()
 def _packaged(kind: str) -> dict:
     """The methods or rules of kipopt's own providers (other tests register extra ones in this process)."""
     found = {}
-    for name in registry._PROVIDERS:
+    for name in registry._providers():
         for x in getattr(importlib.import_module(name), kind, ()):
             found[x.name] = x
     return found

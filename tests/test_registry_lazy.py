@@ -11,7 +11,7 @@ def test_registry_names_are_unique_across_providers():
 
     from kipopt import methods as registry
     for kind in ("METHODS", "RULES"):
-        names = Counter(x.name for p in registry._PROVIDERS for x in getattr(importlib.import_module(p), kind, ()))
+        names = Counter(x.name for p in registry._providers() for x in getattr(importlib.import_module(p), kind, ()))
         assert [n for n, k in names.items() if k > 1] == [], kind
     for name, m in registry.methods().items():
         assert registry.get_method(name) is m
@@ -38,4 +38,4 @@ def test_solve_imports_only_its_provider(tmp_path):
     assert report["status"] == 0, run.stderr
     modules = set(report["modules"])
     assert not {m for m in modules if m.startswith("kipopt.solvers.")}
-    assert not modules & {"pandas", "scipy", "networkx", "pulp", "pyspark", "kipopt.formulations.replica_spread"}
+    assert not modules & {"pandas", "scipy", "networkx", "pulp", "pyspark", "kipopt.formulations.replicas.spread"}

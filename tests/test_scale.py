@@ -18,10 +18,10 @@ from kipopt.cli import main
 from kipopt.datasets import generate
 from kipopt.deadline import Deadline
 from kipopt.evaluation.tasks import evaluate_tasks
-from kipopt.formulations import rack_tasks
-from kipopt.formulations.rack_balance import solve_balance_grouped
-from kipopt.formulations.rack_model import active_problem, solve_rack_grouped
-from kipopt.formulations.rack_transport import solve_transport, transport_problem
+from kipopt.formulations.tasks.rack import rules as rack_tasks
+from kipopt.formulations.tasks.rack.balance import solve_balance_grouped
+from kipopt.formulations.tasks.rack.model import active_problem, solve_rack_grouped
+from kipopt.formulations.tasks.rack.transport import solve_transport, transport_problem
 from kipopt.instance import MAX_REPLICAS, from_dict
 from kipopt.methods import SolveOptions, get_method, get_rule
 from kipopt.solution import Status
@@ -236,7 +236,7 @@ def test_subtopology_spread_counts_absent_clients_as_zero():
 def test_reassignment_flows_match_the_broker_level_mip(seed, params):
     """The replica flow over (partition, broker) arcs + leader flow reaches the three-stage broker-level
     MIP's optimum (replica imbalance, leader imbalance, moves) on generated reassignments."""
-    from kipopt.formulations.replica_spread import Cluster, lexicographic, solve_full
+    from kipopt.formulations.replicas.spread import Cluster, lexicographic, solve_full
     instance = generate("replicas", seed, **params)
     s = solve(instance, "exact.spread")
     assert s.status is Status.OPTIMAL and s.metrics["violations"] == [], s.message
@@ -270,7 +270,7 @@ def test_solve_prints_only_json(tmp_path, method, params):
 def test_fewer_racks_than_rf_beyond_the_pair_limit_answers_the_balanced_placement(monkeypatch):
     """Above MAX_BROKER_PAIRS the (partition, broker) models are not built: the balanced placement answers,
     says why, and the moves metric stays the evaluator's count."""
-    from kipopt.formulations import replica_spread
+    from kipopt.formulations.replicas import spread as replica_spread
 
     monkeypatch.setattr(replica_spread, "MAX_BROKER_PAIRS", 100)
     instance = generate("replicas", 2, brokers=8, racks=2, partitions=60, replication_factor=3, added_brokers=2)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kipopt._write import dumps_indented
-from kipopt.cli import json_default
+from kipopt._write import json_default
 
 
 def reference(obj):

@@ -1,0 +1,9 @@
+"""KIP-881 consumer groups: the rules ``range`` and ``balanced`` (:mod:`.rules`) and their exact models.
+
+:mod:`.groups` is what every model groups (partitions by topic and replica-rack set, members by rack),
+:mod:`.range` and :mod:`.balanced` the exact methods, :mod:`.pulp_models` the member-level PuLP twins;
+the evaluator is :mod:`kipopt.evaluation.consumers`.
+"""
+
+PROVIDERS = ("rules", "range", "balanced")
+"""The modules (relative to this package) that register methods or rules, in registry order."""

@@ -1,0 +1,421 @@
+"""``exact.balanced``: the most balanced assignments at minimum cross-rack, then revocations.
+
+Notation as in :mod:`kipopt.formulations.consumers.rules`; ``c(m)`` is member
+m's subscription class (its set of topics with partitions), ``n_c`` the size
+of class c, ``W = O + 1`` with ``O`` the number of owned partitions.
+
+Stage 1, most balanced counts. The dec-min ("lexicographically most
+balanced") count vectors are the minimisers of ``Σ_m x_m²`` over all valid
+assignments (Frank & Murota, decreasing minimisation on M-convex sets). By
+class (members of one class are interchangeable, and ``n_c`` members
+holding ``X`` in total cost at least ``f_c(X)``, the cost of the even split,
+convex piecewise linear with slope ``2q + 1`` on ``[q n_c, (q+1) n_c]``)::
+
+    min  Σ_{c, q} (2q + 1) s_{c,q}
+    s.t. Σ_{c ∋ t} f_{t,c} = P_t                           every topic t
+         Σ_t f_{t,c} - Σ_q s_{c,q} = n_c L_c                every class c
+         0 <= s_{c,q} <= n_c  (L_c <= q < U_c),  f >= 0
+
+``L_c = max_t ceil(P_t/|N_t|) - 1`` and ``U_c = 1 + max_t floor(A_t/|N_t|)``
+(``A_t``: partitions of every topic a subscriber of t subscribes to) bound
+every dec-min member value of the class: some member holds
+``ceil(P_t/|N_t|)`` of t, and no subscriber of t may hold two less
+(a transfer would lower ``Σ x²``); a member holding a partition of t holds
+at most one more than t's least-loaded subscriber, who holds at most the
+average. The matrix is a network matrix (negate the topic rows), so the
+simplex vertex and its duals are integral. *Every* optimal solution
+satisfies complementary slackness with *any* optimal dual, so with reduced
+costs ``d``: class c may take topic t only where ``d(f_{t,c}) = 0``, a
+segment with ``d < 0`` is full and one with ``d > 0`` empty, and (slopes
+differ by 2) at most one segment is free. Hence the dec-min assignments are
+exactly the valid assignments with arcs ``(t, c)`` restricted as above and
+every member of class c holding between ``l_c`` and ``u_c <= l_c + 1``
+(``l_c`` = ``L_c`` + full segments; ``u_c`` adds the free one).
+
+Stage 2, cross-rack then revocations on that face. Partitions grouped by
+(topic, replica-rack set) ``g`` (``s_g`` of them), members by (rack, class)
+``h`` (``n'_h`` of them own nothing), plus one node per member that owns
+something (``k_{g,m}`` owned partitions of g it may keep)::
+
+    min  Σ W cross(g,h) y_{g,h} + Σ (W cross(g,m) - 1) z_{g,m}   (+ O: revoked = O - Σ z)
+    s.t. Σ_h y_{g,h} + Σ_m z_{g,m} = s_g                          every g
+         n'_h l_c <= Σ_g y_{g,h} - Σ_{m ∈ h} w_{h,m} <= n'_h u_c   every h
+         l_c <= Σ_g z_{g,m} + w_{h(m),m} <= u_c                   every owner m
+         0 <= z_{g,m} <= k_{g,m},  y, w >= 0,  y_{g,h} = z_{g,m} = 0 off the face
+
+Again a network matrix (negate the g rows): totally unimodular, so the
+simplex vertex is integral (checked; ILP fallback). Its size depends on
+topics, rack sets, racks, classes and ownership, never on the number of
+partitions; members appear only through what they own. Read-back: a member
+keeps its first ``z`` owned partitions of each g; the rest pool with g's
+unowned partitions; member groups take ``y`` of each pool in order and deal
+them to owners (``w`` each) and then to the others in Java order, ``l_c``
+each and one more to the first ones while the flow lasts.
+
+Exactness for the rule ``balanced``. Every dec-min assignment is pairwise
+balanced, so the answer always meets the rule. For uniform subscriptions
+the two sets coincide (``floor``/``ceil`` of ``P/M``) and the answer is
+optimal. Otherwise the rule also admits pairwise balanced but less balanced
+assignments, over which no transportation model exists (the rule is a
+disjunction: per topic, its holders exceed its least-loaded subscriber by at
+most one). Up to :data:`PAIRWISE_MAX_PAIRS` partition × subscriber pairs the
+rule's own MILP (:func:`~kipopt.formulations.consumers.pulp_models.pairwise_model`,
+with the dec-min value as cutoff) settles it, and its answer replaces the
+dec-min one when cheaper. Beyond, the result reports the bound of the
+balance-free relaxation (each partition to its cheapest subscriber) and is
+``optimal`` only when it meets that bound.
+
+>>> from kipopt.instance import from_dict
+>>> x = from_dict({"format": 1, "family": "consumers",
+...     "topics": {"t": {"racks": [["a"], ["b"], ["a"], ["b"]]}},
+...     "members": [{"id": "c1", "rack": "a", "topics": ["t"], "owned": ["t-1", "t-2"], "generation": 1},
+...                 {"id": "c2", "rack": "b", "topics": ["t"], "owned": [], "generation": 1}]})
+>>> r = run_balanced(x, SolveOptions())
+>>> r.status.value, r.objective, r.assignment
+('optimal', 1.0, {'c1': ('t-2', 't-0'), 'c2': ('t-1', 't-3')})
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from kipopt.instance import ConsumersInstance
+from kipopt.methods import Method, MethodResult, SolveOptions
+from kipopt.solution import Status
+
+from kipopt.formulations.consumers.groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
+from kipopt.formulations.consumers.pulp_models import pairs, solve_pairwise
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners
+from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
+
+
+@dataclass(frozen=True)
+class BalanceFace:
+    """The dec-min face: per class its member bounds and the topics it may take."""
+
+    classes: tuple[frozenset[str], ...]
+    member_class: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    allowed: frozenset[tuple[str, int]]
+    info: dict
+    levels: tuple[np.ndarray, np.ndarray] | None = None  # (L_c, U_c): valid for every pairwise balanced one
+
+
+
+def balance_face(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
+                 threads: int | None = None) -> BalanceFace | None:
+    """Stage 1: solve the class-level convex flow and read the dec-min face off its reduced costs."""
+    t0 = time.perf_counter()
+    classes, member_class = subscription_classes(lay)
+    count = np.bincount(member_class, minlength=len(classes))
+    sizes = {t: instance.topics[t].partitions for t in lay.topics}
+    L, U = level_bounds(lay, sizes, classes, count)
+    topic_row = {t: i for i, t in enumerate(lay.topics)}
+    T = len(lay.topics)
+    arcs = [(t, c) for c, topics in enumerate(classes) for t in sorted(topics, key=topic_row.get)]
+    seg_class = np.repeat(np.arange(len(classes)), U - L)
+    seg_level = np.concatenate([np.arange(lo, hi) for lo, hi in zip(L, U)]) if len(classes) else np.zeros(0, int)
+    k_f, k_s = len(arcs), len(seg_class)
+    f_topic = np.array([topic_row[t] for t, _ in arcs], dtype=np.int64)
+    f_class = np.array([c for _, c in arcs], dtype=np.int64)
+    cols = np.concatenate([np.repeat(np.arange(k_f), 2), k_f + np.arange(k_s)])
+    rows = np.concatenate([np.stack([f_topic, T + f_class], axis=1).ravel(), T + seg_class])
+    vals = np.concatenate([np.ones(2 * k_f), -np.ones(k_s)])
+    start, index, value = build_csc(k_f + k_s, cols, rows, vals)
+    demand = (count * L).astype(np.float64)
+    supply = np.array([sizes[t] for t in lay.topics], dtype=np.float64)
+    lp = ArrayLP(cost=np.concatenate([np.zeros(k_f), 2.0 * seg_level + 1.0]),
+                 lower=np.zeros(k_f + k_s),
+                 # f unbounded above: a bound there could hold with a negative reduced cost, and the
+                 # face would then also need "arc at its bound", which the read-off below does not model
+                 upper=np.concatenate([np.full(k_f, np.inf), count[seg_class].astype(float)]),
+                 row_lower=np.concatenate([supply, demand]), row_upper=np.concatenate([supply, demand]),
+                 start=start, index=index, value=value)
+    result = solve_lp(lp, time_limit=time_limit, threads=threads)
+    info = {"stage1_columns": lp.num_col, "stage1_rows": lp.num_row, "stage1_status": result.status,
+            "stage1_seconds": round(time.perf_counter() - t0, 6), "classes": len(classes)}
+    if result.status != "optimal" or result.col_dual is None:
+        return None
+    d = result.col_dual
+    allowed = frozenset((t, c) for (t, c), rc in zip(arcs, d[:k_f]) if rc < 0.5)
+    seg_d = d[k_f:]
+    full = np.bincount(seg_class, weights=(seg_d < -0.5).astype(float), minlength=len(classes)).astype(np.int64)
+    free = np.bincount(seg_class, weights=(np.abs(seg_d) <= 0.5).astype(float), minlength=len(classes))
+    low = L + full
+    high = low + (free > 0)
+    info["sum_squares"] = _sum_squares(result.objective, count, L)
+    return BalanceFace(classes, member_class, low, high, allowed, info, (L, U))
+
+
+def _sum_squares(stage1: float | None, count: np.ndarray, L: np.ndarray) -> int | None:
+    """``Σ x²`` of a dec-min vector: the base ``n_c L_c²`` plus the segment costs."""
+    return None if stage1 is None else int(round(stage1)) + int(np.sum(count * L * L))
+
+
+@dataclass(frozen=True)
+class BalancedProblem:
+    layout: Layout
+    face: BalanceFace
+    weight: int
+    owned_total: int
+    groups: tuple[tuple[int, int], ...]       # member groups h: (rack index, class)
+    group_members: tuple[tuple[int, ...], ...]  # members of h that own nothing
+    owner_members: tuple[int, ...]            # members that own something (own rows)
+    owned: dict[tuple[int, int], list[int]]   # (partition group, member) -> owned partition numbers
+    col_kind: np.ndarray                      # 0 = y (g -> h), 1 = z (keep), 2 = w (h -> owner)
+    col_a: np.ndarray                         # g for y/z, h for w
+    col_b: np.ndarray                         # h for y, member for z/w
+    lp: ArrayLP
+
+
+def balanced_problem(instance: ConsumersInstance, lay: Layout, face: BalanceFace) -> BalancedProblem:
+    """Stage 2 on the dec-min face (see the module docstring)."""
+    owner_of = owners(instance)
+    weight = len(owner_of) + 1
+    owned: dict[tuple[int, int], list[int]] = defaultdict(list)
+    member_index, group_of = lay.member_index, lay.group_of_partition
+    for p, m in owner_of.items():
+        t, _, number = p.rpartition("-")
+        owned[(int(group_of[t][int(number)]), member_index[m])].append(int(number))
+    for v in owned.values():
+        v.sort()
+    owner_set = sorted({m for _, m in owned})
+    is_owner = np.zeros(len(lay.members), dtype=bool)
+    is_owner[owner_set] = True
+    h_index: dict[tuple[int, int], int] = {}
+    plain: dict[int, list[int]] = defaultdict(list)
+    owner_group: dict[int, int] = {}
+    for i in range(len(lay.members)):
+        h = h_index.setdefault((int(lay.member_rack[i]), int(face.member_class[i])), len(h_index))
+        if is_owner[i]:
+            owner_group[i] = h
+        else:
+            plain[h].append(i)
+    groups = tuple(h_index)
+    topic_of_group = [g.topic for g in lay.groups]
+    kinds, a, b, cost = [], [], [], []
+    for g, t in enumerate(topic_of_group):
+        for h, (r, c) in enumerate(groups):
+            if (t, c) in face.allowed:
+                kinds.append(0); a.append(g); b.append(h); cost.append(weight * lay.cross[g, r])
+    for (g, m), numbers in owned.items():
+        c = int(face.member_class[m])
+        if (topic_of_group[g], c) in face.allowed:
+            kinds.append(1); a.append(g); b.append(m)
+            cost.append(weight * lay.cross[g, lay.member_rack[m]] - 1)
+    for m in owner_set:
+        kinds.append(2); a.append(owner_group[m]); b.append(m); cost.append(0)
+    kind, col_a, col_b = (np.array(v, dtype=np.int64) for v in (kinds, a, b))
+    G, H = len(lay.groups), len(groups)
+    owner_row = {m: G + H + i for i, m in enumerate(owner_set)}
+    k = len(kind)
+    rows_first = np.where(kind == 2, G + col_a, col_a)  # g row for y/z, h row for w
+    second = np.where(kind == 0, G + col_b, 0)
+    if k:
+        second[kind != 0] = [owner_row[int(m)] for m in col_b[kind != 0]]
+    vals_first = np.where(kind == 2, -1.0, 1.0)
+    start, index, value = build_csc(k, np.repeat(np.arange(k), 2), np.stack([rows_first, second], axis=1).ravel(),
+                                    np.stack([vals_first, np.ones(k)], axis=1).ravel())
+    sizes = np.array([g.size for g in lay.groups], dtype=np.float64)
+    h_class = np.array([c for _, c in groups], dtype=np.int64)
+    n_plain = np.array([len(plain[h]) for h in range(H)], dtype=np.float64)
+    o_class = face.member_class[owner_set] if owner_set else np.zeros(0, dtype=np.int64)
+    upper = np.zeros(k)
+    if k:
+        y = kind == 0
+        upper[y] = sizes[col_a[y]]
+        keep = kind == 1
+        upper[keep] = [len(owned[(int(g), int(m))]) for g, m in zip(col_a[keep], col_b[keep])]
+        w = kind == 2
+        upper[w] = face.high[face.member_class[col_b[w]]]
+    lp = ArrayLP(cost=np.array(cost, dtype=np.float64), lower=np.zeros(k), upper=upper.astype(np.float64),
+                 row_lower=np.concatenate([sizes, n_plain * face.low[h_class], face.low[o_class]]).astype(float),
+                 row_upper=np.concatenate([sizes, n_plain * face.high[h_class], face.high[o_class]]).astype(float),
+                 start=start, index=index, value=value)
+    return BalancedProblem(lay, face, weight, len(owner_of), groups, tuple(tuple(plain[h]) for h in range(H)),
+                           tuple(owner_set), dict(owned), kind, col_a, col_b, lp)
+
+
+def read_back(problem: BalancedProblem, flows: np.ndarray) -> dict[str, tuple[str, ...]]:
+    lay, face = problem.layout, problem.face
+    lists: list[list[str]] = [[] for _ in lay.members]
+    kept: dict[tuple[int, int], int] = {}
+    for g, m, f in zip(problem.col_a[problem.col_kind == 1], problem.col_b[problem.col_kind == 1],
+                       flows[problem.col_kind == 1]):
+        kept[(int(g), int(m))] = int(f)
+    pools: list[list[int]] = [[] for _ in lay.groups]
+    taken: list[set[int]] = [set() for _ in lay.groups]
+    for (g, m), numbers in problem.owned.items():
+        keep = numbers[:kept.get((g, m), 0)]
+        lists[m].extend(f"{lay.groups[g].topic}-{p}" for p in keep)
+        taken[g].update(keep)
+    for g, group in enumerate(lay.groups):
+        pools[g] = [p for p in group.partitions if p not in taken[g]]
+    dealer = Dealer(pools, [g.topic for g in lay.groups])
+    incoming: dict[int, list[str]] = defaultdict(list)
+    for g, h, f in zip(problem.col_a[problem.col_kind == 0], problem.col_b[problem.col_kind == 0],
+                       flows[problem.col_kind == 0]):
+        if f:
+            incoming[int(h)].extend(dealer.take(int(g), int(f)))
+    to_owner: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for h, m, f in zip(problem.col_a[problem.col_kind == 2], problem.col_b[problem.col_kind == 2],
+                       flows[problem.col_kind == 2]):
+        to_owner[int(h)].append((int(m), int(f)))
+    for h in range(len(problem.groups)):
+        got, at = incoming.get(h, []), 0
+        for m, f in to_owner.get(h, []):
+            lists[m].extend(got[at:at + f])
+            at += f
+        members = problem.group_members[h]
+        if members:
+            c = problem.groups[h][1]
+            n = len(members)
+            share = quotas(len(got) - at, np.full(n, face.low[c]), np.full(n, face.high[c]))
+            for m, q in zip(members, share):
+                lists[m].extend(got[at:at + int(q)])
+                at += int(q)
+        if at != len(got):
+            raise ValueError(f"member group {h}: {len(got)} partitions in, {at} dealt")
+    if not dealer.exhausted():
+        raise ValueError("some partitions were not assigned")
+    return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
+
+
+def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
+    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound)."""
+    owner_of = owners(instance)
+    weight = len(owner_of) + 1
+    racks_of_topic: dict[str, set[int]] = defaultdict(set)
+    for i, topics in enumerate(lay.member_topics):
+        for t in topics:
+            racks_of_topic[t].add(int(lay.member_rack[i]))
+    best = np.zeros(len(lay.groups), dtype=np.int64)
+    total = 0
+    for g, group in enumerate(lay.groups):
+        best[g] = min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
+        total += weight * int(best[g]) * group.size
+    for p, m in owner_of.items():
+        t, _, number = p.rpartition("-")
+        i, g = lay.member_index[m], int(lay.group_of_partition[t][int(number)])
+        if t not in lay.member_topics[i] or lay.cross[g, lay.member_rack[i]] > best[g]:
+            total += 1
+    return float(total)
+
+
+def _uniform(lay: Layout) -> bool:
+    return len(set(lay.member_topics)) <= 1
+
+
+def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None, threads: int | None = None,
+                   lay: Layout | None = None):
+    """``(assignment or None, status, info)``: stage 1, then stage 2 (LP, ILP if ever fractional)."""
+    t0 = time.perf_counter()
+    lay = lay or layout(instance)
+    face = balance_face(instance, lay, time_limit, threads)
+    if face is None:
+        return None, "stage1_failed", {"build_seconds": round(time.perf_counter() - t0, 6)}
+    problem = balanced_problem(instance, lay, face)
+    left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - t0))
+    t1 = time.perf_counter()
+    result, ilp = solve_tu_lp(problem.lp, time_limit=left, threads=threads)
+    info = dict(face.info, columns=problem.lp.num_col, rows=problem.lp.num_row, ilp_fallback=ilp,
+                stage2_seconds=round(time.perf_counter() - t1, 6), stage2_status=result.status)
+    if result.x is None or not is_integral(result.x):
+        return None, result.status, info
+    flows = integral_flows(result.x)
+    info["model_objective"] = int(round(float(problem.lp.cost @ flows))) + problem.owned_total
+    return read_back(problem, flows), result.status, info
+
+
+PAIRWISE_MAX_PAIRS = 500
+"""Mixed subscriptions up to this many partition × subscriber pairs: the rule's own MILP settles optimality."""
+
+PAIRWISE_DEFAULT_SECONDS = 30.0
+"""The MILP's time when the caller sets no limit (the dec-min answer is already in hand)."""
+
+
+def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
+    """``exact.balanced``: the dec-min face, then cross-rack and revocations on it (two LPs).
+
+    ``optimal`` when proven for the rule: uniform subscriptions, the
+    balance-free bound met, or (small instances) the rule's own MILP
+    (:func:`~kipopt.formulations.consumers.pulp_models.pairwise_model`), whose answer
+    replaces the dec-min one when it is better.
+    """
+    t0 = time.perf_counter()
+    lay = layout(instance)
+    assignment, status, info = solve_balanced(instance, options.time_limit, options.threads, lay)
+    bound = free_bound(instance, lay)
+    if assignment is None:
+        fallback = greedy_balanced(instance)
+        return MethodResult(fallback, Status.FEASIBLE, balanced_objective(instance, fallback), bound, info=info,
+                            message=f"HiGHS ended with {status}: returning a least-loaded greedy assignment")
+    objective = balanced_objective(instance, assignment)
+    proven = status == "optimal" and (_uniform(lay) or objective <= bound)
+    if not proven and pairs(instance) <= PAIRWISE_MAX_PAIRS:
+        left = PAIRWISE_DEFAULT_SECONDS if options.time_limit is None else \
+            options.time_limit - (time.perf_counter() - t0)
+        if left > 0.05:
+            better, milp, milp_bound = solve_pairwise(instance, left, options.threads, cutoff=objective)
+            info["pairwise_milp"] = milp
+            if milp_bound is not None:
+                bound = max(bound, float(np.ceil(milp_bound - 1e-6)))
+            if better is not None and not balanced_violations(instance, better):
+                value = balanced_objective(instance, better)
+                if value < objective:
+                    assignment, objective = better, value
+                    info["answer"] = "pairwise MILP (less balanced than dec-min, cheaper)"
+            proven = objective <= bound
+    if not proven:
+        info["note"] = ("optimal over the most balanced assignments; the rule also admits less balanced "
+                        "pairwise-balanced ones: bound from the balance-free relaxation")
+    return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective,
+                        objective if proven else bound, info=info)
+
+
+def greedy_balanced(instance: ConsumersInstance) -> dict[str, tuple[str, ...]]:
+    """A valid, pairwise balanced fallback: each partition (topics by fewest subscribers) to its
+    least-loaded subscriber, then single moves from a topic's heaviest holder to its lightest
+    subscriber while they differ by two or more (each move lowers ``Σ x²``, so this ends)."""
+    lay = layout(instance)
+    subs = {t: [i for i, ts in enumerate(lay.member_topics) if t in ts] for t in lay.topics}
+    load = [0] * len(lay.members)
+    held: list[dict[str, list[int]]] = [defaultdict(list) for _ in lay.members]
+    for t in sorted(lay.topics, key=lambda t: len(subs[t])):
+        heap = [(load[i], i) for i in subs[t]]
+        heapq.heapify(heap)
+        for p in range(instance.topics[t].partitions):
+            while heap[0][0] != load[heap[0][1]]:  # stale: the member grew on another topic
+                _, i = heapq.heappop(heap)
+                heapq.heappush(heap, (load[i], i))
+            _, i = heapq.heappop(heap)
+            held[i][t].append(p)
+            load[i] += 1
+            heapq.heappush(heap, (load[i], i))
+    moved = True
+    while moved:
+        moved = False
+        for t in lay.topics:
+            while True:
+                light = min(subs[t], key=load.__getitem__)
+                heavy = max((i for i in subs[t] if held[i][t]), key=load.__getitem__)
+                if load[heavy] < load[light] + 2:
+                    break
+                held[light][t].append(held[heavy][t].pop())
+                load[heavy] -= 1
+                load[light] += 1
+                moved = True
+    return {m: tuple(f"{t}-{p}" for t, ps in held[i].items() for p in ps) for i, m in enumerate(lay.members)}
+
+
+METHODS = [
+    Method("exact.balanced", "consumers", "balanced", run_balanced,
+           "most balanced counts (dec-min, by flow), then minimum cross-rack, then fewest revocations: "
+           "two network LPs over (topic, rack set) x (rack, subscription) groups"),
+]

@@ -1,0 +1,170 @@
+"""What the KIP-881 exact models group: partitions by (topic, replica-rack set), members by rack.
+
+Kafka's consumer assignors, and the rules ``range`` and ``balanced``, cannot
+tell apart two partitions of one topic with the same replica racks, nor two
+members with the same rack and subscription (and, for revocations, the same
+ownership). The models therefore have one flow per (partition group, member
+group) pair; :class:`Dealer` turns group-level flows back into partition
+lists deterministically (partitions ascending, members in Java
+``String.compareTo`` order).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from kipopt.instance import ConsumersInstance, java_string_key
+
+from kipopt.formulations.consumers.rules import is_cross_rack
+
+
+@dataclass(frozen=True)
+class PartitionGroup:
+    """Partitions of one topic whose replicas sit on exactly the racks ``racks``."""
+
+    topic: str
+    racks: frozenset[str]
+    partitions: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        return len(self.partitions)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Subscribed topics with partitions, their partition groups, and member racks, all indexed."""
+
+    topics: tuple[str, ...]
+    groups: tuple[PartitionGroup, ...]
+    racks: tuple[str | None, ...]
+    members: tuple[str, ...]
+    member_rack: np.ndarray
+    member_topics: tuple[frozenset[str], ...]
+    group_of_partition: dict[str, np.ndarray]  # per topic: partition number -> group index
+
+    @cached_property
+    def cross(self) -> np.ndarray:
+        """``cross[g, r]`` = 1 when a member on rack ``racks[r]`` reads group g's partitions cross-rack."""
+        return np.array([[is_cross_rack(r, g.racks) for r in self.racks] for g in self.groups],
+                        dtype=np.int64).reshape(len(self.groups), len(self.racks))
+
+    @cached_property
+    def groups_of_topic(self) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = defaultdict(list)
+        for i, g in enumerate(self.groups):
+            found[g.topic].append(i)
+        return found
+
+    @cached_property
+    def member_index(self) -> dict[str, int]:
+        return {m: i for i, m in enumerate(self.members)}
+
+
+def layout(instance: ConsumersInstance) -> Layout:
+    subscribed = {t for m in instance.members for t in m.topics if instance.topics[t].partitions > 0}
+    topics = tuple(sorted(subscribed, key=java_string_key))
+    groups, group_of_partition = [], {}
+    for t in topics:
+        by_racks: dict[frozenset[str], list[int]] = defaultdict(list)
+        for p, racks in enumerate(instance.topics[t].racks):
+            by_racks[frozenset(racks)].append(p)
+        index = np.empty(instance.topics[t].partitions, dtype=np.int64)
+        for racks in sorted(by_racks, key=sorted):
+            index[by_racks[racks]] = len(groups)
+            groups.append(PartitionGroup(t, racks, tuple(by_racks[racks])))
+        group_of_partition[t] = index
+    members = sorted(instance.members, key=lambda m: java_string_key(m.id))
+    racks = tuple(sorted({m.rack for m in members if m.rack is not None})) + (None,)
+    index = {r: i for i, r in enumerate(racks)}
+    return Layout(topics, tuple(groups), racks, tuple(m.id for m in members),
+                  np.array([index[m.rack] for m in members], dtype=np.int64),
+                  tuple(frozenset(t for t in m.topics if t in subscribed) for m in members), group_of_partition)
+
+
+def subscription_classes(lay: Layout) -> tuple[tuple[frozenset[str], ...], np.ndarray]:
+    """Distinct subscriptions (first seen in member order) and each member's index among them."""
+    index: dict[frozenset[str], int] = {}
+    member_class = np.array([index.setdefault(ts, len(index)) for ts in lay.member_topics], dtype=np.int64)
+    return tuple(index), member_class
+
+
+def level_bounds(lay: Layout, sizes: dict[str, int], classes, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(L_c, U_c)``: every pairwise balanced (so every dec-min) member value of class c lies in
+    ``[L_c, U_c]`` (argument in :mod:`~kipopt.formulations.consumers.balanced`)."""
+    subscribers = defaultdict(int)
+    reach: dict[str, set[str]] = defaultdict(set)
+    for c, topics in enumerate(classes):
+        for t in topics:
+            subscribers[t] += int(count[c])
+            reach[t] |= topics
+    L = np.zeros(len(classes), dtype=np.int64)
+    U = np.zeros(len(classes), dtype=np.int64)
+    for c, topics in enumerate(classes):
+        if not topics:
+            continue
+        L[c] = max(0, max(-(-sizes[t] // subscribers[t]) - 1 for t in topics))
+        reachable = {t: sum(sizes[u] for u in reach[t]) for t in topics}
+        U[c] = min(sum(sizes[t] for t in topics), 1 + max(reachable[t] // subscribers[t] for t in topics))
+        L[c] = min(L[c], U[c])
+    return L, U
+
+
+class Dealer:
+    """Hands out partitions of each group in a fixed order, each at most once."""
+
+    def __init__(self, lists: list[list[int]], topics: list[str]):
+        self.lists, self.topics = lists, topics
+        self.cursor = [0] * len(lists)
+
+    def take(self, g: int, count: int) -> list[str]:
+        start = self.cursor[g]
+        if start + count > len(self.lists[g]):
+            raise ValueError(f"group {g} has {len(self.lists[g]) - start} partitions left, {count} asked")
+        self.cursor[g] = start + count
+        return [f"{self.topics[g]}-{p}" for p in self.lists[g][start:start + count]]
+
+    def exhausted(self) -> bool:
+        return all(c == len(x) for c, x in zip(self.cursor, self.lists))
+
+
+def quotas(count: int, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Split ``count`` over members with bounds ``low <= q <= high``: everyone gets ``low``, then
+    the first members in order fill up to ``high`` (a deterministic second level)."""
+    q = low.astype(np.int64).copy()
+    left = int(count) - int(q.sum())
+    if left < 0 or left > int((high - low).sum()):
+        raise ValueError(f"{count} cannot be split within the bounds")
+    room = (high - low).astype(np.int64)
+    fill = np.minimum(room, np.maximum(0, left - np.concatenate(([0], np.cumsum(room)[:-1]))))
+    return q + fill
+
+
+def flow_to_lists(pairs: list[tuple[int, int, int]], members_of: dict[int, list[int]],
+                  quota: dict[int, np.ndarray], dealer: Dealer, num_members: int) -> list[list[str]]:
+    """Partitions per member from ``(group, member_group, amount)`` flows.
+
+    Each member group's incoming partitions, in flow order, are dealt to its
+    members in order, each taking its quota.
+    """
+    incoming: dict[int, list[str]] = defaultdict(list)
+    for g, h, amount in pairs:
+        if amount:
+            incoming[h].extend(dealer.take(g, amount))
+    lists: list[list[str]] = [[] for _ in range(num_members)]
+    for h, got in incoming.items():
+        at = 0
+        for m, q in zip(members_of[h], quota[h]):
+            lists[m].extend(got[at:at + int(q)])
+            at += int(q)
+        if at != len(got):
+            raise ValueError(f"member group {h} received {len(got)} partitions, its quotas sum to {at}")
+    return lists
+
+
+def integral_flows(x: np.ndarray) -> np.ndarray:
+    return np.rint(x).astype(np.int64)

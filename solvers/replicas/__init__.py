@@ -1,0 +1,4 @@
+"""Ports of Kafka's replica placers (KIP-36)."""
+
+PROVIDERS = ("placers",)
+"""The modules (relative to this package) that register methods, in registry order."""

@@ -1,0 +1,222 @@
+"""exact.range and exact.balanced: brute force on tiny groups, grouped vs member-level models,
+never worse than a registered port, properties on generated groups, time limits, the CLI."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from kipopt import from_dict, solve
+from kipopt.api import check
+from kipopt.datasets import generate
+from kipopt.formulations.consumers.balanced import balance_face, greedy_balanced, solve_balanced
+from kipopt.formulations.consumers.groups import layout
+from kipopt.formulations.consumers.pulp_models import solve_balanced_members, solve_range_members
+from kipopt.formulations.consumers.range import plain_range, range_problem, read_back, run_range, solve_grouped
+from kipopt.formulations.consumers.rules import (balanced_objective, balanced_violations, range_objective,
+                                                range_violations)
+from kipopt.methods import SolveOptions, methods, rules
+from kipopt.solution import Status
+
+KIPOPT = Path(sys.executable).parent / "kipopt"
+CONSUMER_METHODS = sorted(n for n, m in methods().items() if m.family == "consumers")
+PORTS = [n for n in CONSUMER_METHODS if not methods()[n].exact]
+
+
+def _all_assignments(inst):
+    """Every assignment of each subscribed partition to one of its subscribers."""
+    lay = layout(inst)
+    cells = [(f"{t}-{p}", [m for m, ts in zip(lay.members, lay.member_topics) if t in ts])
+             for t in lay.topics for p in range(inst.topics[t].partitions)]
+    for choice in itertools.product(*(subs for _, subs in cells)):
+        lists = {m: [] for m in lay.members}
+        for (p, _), m in zip(cells, choice):
+            lists[m].append(p)
+        yield {m: tuple(v) for m, v in lists.items()}
+
+
+def brute_force(inst, rule: str) -> tuple[float, float]:
+    """``(rule optimum, optimum over the most balanced assignments)`` by enumeration."""
+    objective = range_objective if rule == "range" else balanced_objective
+    violations = range_violations if rule == "range" else balanced_violations
+    best, squares, best_decmin = float("inf"), None, float("inf")
+    found = []
+    for a in _all_assignments(inst):
+        if not violations(inst, a):
+            value = objective(inst, a)
+            best = min(best, value)
+            found.append((sum(len(v) ** 2 for v in a.values()), value))
+    squares = min(s for s, _ in found)
+    best_decmin = min(v for s, v in found if s == squares)
+    return best, best_decmin
+
+
+racks = st.sampled_from([[], ["a"], ["b"], ["c"], ["a", "b"], ["b", "c"]])
+
+
+@st.composite
+def tiny_groups(draw):
+    topics = {t: {"racks": draw(st.lists(racks, min_size=1, max_size=3))} for t in ("t", "u")}
+    members, total = [], 0
+    for i in range(3):
+        subs = draw(st.sampled_from([["t"], ["u"], ["t", "u"]]))
+        owned = [f"{t}-{p}" for t in subs for p in range(len(topics[t]["racks"])) if draw(st.booleans())]
+        members.append({"id": f"c{i}", "rack": draw(st.sampled_from(["a", "b", "c", None])), "topics": subs,
+                        "owned": owned, "generation": draw(st.integers(1, 2))})
+    for t in topics:
+        total += len(topics[t]["racks"]) * sum(t in m["topics"] for m in members)
+    return from_dict({"format": 1, "family": "consumers", "topics": topics, "members": members})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_groups())
+def test_brute_force(inst):
+    """exact.range is the range optimum; exact.balanced the balanced optimum (small: proven by the
+    rule's MILP), and its dec-min stage the optimum over the most balanced assignments."""
+    best_range, _ = brute_force(inst, "range")
+    best_balanced, best_decmin = brute_force(inst, "balanced")
+    r = solve(inst, "exact.range")
+    assert (r.status, r.objective, r.metrics["violations"]) == (Status.OPTIMAL, best_range, [])
+    b = solve(inst, "exact.balanced")
+    assert (b.status, b.objective, b.metrics["violations"]) == (Status.OPTIMAL, best_balanced, [])
+    decmin, status, _ = solve_balanced(inst)
+    assert status == "optimal" and balanced_objective(inst, decmin) == best_decmin
+
+
+GENERATED = [dict(partitions=p, members=m, subscriptions=s, replication_factor=rf, topics=t, seed=seed)
+             for seed, (p, m, s, rf, t) in enumerate([
+                 (40, 6, "mixed", 2, 4), (60, 7, "equal", 2, 3), (30, 9, "mixed", 3, 5),
+                 (50, 5, "equal", 3, 2), (80, 12, "mixed", 2, 6), (25, 4, "mixed", 1, 3)])]
+
+
+@pytest.mark.parametrize("params", GENERATED, ids=lambda p: f"{p['subscriptions']}-{p['partitions']}x{p['members']}")
+def test_grouped_equals_member_level(params):
+    """The grouped transportation LPs reach the member-level PuLP optima (range; balanced on the
+    most balanced assignments, lexicographic by two integer solves)."""
+    inst = generate("consumers", **params)
+    problem = range_problem(inst)
+    flows, status, _ = solve_grouped(problem)
+    grouped = read_back(problem, flows)
+    members, _, value = solve_range_members(inst)
+    assert status == "optimal" and range_objective(inst, grouped) == value
+    assert not range_violations(inst, grouped) and not range_violations(inst, members)
+    decmin, _, info = solve_balanced(inst)
+    reference, _, squares = solve_balanced_members(inst)
+    assert sum(len(v) ** 2 for v in decmin.values()) == squares == info["sum_squares"]
+    assert balanced_objective(inst, decmin) == balanced_objective(inst, reference)
+    assert not balanced_violations(inst, decmin)
+
+
+def _port_target(s):
+    return s.target if s.target is not None else s.assignment
+
+
+@pytest.mark.parametrize("port", PORTS or [pytest.param(None, marks=pytest.mark.skip("no port registered"))])
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_never_worse_than_a_port(port, seed):
+    """On the port's own rule, the port is feasible and never below exact's bound (nor its optimum)."""
+    inst = generate("consumers", seed, partitions=20, members=5, topics=3, conflicts=0.0,
+                    subscriptions="mixed" if seed % 2 else "equal")
+    rule = rules()[methods()[port].rule]
+    s = solve(inst, port)
+    assert not rule.violations(inst, _port_target(s))
+    e = solve(inst, rule.exact_method)
+    assert s.objective >= e.bound
+    if e.status is Status.OPTIMAL:
+        assert s.objective >= e.objective
+
+
+@pytest.mark.parametrize("method", CONSUMER_METHODS)
+def test_no_cross_rack_when_every_rack_holds_every_partition(method):
+    inst = generate("consumers", 5, racks=3, replication_factor=3, partitions=30, members=7, conflicts=0.0)
+    assert all(len(t.racks[p]) == 3 for t in inst.topics.values() for p in range(t.partitions))
+    assert solve(inst, method).metrics["cross_rack"] == 0
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), partitions=st.integers(3, 60), members=st.integers(1, 12),
+       subscriptions=st.sampled_from(["mixed", "equal"]), rf=st.integers(1, 3),
+       rackless=st.sampled_from([0.0, 0.3]))
+def test_properties(seed, partitions, members, subscriptions, rf, rackless):
+    """Both exact answers meet their rules, beat the naive feasible answers, and sit on their bounds;
+    the dec-min stage is as balanced as the stage-1 optimum says."""
+    inst = generate("consumers", seed, partitions=partitions, members=members, subscriptions=subscriptions,
+                    replication_factor=rf, rackless_partitions=rackless)
+    r = solve(inst, "exact.range")
+    assert r.status is Status.OPTIMAL and r.metrics["violations"] == [] and r.bound == r.objective
+    assert r.objective <= range_objective(inst, plain_range(inst))
+    b = solve(inst, "exact.balanced")
+    assert b.metrics["violations"] == [] and b.bound <= b.objective
+    greedy = greedy_balanced(inst)
+    if not balanced_violations(inst, greedy) and b.status is Status.OPTIMAL:
+        assert b.objective <= balanced_objective(inst, greedy)
+    decmin, _, info = solve_balanced(inst)
+    face = balance_face(inst, layout(inst))
+    assert sum(len(v) ** 2 for v in decmin.values()) == info["sum_squares"] == face.info["sum_squares"]
+    if subscriptions == "equal":
+        lo, hi = len(inst.subscribed_partitions) // members, -(-len(inst.subscribed_partitions) // members)
+        assert {len(v) for v in b.assignment.values()} <= {lo, hi} and b.status is Status.OPTIMAL
+
+
+def test_owned_partitions_are_kept_when_balance_allows():
+    """Owners hold a balanced, rack-local history: exact.balanced keeps it all."""
+    inst = from_dict({"format": 1, "family": "consumers",
+                      "topics": {"t": {"racks": [["a"], ["b"], ["a"], ["b"]]}},
+                      "members": [{"id": "x", "rack": "a", "topics": ["t"], "owned": ["t-0", "t-2"], "generation": 4},
+                                  {"id": "y", "rack": "b", "topics": ["t"], "owned": ["t-1", "t-3"], "generation": 4}]})
+    s = solve(inst, "exact.balanced")
+    assert (s.objective, sorted(s.assignment["x"])) == (0, ["t-0", "t-2"])
+
+
+@pytest.mark.parametrize("method", ["exact.range", "exact.balanced"])
+def test_time_limit_still_answers(method):
+    """With no time at all the methods still return a feasible assignment with a bound."""
+    inst = generate("consumers", 3, partitions=400, members=40, topics=6)
+    s = solve(inst, method, time_limit=1e-9)
+    assert s.status in (Status.OPTIMAL, Status.FEASIBLE) and s.metrics["violations"] == []
+    assert s.bound is not None and s.bound <= s.objective
+
+
+def test_range_grouped_model_does_not_grow_with_members():
+    small = range_problem(generate("consumers", 1, partitions=300, members=10, topics=4))
+    large = range_problem(generate("consumers", 1, partitions=3000, members=300, topics=4))
+    assert large.lp.num_col <= 4 * 4 * 7  # topics × rack sets (RF 2 of 3 racks, or none) × racks
+    assert small.lp.num_col <= large.lp.num_col
+
+
+def test_cli_solve_and_check(tmp_path):
+    inst = tmp_path / "g.json"
+    run = subprocess.run([str(KIPOPT), "generate", "consumers", "--seed", "4", "--partitions", "16",
+                          "--members", "5"], capture_output=True, text=True, timeout=120)
+    inst.write_text(run.stdout)
+    for method, rule in (("exact.range", "range"), ("exact.balanced", "balanced")):
+        out = subprocess.run([str(KIPOPT), "solve", str(inst), "--method", method], capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        solution = tmp_path / f"{rule}.json"
+        solution.write_text(out.stdout)
+        assert json.loads(out.stdout)["metrics"]["violations"] == []
+        verdict = subprocess.run([str(KIPOPT), "check", str(inst), str(solution), "--rule", rule],
+                                 capture_output=True, text=True, timeout=120)
+        assert verdict.returncode == 0 and json.loads(verdict.stdout)["ok"], verdict.stdout
+
+
+def test_check_flags_a_broken_range_assignment():
+    inst = generate("consumers", 2, partitions=12, members=3, subscriptions="equal", topics=1)
+    everything = {m.id: () for m in inst.members}
+    everything[inst.members[0].id] = inst.subscribed_partitions
+    verdict = check(inst, everything, rule="range")
+    assert not verdict.feasible and {v.rule for v in verdict.rule_violations} == {"range_quota"}
+
+
+def test_run_range_member_model_and_grouped_model_agree():
+    inst = generate("consumers", 9, partitions=30, members=5)
+    a = run_range(inst, SolveOptions(), model="pulp")
+    b = run_range(inst, SolveOptions(), model="arrays")
+    assert a.objective == b.objective and a.info["model"] == "pulp" and b.info["model"] == "grouped"
