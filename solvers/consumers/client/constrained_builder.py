@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from kipopt.instance import java_string_key
-from kipopt.solvers.consumers.client.abstract_sticky import TP, RackInfo, StickyAssignorError, StickyInputs, java_sorted
+from kipopt.solvers.consumers.client.sticky_inputs import TP, RackInfo, StickyAssignorError, StickyInputs, java_sorted
 
 
 class ConstrainedAssignmentBuilder:

@@ -38,7 +38,7 @@ from typing import Mapping
 
 from kipopt.instance import java_string_key
 from kipopt.solvers.java_util import JavaHashSet, topic_partition_hash
-from kipopt.solvers.consumers.client.abstract_sticky import TP, RackInfo, StickyAssignorError, StickyInputs, member_ranks
+from kipopt.solvers.consumers.client.sticky_inputs import TP, RackInfo, StickyAssignorError, StickyInputs, member_ranks
 
 
 class PartitionMovements:
