@@ -66,6 +66,7 @@ class ConsumersParams:
     rackless_members: float = 0.2
     owned: float = 0.8
     conflicts: float = 0.1
+    static_members: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,8 @@ _HELP = {
     "rackless_members": "consumers: share of members without a rack",
     "owned": "consumers: share of partitions owned in the previous generation",
     "conflicts": "consumers: share of owned partitions also claimed by a second member",
+    "static_members": "consumers: share of members with a group_instance_id (static membership), interleaved "
+                      "with the dynamic ones; instance ids are numbered in an order unrelated to member ids",
     "subtopologies": "tasks: number of sub-topologies",
     "tasks": "tasks: total number of tasks",
     "inputs": "tasks: input partitions per task",
@@ -255,7 +258,7 @@ def _check_consumers(p: ConsumersParams) -> None:
     _at_least(p, 0, "skew")
     _need(p.partitions >= p.topics, "partitions", f"must be at least topics ({p.topics}), got {p.partitions}")
     _one_of(p, "subscriptions", SUBSCRIPTIONS)
-    _share(p, "rackless_partitions", "rackless_members", "owned", "conflicts")
+    _share(p, "rackless_partitions", "rackless_members", "owned", "conflicts", "static_members")
 
 
 def _check_tasks(p: TasksParams) -> None:
@@ -420,7 +423,18 @@ def generate_consumers(seed: int, p: ConsumersParams = ConsumersParams()):
         rack = None if rng.random() < p.rackless_members else member_racks[i]
         members.append({"id": f"consumer-{i + 1}", "rack": rack, "topics": _subscription(rng, names, p)})
     _history(rng, topics, members, p)
+    if p.static_members > 0:  # drawn last, so that the default (no static members) keeps every seed's instance
+        _static_members(rng, members, p.static_members)
     return from_dict({"format": 1, "family": "consumers", "topics": topics, "members": members})
+
+
+def _static_members(rng: random.Random, members: list[dict], share: float) -> None:
+    """Give a random share of the members a ``group_instance_id``; the ids are a shuffled numbering, so
+    Kafka's order of static members (by instance id) differs from their member-id order."""
+    static = [m for m in members if rng.random() < share]
+    numbers = rng.sample(range(1, len(static) + 1), len(static))
+    for m, k in zip(static, numbers):
+        m["group_instance_id"] = f"instance-{k}"
 
 
 def _subscription(rng: random.Random, names: list[str], p: ConsumersParams) -> list[str]:

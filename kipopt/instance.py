@@ -273,6 +273,7 @@ class Member:
     topics: tuple[str, ...]
     owned: tuple[str, ...] = ()
     generation: int = -1
+    group_instance_id: str | None = None  # static membership (group.instance.id); None = a dynamic member
 
 
 @dataclass(frozen=True)
@@ -304,9 +305,10 @@ def _read_consumers(d: dict) -> ConsumersInstance:
     topics = _read_topics(d["topics"], "topics")
     members = []
     seen: set[str] = set()
+    instance_ids: set[str] = set()
     for i, m in enumerate(r.array(d["members"], "members")):
         mpath = f"members[{i}]"
-        m = r.obj(m, mpath, required=("id", "topics"), optional=("rack", "owned", "generation"))
+        m = r.obj(m, mpath, required=("id", "topics"), optional=("rack", "owned", "generation", "group_instance_id"))
         mid = r.string(m["id"], f"{mpath}.id")
         if mid in seen:
             raise InstanceError(f"{mpath}.id", f"member id {mid!r} is listed twice")
@@ -319,17 +321,37 @@ def _read_consumers(d: dict) -> ConsumersInstance:
         for j, p in enumerate(owned):
             _check_partition(topics, p, f"{mpath}.owned[{j}]")
         generation = r.integer(m.get("generation", -1), f"{mpath}.generation", -1, r.JAVA_INT_MAX)
-        members.append(Member(mid, r.rack(m.get("rack"), f"{mpath}.rack"), subscribed, owned, generation))
+        instance_id = _group_instance_id(m.get("group_instance_id"), f"{mpath}.group_instance_id", instance_ids)
+        members.append(Member(mid, r.rack(m.get("rack"), f"{mpath}.rack"), subscribed, owned, generation,
+                              instance_id))
     if not members:
         raise InstanceError("members", "at least one member is needed")
     return ConsumersInstance(topics, tuple(members))
 
 
+def _group_instance_id(value: Any, path: str, seen: set[str]) -> str | None:
+    """A static member's ``group.instance.id`` (unique within the group); absent or null: a dynamic member."""
+    if value is None:
+        return None
+    instance_id = r.string(value, path)
+    if instance_id in seen:
+        raise InstanceError(path, f"group instance id {instance_id!r} is listed twice")
+    seen.add(instance_id)
+    return instance_id
+
+
+def _member_to_dict(m: Member) -> dict:
+    d: dict[str, Any] = {"id": m.id, "rack": m.rack, "topics": list(m.topics), "owned": list(m.owned),
+                         "generation": m.generation}
+    if m.group_instance_id is not None:  # dynamic members stay as they were written before static membership
+        d["group_instance_id"] = m.group_instance_id
+    return d
+
+
 def _consumers_to_dict(x: ConsumersInstance) -> dict:
     return {
         "format": FORMAT_VERSION, "family": "consumers", "topics": _topics_to_dict(x.topics),
-        "members": [{"id": m.id, "rack": m.rack, "topics": list(m.topics), "owned": list(m.owned),
-                     "generation": m.generation} for m in x.members],
+        "members": [_member_to_dict(m) for m in x.members],
     }
 
 

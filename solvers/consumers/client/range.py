@@ -45,6 +45,7 @@ from typing import Iterable, Optional, Sequence
 
 from kipopt.instance import ConsumersInstance, java_string_key
 from kipopt.methods import Method, MethodResult, SolveOptions
+from kipopt.solvers.consumers.client.member_info import member_info_key
 from kipopt.solvers.java_util import hashmap_order
 
 NO_RACK = None
@@ -87,7 +88,7 @@ class _TopicState:
     """
 
     topic: str
-    consumers: tuple[str, ...]  # sorted by member id
+    consumers: tuple[str, ...]  # in MemberInfo order
     consumer_racks: tuple[Optional[str], ...]
     racks: tuple[frozenset[str], ...]
     has_consumer_racks: bool
@@ -150,7 +151,7 @@ def _states(instance: ConsumersInstance, prefer_rack_aware_logic: bool) -> list[
     by_id = instance.member_by_id
     states = []
     for topic in _topic_order(instance):
-        consumers = tuple(sorted(subscribers[topic], key=java_string_key))
+        consumers = tuple(sorted(subscribers[topic], key=lambda mid: member_info_key(by_id[mid])))
         racks_of = tuple(by_id[c].rack or NO_RACK for c in consumers)
         consumer_racks = {r for r in racks_of if r is not None}
         partition_racks = tuple(frozenset(rs) for rs in instance.topics[topic].racks)

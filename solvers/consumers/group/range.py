@@ -1,13 +1,13 @@
 """Port of the KIP-848 server-side ``org.apache.kafka.coordinator.group.assignor.RangeAssignor``.
 
-Follows Kafka at commit 1eb7644 (the KAFKA-16944 rewrite): members sorted by
-member id (static members, which the format cannot express, would come first
-by instance id); for every topic, its subscribers in that order each take the
+Follows Kafka at commit 1eb7644 (the KAFKA-16944 rewrite): members sorted as
+``sortMemberIds`` does, static members (``group_instance_id``) first by
+instance id, then the dynamic ones by member id; for every topic, its subscribers in that order each take the
 next contiguous block of ``P div N`` partitions, plus one while the
 ``P mod N`` extras last. Homogeneous groups use every member as a subscriber
 of every topic; heterogeneous ones count each topic's subscribers only, which
 gives the same blocks. The current assignment and racks are ignored, so the
-result depends on member ids alone, and equals the client ``RangeAssignor``
+result depends on member and instance ids alone, and equals the client ``RangeAssignor``
 whenever that one does not turn rack-aware (§9).
 
 >>> from kipopt.instance import from_dict

@@ -93,7 +93,8 @@ def group_spec(instance: ConsumersInstance, current: bool = True) -> GroupSpec:
     for mid in hashmap_order(m.id for m in instance.members):
         m = by_id[mid]
         members.append(MemberSpec(mid, tuple(small_hashmap_order((ids[t] for t in m.topics), topic_hash)),
-                                  _current_assignment(m.owned, ids, topic_hash) if current else ()))
+                                  _current_assignment(m.owned, ids, topic_hash) if current else (),
+                                  m.group_instance_id))
     topic_sets = {frozenset(m.topics) for m in instance.members}
     return GroupSpec(tuple(members), {ids[n]: t.partitions for n, t in instance.topics.items()},
                      {ids[n]: n for n in instance.topics}, len(topic_sets) == 1)
