@@ -1,9 +1,8 @@
 """The client ``RangeAssignor`` port: Kafka's own ``RangeAssignorTest`` scenarios and generated instances.
 
 Kafka's tests compare each member's partitions as a set (``assertAssignment``
-and ``verifyRackAssignment`` sort or hash them), and so do these. Scenarios
-with static members (``group.instance.id``) are left out: the instance
-format has no instance ids.
+and ``verifyRackAssignment`` sort or hash them), and so do these, static
+members (``group_instance_id``) included.
 """
 
 from __future__ import annotations
@@ -245,3 +244,72 @@ def test_generated_instances_are_range_balanced_and_valid(params):
     if params["replication_factor"] == params["racks"] and params["rackless_partitions"] == 0:
         # every rack holds every partition: Kafka switches rack awareness off, and nothing is cross-rack
         assert not r.rack_aware and metrics["cross_rack"] == 0
+
+
+# --------------------------------------------------------------------------- static members (group.instance.id)
+
+
+def static_group(partitions: dict[str, list[list[str]]], members: list[tuple[str, str | None, str | None]]):
+    """Members as (member id, group instance id, rack), all subscribed to every topic."""
+    ms = []
+    for mid, instance_id, rack in members:
+        m = {"id": mid, "rack": rack, "topics": list(partitions)}
+        if instance_id is not None:
+            m["group_instance_id"] = instance_id
+        ms.append(m)
+    return from_dict({"format": 1, "family": "consumers",
+                      "topics": {t: {"racks": rs} for t, rs in partitions.items()}, "members": ms})
+
+
+def rackless(n: int) -> list[list[str]]:
+    return [[] for _ in range(n)]
+
+
+def by_instance(inst) -> dict[str, set[str]]:
+    got = range_assign(inst).assignment
+    check_port(inst, got)
+    return {m.group_instance_id: set(got[m.id]) for m in inst.members}
+
+
+@pytest.mark.parametrize("second_instance", ["instance2", None])
+def test_static_consumers_two_topics_six_partitions(second_instance):
+    """testTwoStaticConsumersTwoTopicsSixPartitions / testOneStaticConsumerAndOneDynamicConsumer...: consumer-a
+    sorts first by member id, but the instance id (or having one at all) decides."""
+    inst = static_group({"topic1": rackless(3), "topic2": rackless(3)},
+                        [("consumer-b", "instance1", None), ("consumer-a", second_instance, None)])
+    assert as_sets(range_assign(inst).assignment) == {
+        "consumer-b": {"topic1-0", "topic1-1", "topic2-0", "topic2-1"}, "consumer-a": {"topic1-2", "topic2-2"}}
+
+
+def test_static_member_range_assignment_persistent():
+    statics = [(f"consumer{i}", f"instance{i}", None) for i in (1, 2, 3)]
+    parts = {"topic1": rackless(5), "topic2": rackless(4)}
+    expected = {"consumer1": {"topic1-0", "topic1-1", "topic2-0"}, "consumer2": {"topic1-2", "topic2-1"},
+                "consumer3": {"topic1-3", "topic2-2"}}
+    for dynamic in ("consumer4", "consumer5"):
+        got = as_sets(range_assign(static_group(parts, statics + [(dynamic, None, None)])).assignment)
+        assert got == {**expected, dynamic: {"topic1-4", "topic2-3"}}
+
+
+@pytest.mark.parametrize("rack_aware", [False, True])
+def test_static_member_range_assignment_persistent_after_member_id_changes(rack_aware):
+    """testStaticMemberRangeAssignmentPersistentAfterMemberIdChanges and its rack-aware variant (RF 2 over
+    three broker racks, consumers on racks a, b, c): swapping member ids keeps every instance's partitions."""
+    if rack_aware:
+        parts = {t: [sorted(rs) for rs in replica_racks(5, 2, racks(3), 0)] for t in ("topic1", "topic2")}
+        expected = {"instance1": {"topic1-0", "topic1-2", "topic2-0", "topic2-2"},
+                    "instance2": {"topic1-1", "topic1-3", "topic2-1", "topic2-3"},
+                    "instance3": {"topic1-4", "topic2-4"}}
+        member_racks = racks(3)
+    else:
+        parts = {"topic1": rackless(5), "topic2": rackless(5)}
+        expected = {"instance1": {"topic1-0", "topic1-1", "topic2-0", "topic2-1"},
+                    "instance2": {"topic1-2", "topic1-3", "topic2-2", "topic2-3"},
+                    "instance3": {"topic1-4", "topic2-4"}}
+        member_racks = NULL3
+    before = [("consumer1", "instance1", member_racks[0]), ("consumer2", "instance2", member_racks[1]),
+              ("consumer3", "instance3", member_racks[2])]
+    after = [("consumer1", "instance1", member_racks[0]), ("consumer5", "instance2", member_racks[1]),
+             ("consumer4", "instance3", member_racks[2])]
+    assert by_instance(static_group(parts, before)) == expected
+    assert by_instance(static_group(parts, after)) == expected

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kipopt import solve
 from kipopt.datasets import generate
 from kipopt.errors import InstanceError, NotApplicableError
-from kipopt.instance import from_dict
+from kipopt.instance import from_dict, to_dict
 from kipopt.methods import get_method
 from kipopt.solvers.java_util import hashmap_order, integer_hash, topic_uuid, uuid_from_string, uuid_hash
 from kipopt.solvers.consumers.group.spec import GroupSpec, MemberSpec, group_spec, single_owner
@@ -234,6 +234,21 @@ def test_server_range_static_membership_keeps_ranges_by_instance_id():
     again = server_range(rspec({R1: 5}, {m: ((R1,), ()) for m in ("memberA1", "C", "B")}, True,
                                {"memberA1": "instanceA", "C": "instanceC"}))
     assert first["A"] == again["memberA1"] and first["B"] == again["B"] and first["C"] == again["C"]
+
+
+def test_instance_ids_reach_the_server_assignors():
+    """group_spec carries each member's group_instance_id: server range orders static members first by instance
+    id (as client range does without racks); the uniform assignor never reads it."""
+    x = from_dict({"format": 1, "family": "consumers", "topics": {"t": {"racks": [[]] * 5}},
+                   "members": [{"id": "a", "topics": ["t"]}, {"id": "b", "topics": ["t"], "group_instance_id": "z"},
+                               {"id": "c", "topics": ["t"], "group_instance_id": "y"}]})
+    assert [m.instance_id for m in group_spec(x).members if m.id != "a"] != [None, None]
+    assert as_sets(server_range(group_spec(x, current=False))) == {"c": {"t-0", "t-1"}, "b": {"t-2", "t-3"},
+                                                                   "a": {"t-4"}}
+    assert as_sets(server_range(group_spec(x, current=False))) == as_sets(range_assign(x).assignment)
+    dynamic = from_dict({**to_dict(x),
+                        "members": [{"id": m, "topics": ["t"]} for m in "abc"]})
+    assert as_sets(uniform_assign(group_spec(x))) == as_sets(uniform_assign(group_spec(dynamic)))
 
 
 def test_server_range_reassignments_ignore_the_current_assignment():
