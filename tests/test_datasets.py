@@ -27,7 +27,7 @@ from kipopt.datasets.generators import PARAMS
 from kipopt.datasets.scenarios import SCENARIOS, describe, scenario_files
 from kipopt.errors import InstanceError
 from kipopt.evaluation import evaluate
-from kipopt.instance import FAMILIES, from_dict, to_dict
+from kipopt.instance import FAMILIES, from_dict, java_string_key, to_dict
 from kipopt.solution import parse_solution
 
 KIPOPT = Path(sys.executable).with_name("kipopt")
@@ -182,6 +182,25 @@ def test_consumers_equal_and_mixed_subscriptions():
     assert all(m.topics == tuple(equal.topics) for m in equal.members)
     mixed = generate("consumers", 1, subscriptions="mixed", topics=4, members=6)
     assert len({m.topics for m in mixed.members}) > 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_consumers_static_members_leave_the_rest_of_the_instance_unchanged(seed):
+    """--static-members only adds group_instance_id to a share of the members, interleaved with dynamic
+    ones; everything else, and the default instance of every seed, stays as before."""
+    plain = to_dict(generate("consumers", seed, members=20))
+    assert all("group_instance_id" not in m for m in plain["members"])
+    mixed = to_dict(generate("consumers", seed, members=20, static_members=0.5))
+    ids = [m.pop("group_instance_id", None) for m in mixed["members"]]
+    assert mixed == plain
+    statics = [i for i in ids if i is not None]
+    assert 0 < len(statics) < 20 and len(set(statics)) == len(statics)
+    kinds = "".join("s" if i else "d" for i in ids)
+    assert "dsd" in kinds or "sds" in kinds  # interleaved, not a static block
+    everyone = generate("consumers", seed, members=20, static_members=1.0)
+    assert all(m.group_instance_id for m in everyone.members)
+    order = sorted(everyone.members, key=lambda m: java_string_key(m.group_instance_id))
+    assert [m.id for m in order] != [m.id for m in sorted(everyone.members, key=lambda m: java_string_key(m.id))]
 
 
 def test_consumers_generations_include_stale_members():

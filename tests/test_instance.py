@@ -176,6 +176,8 @@ ERROR_CASES = [
     ("start-index-negative", "replicas", ("start_index",), -1, "start_index", ">= 0"),
     ("end-offset-negative", "tasks", ("tasks", "0_0", "end_offset"), -5, "tasks.0_0.end_offset", ">= 0"),
     ("standby-count-negative", "tasks", ("config", "num_standby_replicas"), -1, "config.num_standby_replicas", ">= 0"),
+    ("group-instance-id-empty", "consumers", ("members", 0, "group_instance_id"), "", "members[0].group_instance_id", "non-empty"),
+    ("group-instance-id-number", "consumers", ("members", 1, "group_instance_id"), 7, "members[1].group_instance_id", "must be a string"),
     ("generation-below-minus-one", "consumers", ("members", 1, "generation"), -2, "members[1].generation", ">= -1"),
     ("missing-partitions", "replicas", ("partitions",), _DELETE, "partitions", "required field is missing"),
     ("missing-brokers", "replicas", ("brokers",), _DELETE, "brokers", "required field is missing"),
@@ -256,3 +258,21 @@ def test_strict_json(text, field, words):
         parse_json(text)
     assert info.value.field == field
     assert words in info.value.message
+
+
+def test_group_instance_ids_are_optional_unique_and_round_trip():
+    """Static membership: absent or null is a dynamic member (and is not written back); ids are unique."""
+    doc = copy.deepcopy(SPEC_EXAMPLES["consumers"])
+    doc["members"][0]["group_instance_id"] = "host-1"
+    doc["members"][1]["group_instance_id"] = None
+    inst = from_dict(doc)
+    assert [m.group_instance_id for m in inst.members] == ["host-1", None]
+    written = to_dict(inst)
+    assert written["members"][0]["group_instance_id"] == "host-1"
+    assert "group_instance_id" not in written["members"][1]
+    assert from_dict(written) == inst
+    doc["members"][1]["group_instance_id"] = "host-1"
+    with pytest.raises(InstanceError) as info:
+        from_dict(doc)
+    assert info.value.field == "members[1].group_instance_id"
+    assert "listed twice" in info.value.message
