@@ -21,7 +21,8 @@ from kipopt.methods import KAFKA_COMMIT, Method, MethodResult, Rule, Status
 from kipopt.vectors import curated_pairs, expected_of
 
 # The ports the spec (cli.md) names, per family: every one must be exercised by the curated set.
-SPEC_PORTS = {"consumers": {"kafka.range", "kafka.cooperative_sticky", "kafka.server_uniform", "kafka.server_range"},
+SPEC_PORTS = {"consumers": {"kafka.range", "kafka.cooperative_sticky", "kafka.server_uniform", "kafka.server_range",
+                            "kafka.round_robin", "kafka.eager_sticky"},
               "tasks": {"kafka.ha", "kafka.rack_active", "kafka.rack_standby", "kafka.tag_standby", "kafka.sticky"},
               "replicas": {"kafka.adminutils", "kafka.striped"}}
 

@@ -30,7 +30,9 @@ from ..instance import Instance, from_dict
 
 RANGE, COOPERATIVE, SERVER_UNIFORM, SERVER_RANGE = ("kafka.range", "kafka.cooperative_sticky",
                                                     "kafka.server_uniform", "kafka.server_range")
-CONSUMER_PORTS = (RANGE, COOPERATIVE, SERVER_UNIFORM, SERVER_RANGE)
+ROUND_ROBIN, EAGER_STICKY = "kafka.round_robin", "kafka.eager_sticky"
+CLIENT_PORTS = (RANGE, COOPERATIVE, ROUND_ROBIN, EAGER_STICKY)
+CONSUMER_PORTS = CLIENT_PORTS + (SERVER_UNIFORM, SERVER_RANGE)
 RACK_ACTIVE, RACK_STANDBY, HA, TAG_STANDBY, STICKY = ("kafka.rack_active", "kafka.rack_standby", "kafka.ha",
                                                       "kafka.tag_standby", "kafka.sticky")
 TASK_PORTS = (RACK_ACTIVE, RACK_STANDBY, HA, TAG_STANDBY, STICKY)
@@ -69,11 +71,14 @@ CASES: tuple[Case, ...] = (
     _file("consumers_one_member", CONSUMER_PORTS,
           "The closest valid form of an empty group: one new member (generation -1, nothing owned)."),
     # double claims: the KIP-848 server-side assignors do not apply (Method.requires), client ports only
-    _file("consumers_generation_conflicts", (RANGE, COOPERATIVE),
+    _file("consumers_generation_conflicts", CLIENT_PORTS,
           "Conflicting ownership claims: one partition claimed at a stale and a current generation, one "
           "claimed twice at the same generation, a member two generations behind."),
     _file("consumers_mixed_subscriptions", CONSUMER_PORTS,
           "Members subscribe to different topic sets, with some ownership history."),
+    _file("consumers_static_members", CONSUMER_PORTS,
+          "Static members (group_instance_id) interleaved with dynamic ones, instance ids ordered against the "
+          "member ids: range, round robin and server range put the static members first by instance id."),
     # ---------------------------------------------------------------- tasks (KIP-441, KIP-708, KIP-925)
     _scenario("kip925_two_tasks", "tasks", (RACK_ACTIVE, HA, STICKY),
               "KIP-925's min-cost-flow example: two tasks placed across racks, one negative cycle to cancel."),
