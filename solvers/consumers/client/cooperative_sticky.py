@@ -12,6 +12,9 @@ withholds every partition that transfers ownership (``adjustAssignment``):
   ``ownedPartitions`` (generations ignored).
 
 The solution's ``assignment`` is that partial assignment; ``target`` the full one.
+Like every sticky assignor it orders members by member id alone and does not
+read ``group.instance.id`` (``Subscription.groupInstanceId``): static members
+change nothing here.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ iterate in Kafka's order:
   ``HashMap<Uuid, HashSet<Integer>>`` by ``computeIfAbsent`` (a topic new to
   its bucket goes to the *head* of the chain), copied with ``put`` into a
   fresh ``HashMap`` (kept immutable, as the assignors require);
+* a member's ``instanceId`` is its ``group_instance_id`` (static membership;
+  only the server ``RangeAssignor`` reads it);
 * the subscription type is homogeneous when every topic set is equal.
 
 Orders are stored explicitly (tuples in iteration order), so Kafka's own

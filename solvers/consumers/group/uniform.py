@@ -5,7 +5,8 @@ group (every member subscribes to the same topics) goes to
 :func:`~kipopt.solvers.consumers.group.uniform_homogeneous.uniform_homogeneous`, any
 other to :func:`~kipopt.solvers.consumers.group.uniform_heterogeneous.uniform_heterogeneous`.
 Both are sticky to the members' current assignment (``owned``) and ignore
-racks. The inputs are built as §7 says (:mod:`kipopt.solvers.consumers.group.spec`);
+racks and ``group_instance_id`` (neither builder reads
+``MemberSubscription.instanceId``). The inputs are built as §7 says (:mod:`kipopt.solvers.consumers.group.spec`);
 the method does not apply when two members claim one partition.
 
 >>> from kipopt.instance import from_dict
