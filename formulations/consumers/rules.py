@@ -39,7 +39,10 @@ rack is never cross-rack (the evaluator counts those in ``rack_unknown``).
     Objective, lexicographic: cross-rack partitions, then owned partitions
     revoked, scalarised as ``cross * (O + 1) + revoked`` with ``O`` the
     number of owned partitions (so one cross-rack partition outweighs every
-    revocation); :func:`balanced_parts` reports both.
+    revocation); :func:`balanced_parts` reports both and the weight, and
+    :func:`balanced_criteria` the two criteria the façade prints under
+    ``metrics.criteria`` (``check --tolerance cross_rack=0,revoked=2``
+    bounds each of them; ``range``'s only criterion is ``cross_rack``).
 
 Ownership (``owners``): a partition of a subscribed topic is owned by the
 member that claims it (``owned``) with the strictly highest generation; when
@@ -49,7 +52,9 @@ This is Kafka's resolution in ``AbstractStickyAssignor.allSubscriptionsEqual``
 except for one HashMap-order-dependent corner (two equal claims *followed*
 in map order by a higher one: Kafka then still withholds it from the
 higher claimant in the constrained builder). Revoked: owned partitions that
-their owner does not get.
+their owner does not get. This is the only meaning of ``revoked`` in
+kipopt; the evaluator's count of every claim dropped (one per claimant, as
+if each claimant owned it) is ``metrics.claims_revoked``.
 
 >>> from kipopt.instance import from_dict
 >>> x = from_dict({"format": 1, "family": "consumers",
@@ -137,6 +142,17 @@ def balanced_parts(instance: ConsumersInstance, assignment: Assignment) -> dict[
             "weight": len(owners(instance)) + 1}
 
 
+def balanced_criteria(instance: ConsumersInstance, assignment: Assignment) -> dict[str, int]:
+    """``balanced``'s criteria in priority order: cross-rack partitions, then owned partitions revoked."""
+    parts = balanced_parts(instance, assignment)
+    return {"cross_rack": parts["cross_rack"], "revoked": parts["revoked"]}
+
+
+def range_criteria(instance: ConsumersInstance, assignment: Assignment) -> dict[str, int]:
+    """``range``'s one criterion (its objective), named so that tolerances and reports read alike."""
+    return {"cross_rack": cross_rack(instance, assignment)}
+
+
 def balanced_objective(instance: ConsumersInstance, assignment: Assignment) -> float:
     parts = balanced_parts(instance, assignment)
     return float(parts["cross_rack"] * parts["weight"] + parts["revoked"])
@@ -199,9 +215,9 @@ def _subscribers(instance: ConsumersInstance) -> dict[str, list[str]]:
 RULES = [
     Rule("range", "consumers", "exact.range", range_objective, range_violations,
          "every subscribed partition to one subscriber, per topic floor/ceil(P/N) each "
-         "(P mod N subscribers at the ceiling); minimise cross-rack partitions"),
+         "(P mod N subscribers at the ceiling); minimise cross-rack partitions", criteria=range_criteria),
     Rule("balanced", "consumers", "exact.balanced", balanced_objective, balanced_violations,
          "every subscribed partition to one subscriber, the sticky assignor's balance (no subscriber "
          "of a topic holds 2+ fewer than a member holding one of its partitions); minimise "
-         "cross-rack, then owned partitions revoked: cross * (owned + 1) + revoked"),
+         "cross-rack, then owned partitions revoked: cross * (owned + 1) + revoked", criteria=balanced_criteria),
 ]

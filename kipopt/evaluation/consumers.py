@@ -7,8 +7,11 @@ Metrics, all recomputed from the assignment:
   ``rack_unknown``);
 * ``imbalance``: max - min partitions per member over the whole group;
   ``topic_imbalance``: per topic, max - min among its subscribers (and the worst);
-* ``revoked``: owned partitions (``owned`` of the instance) that their member
-  does not keep: what stickiness minimises; ``kept`` the rest.
+* ``claims_revoked``: claims (``owned`` of the instance, one per claimant)
+  that their member does not keep; ``kept`` the rest. Every claim counts,
+  also where two members claim one partition: the ``balanced`` rule's
+  ``revoked`` (``metrics.criteria.revoked`` of ``solve`` and ``check``)
+  counts only partitions with a unique highest-generation owner.
 
 Hard rules broken (violations): ``unsubscribed`` (a partition given to a
 member not subscribed to its topic), ``unassigned_partition`` (a partition of
@@ -59,6 +62,6 @@ def evaluate_consumers(instance: ConsumersInstance, assignment: Mapping[str, tup
         "cross_rack": cross, "rack_unknown": unknown, "assigned": sum(given.values()),
         "partitions_per_member": counts, "imbalance": spread(counts.values()),
         "topic_imbalance": topic_spread, "worst_topic_imbalance": max(topic_spread.values(), default=0),
-        "kept": kept, "revoked": owned - kept,
+        "kept": kept, "claims_revoked": owned - kept,
     }
     return Evaluation("consumers", metrics, log.violations())

@@ -23,7 +23,7 @@ def test_rack_local_assignment(instance):
     assert e.metrics["cross_rack"] == 1
     assert e.metrics["imbalance"] == 3
     assert e.metrics["topic_imbalance"] == {"orders": 1, "audit": 0}
-    assert (e.metrics["kept"], e.metrics["revoked"]) == (1, 0)
+    assert (e.metrics["kept"], e.metrics["claims_revoked"]) == (1, 0)
 
 
 def test_violations(instance):
@@ -32,7 +32,7 @@ def test_violations(instance):
     e = evaluate(instance, assignment)
     counts = {v.rule: v.count for v in e.violations}
     assert counts == {"unsubscribed": 1, "duplicate_partition": 2, "unassigned_partition": 1}
-    assert e.metrics["revoked"] == 1
+    assert e.metrics["claims_revoked"] == 1
 
 
 def test_solution_object_is_parsed_strictly(instance):
