@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from itertools import chain
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..instance import ConsumersInstance
 from . import Evaluation, ViolationLog, spread
@@ -46,6 +46,7 @@ class GroupIndex:
     subscribed: frozenset[str]
     owned: dict[str, frozenset[str]]
     claims: int
+    allowed: dict[str, frozenset[str]]
 
 
 _INDEX: OrderedDict[int, tuple[ConsumersInstance, GroupIndex]] = OrderedDict()
@@ -74,11 +75,17 @@ def group_index(instance: ConsumersInstance) -> GroupIndex:
         {p: p.rpartition("-")[0] for p in instance.partition_racks},
         {t: tuple(ms) for t, ms in subscribers.items() if instance.topics[t].partitions > 0},
         frozenset(instance.subscribed_partitions), {m.id: frozenset(m.owned) for m in instance.members},
-        sum(len(m.owned) for m in instance.members))
+        sum(len(m.owned) for m in instance.members), _allowed(instance))
     _INDEX[id(instance)] = (instance, index)
     if len(_INDEX) > _INDEX_SIZE:
         _INDEX.popitem(last=False)
     return index
+
+
+def _allowed(instance: ConsumersInstance) -> dict[str, frozenset[str]]:
+    """Member -> the partitions of the topics it subscribes to."""
+    of_topic = {t: frozenset(f"{t}-{p}" for p in range(topic.partitions)) for t, topic in instance.topics.items()}
+    return {m.id: frozenset().union(*(of_topic[t] for t in m.topics)) for m in instance.members}
 
 
 def cross_and_unknown(index: GroupIndex, rack: str | None, parts: tuple[str, ...]) -> tuple[int, int]:
@@ -95,17 +102,18 @@ def evaluate_consumers(instance: ConsumersInstance, assignment: Mapping[str, tup
     log = ViolationLog()
     cross = unknown = kept = 0
     counts: dict[str, int] = {}
-    member_topics: dict[str, Counter] = {}
+    member_topics: dict[str, Mapping[str, int]] = {}
     for member in instance.members:
         parts = assignment.get(member.id, ())
         counts[member.id] = len(parts)
-        topics = member_topics[member.id] = Counter(map(index.topic_of.__getitem__, parts))
-        if not topics.keys() <= set(member.topics):
-            subscribed = set(member.topics)
-            for p in parts:
-                if index.topic_of[p] not in subscribed:
-                    log.add("unsubscribed", f"{p} given to {member.id}, which does not subscribe to "
-                                            f"{index.topic_of[p]}")
+        if not parts:
+            member_topics[member.id] = {}
+            continue
+        if len(member.topics) == 1 and index.allowed[member.id].issuperset(parts):
+            member_topics[member.id] = {member.topics[0]: len(parts)}  # the common case, without a count per partition
+        else:
+            member_topics[member.id] = Counter(map(index.topic_of.__getitem__, parts))
+            _unsubscribed(log, index, member, parts)
         c, u = cross_and_unknown(index, member.rack, parts)
         cross, unknown = cross + c, unknown + u
         owned = index.owned[member.id]
@@ -130,3 +138,11 @@ def evaluate_consumers(instance: ConsumersInstance, assignment: Mapping[str, tup
         "kept": kept, "claims_revoked": index.claims - kept,
     }
     return Evaluation("consumers", metrics, log.violations())
+
+
+def _unsubscribed(log: ViolationLog, index: GroupIndex, member: Any, parts: tuple[str, ...]) -> None:
+    if index.allowed[member.id].issuperset(parts):
+        return
+    for p in parts:
+        if p not in index.allowed[member.id]:
+            log.add("unsubscribed", f"{p} given to {member.id}, which does not subscribe to {index.topic_of[p]}")
