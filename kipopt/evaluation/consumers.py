@@ -92,9 +92,13 @@ def cross_and_unknown(index: GroupIndex, rack: str | None, parts: tuple[str, ...
     """(cross-rack, rack-unknown) partitions among ``parts`` given to a member on ``rack``."""
     if rack is None:
         return 0, len(parts)
-    unknown = len(index.rackless.intersection(parts)) if index.rackless else 0
-    local = index.local.get(rack)
-    return len(parts) - unknown - (len(local.intersection(parts)) if local else 0), unknown
+    distinct = frozenset(parts)
+    local = index.local.get(rack, frozenset())
+    if len(distinct) == len(parts):
+        unknown = len(index.rackless.intersection(distinct)) if index.rackless else 0
+        return len(parts) - unknown - len(local.intersection(distinct)), unknown
+    unknown = sum(map(index.rackless.__contains__, parts))  # a partition listed twice counts twice
+    return len(parts) - unknown - sum(map(local.__contains__, parts)), unknown
 
 
 def evaluate_consumers(instance: ConsumersInstance, assignment: Mapping[str, tuple[str, ...]]) -> Evaluation:
