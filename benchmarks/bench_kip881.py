@@ -162,7 +162,7 @@ def run(path: Path, method: str, timeout: float) -> dict:
     assigned = max(1, m.get("assigned", 0))
     return dict(row, status=solution["status"], objective=solution.get("objective"), bound=solution.get("bound"),
                 solve=solution.get("seconds"), cross_rack=m["cross_rack"], share=m["cross_rack"] / assigned,
-                imbalance=m["imbalance"], revoked=m["revoked"], violations=len(m.get("violations", [])))
+                imbalance=m["imbalance"], claims_revoked=m["claims_revoked"], violations=len(m.get("violations", [])))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.topics} topics, mixed subscriptions, owned history "
                   f"(generated and written in {made:.1f} s, {path.stat().st_size / 1e6:.1f} MB JSON)")
             print(f"{'method':26} {'status':9} {'end to end':>10} {'cpu':>7} {'solve':>8} {'peak MB':>8} "
-                  f"{'cross-rack':>10} {'share':>7} {'imbal.':>6} {'revoked':>8} {'objective':>12} {'bound':>12}")
+                  f"{'cross-rack':>10} {'share':>7} {'imbal.':>6} {'claims_r':>8} {'objective':>12} {'bound':>12}")
             methods = list(EXACT) + ([] if args.no_ports else ports())
             for method in methods:
                 limit = 4 * spec["seconds"] + 60 if method in EXACT else args.port_timeout
@@ -201,7 +201,7 @@ def _line(r: dict) -> str:
         return f"{r['method']:26} {r['status']:9} {r['wall']:10.2f} {r.get('message', '')}"
     cells = [_fmt(r.get(k), f) for k, f in (("wall", "10.2f"), ("cpu", "7.2f"), ("solve", "8.2f"), ("peak_mb", "8.0f"),
                                             ("cross_rack", "10d"), ("share", "7.2%"), ("imbalance", "6d"),
-                                            ("revoked", "8d"), ("objective", "12.0f"), ("bound", "12.0f"))]
+                                            ("claims_revoked", "8d"), ("objective", "12.0f"), ("bound", "12.0f"))]
     return f"{r['method']:26} {r['status']:9} " + " ".join(cells)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -17,26 +18,94 @@ from .deadline import MIN_SOLVER_SECONDS
 from .errors import InstanceError, MethodError, NotApplicableError
 from .evaluation import Evaluation, evaluate as _evaluate
 from .instance import Instance, TasksInstance, load_instance, read_priorities
-from .methods import MethodResult, SolveOptions, Violation, get_method, get_rule
-from .solution import Assignment, Solution, Status, json_number, parse_solution, relative_gap
+from .methods import MethodResult, Rule, SolveOptions, Violation, get_method, get_rule, rules
+from .solution import Assignment, Solution, Status, json_number, parse_assignment, parse_solution, relative_gap
+from .tolerance import Tolerance, parse_tolerance
 
-__all__ = ["load_instance", "load_assignment", "evaluate", "solve", "check", "exact_optimum", "CheckResult"]
+__all__ = ["load_instance", "load_assignment", "load_answer", "Answer", "evaluate", "solve", "check",
+           "exact_optimum", "resolve_rule", "CheckResult"]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the oracle is asked about: an assignment, and a solution object's ``target`` and ``method``.
+
+    ``target`` (a cooperative assignor's full assignment, as ``solve`` writes
+    it) is what the rule is scored on when present, exactly as :func:`solve`
+    scores its own answers; ``method`` names the rule ``check`` uses when the
+    caller names none.
+    """
+
+    assignment: Assignment
+    target: Assignment | None = None
+    method: str | None = None
+
+    @property
+    def scored(self) -> Assignment:
+        return self.assignment if self.target is None else self.target
 
 
 def load_assignment(instance: Instance, source: str | Mapping) -> Assignment:
     """Read a solution object (path, ``-`` or dict) and return its parsed assignment."""
+    return load_answer(instance, source).assignment
+
+
+def load_answer(instance: Instance, source: str | Mapping) -> Answer:
+    """Read a solution object (path, ``-`` or dict): its assignment, ``target`` and ``method``."""
     data = source if isinstance(source, Mapping) else r.read_json_file(source, "SOLUTION")
     try:
-        return parse_solution(instance, data)
+        return parse_answer(instance, data)
     except InstanceError as exc:
-        raise InstanceError(f"SOLUTION {exc.field}", exc.message) from None
+        raise InstanceError(f"SOLUTION {exc.field}".rstrip(), exc.message) from None
 
 
-def evaluate(instance: Instance, assignment: Assignment | Mapping | str) -> Evaluation:
-    """Metrics and broken rules of an assignment (parsed, a solution dict, or a path)."""
+def parse_answer(instance: Instance, data: Any) -> Answer:
+    """The :class:`Answer` of a decoded solution object; a bare assignment is refused with how to wrap it."""
+    if isinstance(data, Mapping) and "assignment" not in data and _looks_bare(instance, data):
+        kind = {"consumers": "member -> partitions", "tasks": "client -> roles",
+                "replicas": "partition -> brokers"}[instance.family]
+        raise InstanceError("", f"this is a bare assignment ({kind}), not a solution object; wrap it as "
+                                f'{{"assignment": {{...}}}} (and give a cooperative assignor\'s full '
+                                f'assignment as "target")')
+    assignment = parse_solution(instance, data)
+    target = data.get("target")
+    if target is not None:
+        target = parse_assignment(instance, target, "target")
+    method = data.get("method")
+    if method is not None and not isinstance(method, str):
+        raise InstanceError("method", f"must be a string, got {r._kind(method)}")
+    return Answer(assignment, target, method)
+
+
+def _looks_bare(instance: Instance, data: Mapping) -> bool:
+    """Whether a would-be solution object is keyed by the instance's members, clients or partitions."""
+    owners = getattr(instance, "member_by_id", None) or getattr(instance, "clients", None)
+    if owners is None:
+        owners = {str(p) for p in getattr(instance, "partition_ids", ())}
+    return any(key in owners for key in data)
+
+
+def evaluate(instance: Instance, assignment: Answer | Assignment | Mapping | str) -> Evaluation:
+    """Metrics and broken rules of an assignment (parsed, an :class:`Answer`, a solution dict, or a path).
+
+    With a ``target`` the violations are the target's and the metrics the
+    returned assignment's plus ``withheld``, as :func:`solve` reports them.
+    """
     if isinstance(assignment, str) or (isinstance(assignment, Mapping) and "assignment" in assignment):
-        assignment = load_assignment(instance, assignment)
+        assignment = load_answer(instance, assignment)
+    if isinstance(assignment, Answer):
+        return evaluate_answer(instance, assignment)
     return _evaluate(instance, assignment)
+
+
+def evaluate_answer(instance: Instance, answer: Answer) -> Evaluation:
+    """The evaluation ``solve`` prints: the target's broken rules, the partial assignment's metrics."""
+    partial = _evaluate(instance, answer.assignment)
+    if answer.target is None:
+        return partial
+    full = _evaluate(instance, answer.target)
+    metrics = dict(partial.metrics, withheld=withheld(answer.assignment, answer.target))
+    return Evaluation(partial.family, metrics, full.violations)
 
 
 def with_priorities(instance: Instance, priorities: Sequence[str] | str | None) -> Instance:
@@ -62,6 +131,8 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
           seed: int | None = None, priorities: Sequence[str] | str | None = None,
           started: float | None = None) -> Solution:
     """Run ``method`` on ``instance``; the result is evaluated and carries its rule's objective.
+
+    Warnings a method raises (PuLP's deprecations, ...) are not passed on to the caller.
 
     A method that also returns a ``target`` (``kafka.cooperative_sticky``: Kafka's
     partial assignment withholds partitions still being revoked, the target is
@@ -101,21 +172,20 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     # methods that count a relative limit get what is left of the run's budget, not the whole limit again
     budget = None if deadline_at is None else max(MIN_SOLVER_SECONDS, deadline_at - start)
     options = SolveOptions(budget, threads, seed, deadline_at)
-    result: MethodResult = m.run(instance, options)
+    with warnings.catch_warnings():  # PuLP's and HiGHS's warnings are kipopt's business, not the caller's
+        warnings.simplefilter("ignore")
+        result: MethodResult = m.run(instance, options)
     seconds = time.perf_counter() - start
     solution = Solution(instance.family, m.name, result.assignment, result.status, bound=result.bound,
                         seconds=seconds, message=result.message, seed=result.seed, target=result.target)
     if result.status in (Status.INFEASIBLE, Status.ERROR):
         return solution
-    evaluation = _evaluate(instance, result.assignment)
-    scored, rule_evaluation = result.assignment, evaluation
-    if result.target is not None:
-        scored, rule_evaluation = result.target, _evaluate(instance, result.target)
-    broken = rule_evaluation.violations + _new_rules(rule_evaluation.violations, rule.violations(instance, scored))
+    answer = Answer(result.assignment, result.target)
+    evaluation = evaluate_answer(instance, answer)
+    scored = answer.scored
+    broken = evaluation.violations + _new_rules(evaluation.violations, rule.violations(instance, scored))
     solution.objective = rule.objective(instance, scored)
     solution.metrics = dict(evaluation.metrics, **result.info)
-    if result.target is not None:
-        solution.metrics["withheld"] = withheld(result.assignment, result.target)
     if rule.criteria is not None:
         solution.metrics["criteria"] = rule.criteria(instance, scored)
     solution.metrics["violations"] = [v.to_dict() for v in broken]
@@ -158,34 +228,58 @@ def _trust_but_verify(exact: bool, result: MethodResult, solution: Solution, bro
 
 @dataclass
 class CheckResult:
-    """The oracle's verdict on one assignment against one rule's exact optimum."""
+    """The oracle's verdict on one assignment against one rule's exact optimum.
+
+    ``tolerance`` is a relative gap on the objective, or an allowance per
+    criterion (:mod:`kipopt.tolerance`); ``criteria`` the assignment's
+    criteria for a rule that has them.
+    """
 
     rule: str
     objective: float
     optimum: float | None
     bound: float | None
     gap: float | None
-    tolerance: float
+    tolerance: Tolerance
     evaluation: Evaluation
     rule_violations: list[Violation]
     exact: Solution
     criteria: dict | None = None
+
+    def __post_init__(self) -> None:
+        self.tolerance = parse_tolerance(self.tolerance)
 
     @property
     def feasible(self) -> bool:
         return self.evaluation.feasible and not self.rule_violations
 
     @property
+    def optimum_criteria(self) -> dict | None:
+        return self.exact.metrics.get("criteria")
+
+    @property
     def ok(self) -> bool:
-        """Feasible, and the printed ``gap`` to the exact bound is at most ``tolerance``."""
+        """Feasible, and within ``tolerance``: the printed ``gap`` to the exact bound, or every criterion
+        within its allowance of the proven optimum's."""
         if not self.feasible or self.exact.status not in (Status.OPTIMAL, Status.FEASIBLE) or self.bound is None:
             return False
-        return self.objective <= self.bound or (self.gap is not None and self.gap <= self.tolerance + 1e-12)
+        if self.tolerance.per_criterion:
+            return self._criteria_ok()
+        return self.objective <= self.bound or (self.gap is not None and self.gap <= self.tolerance.relative + 1e-12)
+
+    def _criteria_ok(self) -> bool:
+        """Only a proven optimum's criteria say how far from the best each criterion is."""
+        best = self.optimum_criteria
+        if self.exact.status is not Status.OPTIMAL or not best or self.criteria is None:
+            return False
+        return all(value <= best[name] + self.tolerance.allowance(name, best[name]) + 1e-9
+                   for name, value in self.criteria.items() if name in best)
 
     def to_dict(self) -> dict:
         return {
             "rule": self.rule, "ok": self.ok, "feasible": self.feasible, "objective": json_number(self.objective),
-            "optimum": json_number(self.optimum), "bound": json_number(self.bound), "gap": self.gap, "tolerance": self.tolerance,
+            "optimum": json_number(self.optimum), "bound": json_number(self.bound), "gap": self.gap,
+            "tolerance": self.tolerance.to_json(),
             "exact_status": self.exact.status.value, "exact_method": self.exact.method,
             "exact_seconds": round(self.exact.seconds, 6),
             "violations": [v.to_dict() for v in self.evaluation.violations + self.rule_violations],
@@ -194,10 +288,20 @@ class CheckResult:
         }
 
     def _criteria(self) -> dict:
-        """For a lexicographic rule: each criterion of the assignment and of the exact answer, in order."""
+        """For a rule with criteria: each criterion of the assignment and of the exact answer, in order, and
+        how far each is above the exact answer's."""
         if self.criteria is None:
             return {}
-        return {"criteria": self.criteria, "optimum_criteria": self.exact.metrics.get("criteria")}
+        best = self.optimum_criteria
+        excess = None if not best else {k: json_number(v - best[k]) for k, v in self.criteria.items() if k in best}
+        return {"criteria": self.criteria, "optimum_criteria": best, "criteria_excess": excess}
+
+    def criteria_text(self) -> str:
+        """``cross_rack 3 (optimum 1), revoked 0 (optimum 0)``, or "" for a rule without criteria."""
+        if not self.criteria:
+            return ""
+        best = self.optimum_criteria or {}
+        return ", ".join(f"{k} {json_number(v)} (optimum {json_number(best.get(k))})" for k, v in self.criteria.items())
 
 
 def exact_optimum(instance: Instance, rule: str | None = None, time_limit: float | None = None) -> Solution:
@@ -209,28 +313,56 @@ def exact_optimum(instance: Instance, rule: str | None = None, time_limit: float
     return exact
 
 
-def check(instance: Instance, assignment: Assignment, rule: str | None = None, tolerance: float = 0.0,
-          time_limit: float | None = None, exact: Solution | None = None,
-          priorities: Sequence[str] | str | None = None) -> CheckResult:
+def resolve_rule(instance: Instance, rule: str | None, method: str | None = None, field: str = "--rule") -> Rule:
+    """The rule ``check`` uses: ``rule`` when given, else the rule of the solution's ``method``, else the
+    family's only rule; otherwise an :class:`InstanceError` naming the choices."""
+    if rule is not None:
+        try:
+            return get_rule(rule, instance.family)
+        except InstanceError as exc:
+            raise InstanceError(field, exc.message) from None
+    names = sorted(n for n, x in rules().items() if x.family == instance.family)
+    if method is not None:
+        try:
+            return get_rule(get_method(method, instance.family).rule, instance.family)
+        except InstanceError:
+            raise InstanceError(field, f"the solution's method {method!r} is not a kipopt method of family "
+                                       f"{instance.family}; name the rule: one of {', '.join(names)}") from None
+    if len(names) == 1:
+        return get_rule(names[0], instance.family)
+    raise InstanceError(field, f"which rule? the solution names no method; for a {instance.family} instance give "
+                               f"one of {', '.join(names)}")
+
+
+def check(instance: Instance, assignment: Answer | Assignment, rule: str | None = None,
+          tolerance: float | str | Mapping | Tolerance = 0.0, time_limit: float | None = None,
+          exact: Solution | None = None, priorities: Sequence[str] | str | None = None) -> CheckResult:
     """Evaluate ``assignment`` and compare it with the exact optimum of ``rule``.
 
+    ``assignment`` may be an :class:`Answer` (from :func:`load_answer`): its
+    ``target``, when present, is scored as :func:`solve` scores it, and its
+    ``method`` names the rule when ``rule`` is None (:func:`resolve_rule`).
+    ``tolerance`` is a relative gap or a per-criterion allowance
+    (:func:`kipopt.tolerance.parse_tolerance`).
     ``exact`` is that optimum when the caller already has it (from :func:`exact_optimum`
     on the same instance and rule): a batch checks many assignments against one solve.
     ``priorities`` reorders the ``joint`` rule's stages (:func:`with_priorities`).
     """
     instance = with_priorities(instance, priorities)
-    if not (tolerance >= 0 and math.isfinite(tolerance)):
-        raise InstanceError("--tolerance", f"must be a finite number >= 0, got {tolerance}")
-    found = get_rule(rule, instance.family)
+    tolerance = parse_tolerance(tolerance)
+    answer = assignment if isinstance(assignment, Answer) else Answer(assignment)
+    found = resolve_rule(instance, rule, answer.method)
+    scored = answer.scored
+    criteria = found.criteria(instance, scored) if found.criteria is not None else None
+    tolerance.check_names(found.name, None if criteria is None else list(criteria))
     if exact is None:
         exact = exact_optimum(instance, found.name, time_limit)
     elif exact.method != found.exact_method:
         raise ValueError(f"exact solution of {exact.method} given, rule {found.name} needs {found.exact_method}")
-    objective = found.objective(instance, assignment)
+    objective = found.objective(instance, scored)
     optimum = exact.objective
     bound = exact.bound if exact.bound is not None else optimum
-    evaluation = _evaluate(instance, assignment)
-    rule_violations = _new_rules(evaluation.violations, found.violations(instance, assignment))
-    criteria = found.criteria(instance, assignment) if found.criteria is not None else None
+    evaluation = evaluate_answer(instance, answer)
+    rule_violations = _new_rules(evaluation.violations, found.violations(instance, scored))
     return CheckResult(found.name, objective, optimum, bound, relative_gap(objective, bound), tolerance,
                        evaluation, rule_violations, exact, criteria)

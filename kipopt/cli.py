@@ -45,12 +45,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     if _batch_mode(args):
         return _run_batch(args, "evaluate")
-    from .api import evaluate, load_assignment
+    from .api import evaluate_answer, load_answer
     from .instance import load_instance
     instance = load_instance(args.instance)
-    evaluation = evaluate(instance, load_assignment(instance, args.solution))
+    evaluation = evaluate_answer(instance, load_answer(instance, args.solution))
     _print_json(evaluation.to_dict())
-    return 0
+    return 0 if evaluation.feasible else 1  # as a line of evaluate --batch: 1 when the assignment breaks a rule
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -82,15 +82,17 @@ def _load_for_run(source: str) -> Any:
 def cmd_check(args: argparse.Namespace) -> int:
     if _batch_mode(args):
         return _run_batch(args, "check", rule=args.rule, tolerance=args.tolerance, time_limit=args.time_limit)
-    from .api import check, load_assignment
+    from .api import check, load_answer
     from .instance import load_instance
     instance = load_instance(args.instance)
-    result = check(instance, load_assignment(instance, args.solution), rule=args.rule,
+    result = check(instance, load_answer(instance, args.solution), rule=args.rule,
                    tolerance=args.tolerance, time_limit=args.time_limit, priorities=args.priorities)
     _print_json(result.to_dict())
     verdict = "ok" if result.ok else "NOT ok"
+    criteria = result.criteria_text()
     print(f"kipopt check: {result.rule}: objective {result.objective}, optimum {result.optimum}, "
-          f"gap {result.gap}, feasible {result.feasible}: {verdict}", file=sys.stderr)
+          f"gap {result.gap}{'; ' + criteria if criteria else ''}; feasible {result.feasible}: {verdict}",
+          file=sys.stderr)
     return 0 if result.ok else 1
 
 
@@ -129,8 +131,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
     instance = generate(args.family, args.seed, **_generator_args(args))
     text = json.dumps(to_dict(instance), separators=(",", ":"))
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as handle:
-            handle.write(text + "\n")
+        try:
+            os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+            with open(args.out, "w", encoding="utf-8") as handle:
+                handle.write(text + "\n")
+        except OSError as exc:
+            raise KipoptError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
         print(f"kipopt: wrote {args.family} instance (seed {args.seed}) to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text + "\n")
@@ -224,9 +230,20 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def _tolerance(text: str) -> Any:
+    """An argparse type: ``--tolerance X`` or ``NAME=V,...`` (:mod:`kipopt.tolerance`), kept as given."""
+    from .tolerance import parse_tolerance
+    try:
+        return parse_tolerance(text)
+    except KipoptError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--tolerance: ")) from None
+
+
+def build_parser(command: str | None = None, family: str | None = None) -> argparse.ArgumentParser:
     """The full parser; given the ``command`` about to run, commands that do not need them skip the
-    generator parameters (importing the generators costs ``validate`` and ``check`` start-up time)."""
+    generator parameters (importing the generators costs ``validate`` and ``check`` start-up time);
+    given its ``family`` too, ``generate`` and ``vectors`` offer that family's parameters only, with
+    their defaults."""
     from .instance import FAMILIES
     from .schemas import DOCUMENTS
     parser = _Parser(prog="kipopt", description="Exact LP/ILP models of Kafka's assignment rules, "
@@ -256,7 +273,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("instance", nargs="?")
     p.add_argument("solution", nargs="?")
     p.add_argument("--rule", default=None, help="with --batch: the rule of lines that name none")
-    p.add_argument("--tolerance", type=_nonnegative_float, default=0.0, help="allowed relative gap")
+    p.add_argument("--tolerance", type=_tolerance, default=0.0, metavar="X|NAME=V,...",
+                   help="allowed relative gap of the objective (default 0), or per criterion: "
+                        "cross_rack=0,revoked=2 (counts above the optimum's; V%% of it)")
     p.add_argument("--time-limit", type=_positive_float, default=None)
     _add_priorities(p)
     _add_batch(p)
@@ -266,7 +285,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("family", choices=FAMILIES)
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--out", default=None, help="file to write (default stdout)")
-    _add_generator_params(p, command)
+    _add_generator_params(p, command, family)
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("vectors", help="conformance vectors: instances with a kafka.* port's answer")
@@ -277,7 +296,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="folder for the vector files and manifest.json")
     p.add_argument("--curated", action="store_true", help="write the curated set shipped in the package")
     p.add_argument("--list", action="store_true", help="list the curated set (JSON)")
-    _add_generator_params(p, command)
+    _add_generator_params(p, command, family)
     p.set_defaults(func=cmd_vectors)
 
     p = sub.add_parser("schema", help="print the JSON Schema of a family or of a document kipopt prints")
@@ -301,13 +320,25 @@ def _add_batch(p: argparse.ArgumentParser) -> None:
                         "default): one verdict line each, in order, streamed")
 
 
-def _add_generator_params(p: argparse.ArgumentParser, command: str | None) -> None:
+def _add_generator_params(p: argparse.ArgumentParser, command: str | None, family: str | None = None) -> None:
     if command not in (None, p.prog.split()[-1]):
         return
     from .datasets import generator_params
+    defaults = _family_defaults(family)
     for name, (kind, help_text) in generator_params().items():
+        if defaults is not None:  # another family's parameter stays accepted (and refused by name), unlisted
+            help_text = (f"{help_text} (default: {defaults[name]})".replace("%", "%%") if name in defaults
+                         else argparse.SUPPRESS)
         p.add_argument(f"--{name.replace('_', '-')}", dest=f"p_{name}", type=kind, default=None,
                        metavar=name.upper(), help=help_text)
+
+
+def _family_defaults(family: str | None) -> dict[str, Any] | None:
+    """``{parameter: default}`` of one family's generator, or None when no family is named."""
+    import dataclasses
+    from .datasets import ConsumersParams, ReplicasParams, TasksParams
+    cls = {"consumers": ConsumersParams, "replicas": ReplicasParams, "tasks": TasksParams}.get(family or "")
+    return None if cls is None else {f.name: f.default for f in dataclasses.fields(cls)}
 
 
 def _add_bench(sub: Any) -> None:
@@ -374,8 +405,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
-        command = next((a for a in argv if not a.startswith("-")), None)
-        args = build_parser(command).parse_args(argv)
+        words = [a for a in argv if not a.startswith("-")]
+        command = words[0] if words else None
+        family = next((w for w in words[1:] if w in ("tasks", "replicas", "consumers")), None)
+        args = build_parser(command, family).parse_args(argv)
         return args.func(args)
     except KipoptError as exc:
         print(f"kipopt: error: {_one_line(str(exc))}", file=sys.stderr)

@@ -5,8 +5,12 @@ unittest (a failure, not an error) or a bare script, with no plugin. The
 message lists every broken rule with examples, the objective and the gap.
 Instances and assignments may be typed objects, decoded JSON (a solution
 object ``{"assignment": ...}``, or the bare assignment mapping) or paths.
-Bad *input* (a malformed instance) raises :class:`kipopt.InstanceError`,
-not an assertion: the test is broken, not the code under test.
+A solution object's ``target`` (a cooperative assignor's full assignment)
+is scored exactly as ``kipopt solve`` scores it, and its ``method`` names the
+rule when none is given. Bad *input* (a malformed instance, a rule that
+cannot be told) raises :class:`kipopt.InstanceError`, not an assertion: the
+test is broken, not the code under test. Warnings of kipopt's solvers
+(PuLP, HiGHS) never reach the caller's test.
 
 >>> instance = {"format": 1, "family": "replicas", "partitions": 2, "replication_factor": 2,
 ...             "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}]}
@@ -26,7 +30,7 @@ from typing import Any, Mapping
 from .errors import InstanceError
 from .instance import Instance, from_dict, load_instance
 from .methods import Violation
-from .solution import Assignment, Solution, TaskRoles, assignment_to_json, parse_assignment, parse_solution
+from .solution import Assignment, Solution, TaskRoles, assignment_to_json, parse_assignment
 
 __all__ = ["assert_feasible", "assert_optimal", "assert_same_as_kafka"]
 
@@ -36,32 +40,49 @@ EXAMPLES = 5
 """Examples listed per broken rule and differing owners listed per comparison."""
 
 
-def assert_feasible(instance: Any, assignment: Any) -> None:
-    """Fail unless ``assignment`` breaks no hard rule of ``instance``."""
+def assert_feasible(instance: Any, assignment: Any, rule: str | None = None) -> None:
+    """Fail unless ``assignment`` breaks no hard rule of ``instance`` (and, given ``rule``, none of that
+    rule's own: ``range``'s per-topic quota, ``balanced``'s balance, ...)."""
     __tracebackhide__ = True
-    from .evaluation import evaluate
+    from .api import evaluate_answer, resolve_rule
     inst = as_instance(instance)
-    evaluation = evaluate(inst, as_assignment(inst, assignment))
-    if evaluation.violations:
-        n = len(evaluation.violations)
-        raise AssertionError(f"the assignment breaks {n} rule{'s' if n > 1 else ''} of the {inst.family} instance:\n"
-                             + _violations(evaluation.violations))
+    answer = as_answer(inst, assignment)
+    broken = evaluate_answer(inst, answer).violations
+    where = f"the {inst.family} instance"
+    if rule is not None:
+        found = resolve_rule(inst, rule, field="rule")
+        seen = {v.rule for v in broken}
+        broken = broken + [v for v in found.violations(inst, answer.scored) if v.rule not in seen]
+        where += f" and rule {found.name}"
+    if broken:
+        n = len(broken)
+        raise AssertionError(f"the assignment breaks {n} rule{'s' if n > 1 else ''} of {where}:\n"
+                             + _violations(broken))
 
 
-def assert_optimal(instance: Any, assignment: Any, rule: str | None = None, tolerance: float = 0) -> None:
-    """Fail unless ``assignment`` is feasible and within ``tolerance`` (relative gap) of ``rule``'s optimum."""
+def assert_optimal(instance: Any, assignment: Any, rule: str | None = None, tolerance: Any = 0) -> None:
+    """Fail unless ``assignment`` is feasible and within ``tolerance`` of ``rule``'s optimum.
+
+    ``tolerance``: a relative gap, or per criterion ``"cross_rack=0,revoked=2"`` / ``{"revoked": 2}``
+    (:mod:`kipopt.tolerance`). ``rule`` defaults to the rule of a solution object's ``method``.
+    """
     __tracebackhide__ = True
     from .api import check
     inst = as_instance(instance)
-    result = check(inst, as_assignment(inst, assignment), rule=rule, tolerance=tolerance)
+    result = check(inst, as_answer(inst, assignment), rule=rule, tolerance=tolerance)
     if result.ok:
         return
     broken = result.evaluation.violations + result.rule_violations
+    allowed = result.tolerance.to_json()
     lines = [f"the assignment is not optimal for rule {result.rule}: objective {_num(result.objective)}, "
              f"optimum {_num(result.optimum)} (bound {_num(result.bound)}, exact model {result.exact.status.value}), "
-             f"gap {_gap(result.gap)} > tolerance {_gap(tolerance)}" if result.feasible else
+             + (f"gap {_gap(result.gap)}, tolerance per criterion {allowed}" if isinstance(allowed, dict)
+                else f"gap {_gap(result.gap)} > tolerance {_gap(allowed)}")
+             if result.feasible else
              f"the assignment is not feasible for rule {result.rule}: objective {_num(result.objective)}, "
              f"optimum {_num(result.optimum)}, gap {_gap(result.gap)}"]
+    if result.criteria:
+        lines.append(f"criteria: {result.criteria_text()}")
     if broken:
         lines.append(f"broken rules ({len(broken)}):")
         lines.append(_violations(broken))
@@ -72,34 +93,42 @@ def assert_same_as_kafka(instance: Any, assignment: Any, method: str) -> None:
     """Fail unless ``assignment`` is exactly what the port ``method`` (Java Kafka) answers.
 
     Replica lists compare in order (the first broker is the leader); a
-    consumer's partitions and a client's tasks per role compare as sets. When
-    ``assignment`` is a solution object with a ``target`` (a cooperative
-    assignor's full target), the port's target is compared too.
+    consumer's partitions and a client's tasks per role compare as sets.
+    Like is compared with like: the given assignment with the port's
+    ``assignment`` (a cooperative assignor's partial one) and, when the
+    given solution object has a ``target``, that target with the port's
+    (a port without one answers its full assignment, which is its target).
     """
     __tracebackhide__ = True
-    from .api import evaluate, solve
+    from .api import evaluate_answer, solve
     from .methods import get_rule
     from .vectors import port
     inst = as_instance(instance)
     m = port(method, inst.family)
-    given = as_assignment(inst, assignment)
+    given = as_answer(inst, assignment)
     kafka = solve(inst, m.name)
     if kafka.status.value in ("infeasible", "error"):
         raise AssertionError(f"{m.name} ({m.kafka_class}) refuses this instance: {kafka.message}")
-    diffs = _differences(inst.family, kafka.assignment, given)
-    given_target = _target(inst, assignment)
-    if given_target is not None and kafka.target is not None:
-        diffs += [f"target: {d}" for d in _differences(inst.family, kafka.target, given_target)]
+    diffs = _differences(inst.family, kafka.assignment, given.assignment)
+    if given.target is not None:
+        kafka_target = kafka.target if kafka.target is not None else kafka.assignment
+        diffs += [f"target: {d}" for d in _differences(inst.family, kafka_target, given.target)]
     if not diffs:
         return
     rule = get_rule(m.rule, inst.family)
-    objective = rule.objective(inst, given)
-    broken = evaluate(inst, given).violations + rule.violations(inst, given)
+    objective = rule.objective(inst, given.scored)
+    evaluation = evaluate_answer(inst, given)
+    broken = evaluation.violations + [v for v in rule.violations(inst, given.scored)
+                                      if v.rule not in {b.rule for b in evaluation.violations}]
     lines = [f"the assignment differs from {m.name} ({m.kafka_class}) in {len(diffs)} place"
              f"{'s' if len(diffs) > 1 else ''}:"]
     lines += [f"  - {d}" for d in diffs[:EXAMPLES]]
     if len(diffs) > EXAMPLES:
         lines.append(f"  ... and {len(diffs) - EXAMPLES} more")
+    if given.target is None and kafka.target is not None and not _differences(inst.family, kafka.target,
+                                                                             given.assignment):
+        lines.append(f"it equals {m.name}'s target (its full assignment): pass it as the solution's \"target\", "
+                     f"beside the partial \"assignment\"")
     gap = objective - kafka.objective if kafka.objective is not None else None
     lines.append(f"rule {rule.name}: objective {_num(objective)}, Kafka's {_num(kafka.objective)}"
                  + (f" (difference {_num(gap)})" if gap is not None else ""))
@@ -125,27 +154,28 @@ def as_instance(value: Any) -> Instance:
 
 def as_assignment(instance: Instance, value: Any) -> Assignment:
     """A parsed assignment from a :class:`Solution`, a solution object, a bare assignment (typed or JSON) or a path."""
+    return as_answer(instance, value).assignment
+
+
+def as_answer(instance: Instance, value: Any) -> Any:
+    """An :class:`kipopt.api.Answer` (assignment, ``target``, ``method``) from what :func:`as_assignment` takes."""
+    from .api import Answer, load_answer, parse_answer
     if isinstance(value, Solution):
-        return value.assignment
+        return Answer(value.assignment, value.target, value.method)
     if isinstance(value, (str, os.PathLike)):
-        from .api import load_assignment
-        return load_assignment(instance, os.fspath(value))
+        return load_answer(instance, os.fspath(value))
     if not isinstance(value, Mapping):
         raise TypeError(f"not an assignment, a solution or a path: {type(value).__name__}")
     if "assignment" in value and not _is_owner(instance, "assignment"):
-        return parse_solution(instance, dict(value))
+        data = dict(value)
+        for key in ("assignment", "target"):
+            if isinstance(data.get(key), Mapping):
+                data[key] = _to_json(data[key])
+        return parse_answer(instance, data)
     try:
-        return parse_assignment(instance, _to_json(value))
+        return Answer(parse_assignment(instance, _to_json(value)))
     except InstanceError as exc:
         raise InstanceError(f"assignment {exc.field}", exc.message) from None
-
-
-def _target(instance: Instance, value: Any) -> Assignment | None:
-    if isinstance(value, Solution):
-        return value.target
-    if isinstance(value, Mapping) and "target" in value and "assignment" in value:
-        return parse_assignment(instance, _to_json(value["target"]), "target")
-    return None
 
 
 def _is_owner(instance: Instance, key: str) -> bool:

@@ -36,7 +36,8 @@ def small():
     inst = generate("tasks", 5, tasks=12, clients=4)
     best = api.solve(inst, "kafka.rack_active")
     start = current_assignment(inst)
-    assert api.check(inst, best.assignment).ok and not api.check(inst, start).ok, "fixture must have a gap"
+    assert api.check(inst, best.assignment, "rack_active").ok and not api.check(inst, start, "rack_active").ok, \
+        "fixture must have a gap"
     return {"instance": to_dict(inst), "best": {"assignment": assignment_to_json("tasks", best.assignment)},
             "start": {"assignment": assignment_to_json("tasks", start)}}
 
@@ -44,6 +45,8 @@ def small():
 def run(lines: list, mode: str = "check", **defaults) -> tuple[list[dict], Outcome, Oracle]:
     """Run an in-process oracle on lines (dicts are dumped, strings sent as they are)."""
     text = "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines)
+    if mode == "check":
+        defaults.setdefault("rule", "rack_active")  # the fixture's solutions name no method
     oracle = Oracle(mode, **defaults)
     out = io.StringIO()
     worst = oracle.run(io.BytesIO(text.encode()), out)
@@ -59,7 +62,8 @@ def test_verdicts_in_order_with_ids(small):
     verdicts, worst, _ = run(lines)
     assert [v["id"] for v in verdicts] == list(range(5)) and worst is Outcome.PASSED
     single = api.check(instance_module.from_dict(small["instance"]),
-                       api.load_assignment(instance_module.from_dict(small["instance"]), small["best"])).to_dict()
+                       api.load_assignment(instance_module.from_dict(small["instance"]), small["best"]),
+                       "rack_active").to_dict()
     for v in verdicts:
         assert v["ok"] is True
         assert {k: v[k] for k in single if k != "exact_seconds"} == {k: single[k] for k in single
@@ -239,7 +243,7 @@ def test_cli_batch_file_and_exit_status(small, tmp_path, capsys):
     for lines, status in (([good, good], 0), ([good, bad], 1), ([bad, "nope", good], 2)):
         path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines))
         capsys.readouterr()
-        assert main(["check", "--batch", str(path)]) == status
+        assert main(["check", "--batch", str(path), "--rule", "rack_active"]) == status
         captured = capsys.readouterr()
         assert len(captured.out.splitlines()) == len(lines)
         assert f"{len(lines)} lines" in captured.err
@@ -257,7 +261,7 @@ def test_cli_batch_usage_errors(argv, capsys):
 def test_real_process_stdout_is_json_lines_only(small):
     """Through a real process, stdout holds the verdicts only (HiGHS's banner goes to stderr)."""
     lines = [{"id": i, "instance": small["instance"], "solution": small["best"]} for i in range(3)]
-    proc = subprocess.run([str(KIPOPT), "check", "--batch", "-"], input="".join(json.dumps(x) + "\n" for x in lines),
+    proc = subprocess.run([str(KIPOPT), "check", "--batch", "-", "--rule", "rack_active"], input="".join(json.dumps(x) + "\n" for x in lines),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert [json.loads(v)["id"] for v in proc.stdout.splitlines()] == [0, 1, 2]
@@ -268,7 +272,7 @@ def test_streaming_through_a_slow_pipe(small):
     """A process fed one line at a time answers each line before the next is written: the first
     verdict is read while the writer still holds the last line back (no timing assumptions: the
     writer waits for each verdict, so a buffering oracle would deadlock and hit the timeout)."""
-    proc = subprocess.Popen([str(KIPOPT), "check", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([str(KIPOPT), "check", "--batch", "--rule", "rack_active"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, bufsize=1)
     got: list[dict] = []
     watchdog = threading.Timer(120, proc.kill)

@@ -120,3 +120,16 @@ def test_every_notebook_opens_with_its_question():
     for path in sorted(NOTEBOOKS.glob("*.ipynb")):
         first = nbformat.read(path, as_version=4).cells[0]
         assert first.cell_type == "markdown" and "**The question.**" in first.source, path.name
+
+
+def test_downstream_kafka_python(monkeypatch):
+    """kafka-python's assignors through check --batch and kipopt.testing (skipped without kipopt[clients]):
+    the notebook prints the table of what kipopt finds."""
+    import pytest
+    pytest.importorskip("kafka.coordinator.assignors.range", reason="kafka-python absent: pip install kipopt[clients]")
+    monkeypatch.setenv("KIPOPT_NB_GROUPS", "4")
+    text, _ = execute("downstream_kafka_python.ipynb")
+    table = text[text.index("assignor "):]
+    for name in ("range", "roundrobin", "sticky", "cooperative-sticky"):
+        assert f"\n{name} " in table
+    assert "kipopt check --batch: " in text and "first crash:" in text

@@ -48,14 +48,15 @@ def test_validate_imports_no_solver_and_no_spark(files):
 
 
 def test_check_imports_no_spark_pandas_or_matplotlib(files):
-    roots = loaded(["check", files[0], files[1]])
+    roots = loaded(["check", files[0], files[1], "--rule", "rack_active"])
     assert not roots & set(HEAVY), roots & set(HEAVY)
     assert "highspy" in roots  # it did solve
 
 
 def test_batch_imports_no_spark_pandas_or_matplotlib(files, tmp_path):
     lines = tmp_path / "lines.jsonl"
-    lines.write_text(json.dumps({"id": 1, "instance_path": files[0], "solution": json.load(open(files[1]))}) + "\n")
+    lines.write_text(json.dumps({"id": 1, "instance_path": files[0], "solution": json.load(open(files[1])),
+                                 "rule": "rack_active"}) + "\n")
     assert not loaded(["check", "--batch", str(lines)]) & set(HEAVY)
 
 
@@ -63,6 +64,6 @@ def test_check_stdout_is_one_json_object(files):
     """A real ``kipopt check`` process: stdout is exactly the verdict (HiGHS's banner, printed by native
     code on file descriptor 1, is sent to stderr)."""
     kipopt = str(__import__("pathlib").Path(sys.executable).with_name("kipopt"))
-    run = subprocess.run([kipopt, "check", *files], capture_output=True, text=True, timeout=120)
+    run = subprocess.run([kipopt, "check", *files, "--rule", "rack_active"], capture_output=True, text=True, timeout=120)
     assert run.returncode in (0, 1), run.stderr
     assert json.loads(run.stdout)["rule"] == "rack_active"

@@ -39,7 +39,10 @@ rack is never cross-rack (the evaluator counts those in ``rack_unknown``).
     Objective, lexicographic: cross-rack partitions, then owned partitions
     revoked, scalarised as ``cross * (O + 1) + revoked`` with ``O`` the
     number of owned partitions (so one cross-rack partition outweighs every
-    revocation); :func:`balanced_parts` reports both.
+    revocation); :func:`balanced_parts` reports both and the weight, and
+    :func:`balanced_criteria` the two criteria the façade prints under
+    ``metrics.criteria`` (``check --tolerance cross_rack=0,revoked=2``
+    bounds each of them; ``range``'s only criterion is ``cross_rack``).
 
 Ownership (``owners``): a partition of a subscribed topic is owned by the
 member that claims it (``owned``) with the strictly highest generation; when
@@ -49,7 +52,9 @@ This is Kafka's resolution in ``AbstractStickyAssignor.allSubscriptionsEqual``
 except for one HashMap-order-dependent corner (two equal claims *followed*
 in map order by a higher one: Kafka then still withholds it from the
 higher claimant in the constrained builder). Revoked: owned partitions that
-their owner does not get.
+their owner does not get. This is the only meaning of ``revoked`` in
+kipopt; the evaluator's count of every claim dropped (one per claimant, as
+if each claimant owned it) is ``metrics.claims_revoked``.
 
 >>> from kipopt.instance import from_dict
 >>> x = from_dict({"format": 1, "family": "consumers",
@@ -67,9 +72,10 @@ their owner does not get.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from typing import Mapping
 
+from kipopt.evaluation.consumers import cross_and_unknown, group_index
 from kipopt.instance import ConsumersInstance
 from kipopt.methods import Rule, Violation
 
@@ -88,26 +94,28 @@ def is_cross_rack(rack: str | None, replica_racks: frozenset[str]) -> bool:
 
 
 def cross_rack(instance: ConsumersInstance, assignment: Assignment) -> int:
-    racks = instance.partition_racks
-    return sum(is_cross_rack(m.rack, racks[p]) for m in instance.members
-               for p in assignment.get(m.id, ()) if p in racks)
+    index = group_index(instance)
+    return sum(cross_and_unknown(index, m.rack, assignment.get(m.id, ()))[0] for m in instance.members)
 
 
-_OWNERS: dict[int, tuple[ConsumersInstance, dict[str, str]]] = {}
+_OWNERS: OrderedDict[int, tuple[ConsumersInstance, dict[str, str]]] = OrderedDict()
+_OWNERS_SIZE = 256  # as many as the batch oracle keeps instances: a batch cycling through groups keeps hitting
 
 
 def owners(instance: ConsumersInstance) -> dict[str, str]:
     """Partition -> owning member: the unique highest-generation claimant (see the module doc).
 
-    Cached for the last few instances (the façade and the models ask several times); do not mutate.
+    Cached for the most recently used instances (the façade, the models and every check of a batch
+    ask again); do not mutate.
     """
     hit = _OWNERS.get(id(instance))
     if hit is not None and hit[0] is instance:
+        _OWNERS.move_to_end(id(instance))
         return hit[1]
-    if len(_OWNERS) >= 4:
-        _OWNERS.clear()
     found = _owners(instance)
     _OWNERS[id(instance)] = (instance, found)
+    if len(_OWNERS) > _OWNERS_SIZE:
+        _OWNERS.popitem(last=False)
     return found
 
 
@@ -127,14 +135,44 @@ def _owners(instance: ConsumersInstance) -> dict[str, str]:
 
 
 def revoked(instance: ConsumersInstance, assignment: Assignment) -> int:
-    kept = {(m, p) for m, parts in assignment.items() for p in parts}
-    return sum((m, p) not in kept for p, m in owners(instance).items())
+    return sum(len(parts) - len(parts.intersection(assignment.get(m, ())))
+               for m, parts in _owned_by(instance).items())
+
+
+def _owned_by(instance: ConsumersInstance) -> dict[str, frozenset[str]]:
+    """Member -> the partitions it owns (:func:`owners` inverted), cached beside it."""
+    found = owners(instance)
+    hit = _OWNED_BY.get(id(found))
+    if hit is not None and hit[0] is found:
+        return hit[1]
+    by: dict[str, set[str]] = defaultdict(set)
+    for p, m in found.items():
+        by[m].add(p)
+    inverted = {m: frozenset(ps) for m, ps in by.items()}
+    _OWNED_BY[id(found)] = (found, inverted)
+    if len(_OWNED_BY) > _OWNERS_SIZE:
+        _OWNED_BY.popitem(last=False)
+    return inverted
+
+
+_OWNED_BY: OrderedDict[int, tuple[dict, dict[str, frozenset[str]]]] = OrderedDict()
 
 
 def balanced_parts(instance: ConsumersInstance, assignment: Assignment) -> dict[str, int]:
     """The two criteria of ``balanced``, and the weight of the first in the scalar objective."""
     return {"cross_rack": cross_rack(instance, assignment), "revoked": revoked(instance, assignment),
             "weight": len(owners(instance)) + 1}
+
+
+def balanced_criteria(instance: ConsumersInstance, assignment: Assignment) -> dict[str, int]:
+    """``balanced``'s criteria in priority order: cross-rack partitions, then owned partitions revoked."""
+    parts = balanced_parts(instance, assignment)
+    return {"cross_rack": parts["cross_rack"], "revoked": parts["revoked"]}
+
+
+def range_criteria(instance: ConsumersInstance, assignment: Assignment) -> dict[str, int]:
+    """``range``'s one criterion (its objective), named so that tolerances and reports read alike."""
+    return {"cross_rack": cross_rack(instance, assignment)}
 
 
 def balanced_objective(instance: ConsumersInstance, assignment: Assignment) -> float:
@@ -156,7 +194,7 @@ def range_violations(instance: ConsumersInstance, assignment: Assignment) -> lis
         for p in parts:
             per_topic[topic_of(p)][member] += 1
     bad = []
-    for t, subscribers in _subscribers(instance).items():
+    for t, subscribers in group_index(instance).subscribers.items():
         n, size = len(subscribers), instance.topics[t].partitions
         low, high = size // n, -(-size // n)
         for m in subscribers:
@@ -168,16 +206,16 @@ def range_violations(instance: ConsumersInstance, assignment: Assignment) -> lis
 
 
 def balanced_violations(instance: ConsumersInstance, assignment: Assignment) -> list[Violation]:
+    index = group_index(instance)
     count = {m.id: len(assignment.get(m.id, ())) for m in instance.members}
     heaviest: dict[str, tuple[int, str]] = {}
     for member, parts in assignment.items():
         x = count.get(member, len(parts))
-        for p in parts:
-            t = topic_of(p)
+        for t in dict.fromkeys(map(index.topic_of.__getitem__, parts)):
             if t not in heaviest or x > heaviest[t][0]:
                 heaviest[t] = (x, member)
     bad = []
-    for t, subscribers in _subscribers(instance).items():
+    for t, subscribers in index.subscribers.items():
         if t not in heaviest:
             continue
         lightest = min(subscribers, key=lambda m: count[m])
@@ -188,20 +226,12 @@ def balanced_violations(instance: ConsumersInstance, assignment: Assignment) -> 
     return _violation("balance", bad)
 
 
-def _subscribers(instance: ConsumersInstance) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = defaultdict(list)
-    for m in instance.members:
-        for t in m.topics:
-            found[t].append(m.id)
-    return {t: ms for t, ms in found.items() if instance.topics[t].partitions > 0}
-
-
 RULES = [
     Rule("range", "consumers", "exact.range", range_objective, range_violations,
          "every subscribed partition to one subscriber, per topic floor/ceil(P/N) each "
-         "(P mod N subscribers at the ceiling); minimise cross-rack partitions"),
+         "(P mod N subscribers at the ceiling); minimise cross-rack partitions", criteria=range_criteria),
     Rule("balanced", "consumers", "exact.balanced", balanced_objective, balanced_violations,
          "every subscribed partition to one subscriber, the sticky assignor's balance (no subscriber "
          "of a topic holds 2+ fewer than a member holding one of its partitions); minimise "
-         "cross-rack, then owned partitions revoked: cross * (owned + 1) + revoked"),
+         "cross-rack, then owned partitions revoked: cross * (owned + 1) + revoked", criteria=balanced_criteria),
 ]

@@ -7,8 +7,11 @@ Metrics, all recomputed from the assignment:
   ``rack_unknown``);
 * ``imbalance``: max - min partitions per member over the whole group;
   ``topic_imbalance``: per topic, max - min among its subscribers (and the worst);
-* ``revoked``: owned partitions (``owned`` of the instance) that their member
-  does not keep: what stickiness minimises; ``kept`` the rest.
+* ``claims_revoked``: claims (``owned`` of the instance, one per claimant)
+  that their member does not keep; ``kept`` the rest. Every claim counts,
+  also where two members claim one partition: the ``balanced`` rule's
+  ``revoked`` (``metrics.criteria.revoked`` of ``solve`` and ``check``)
+  counts only partitions with a unique highest-generation owner.
 
 Hard rules broken (violations): ``unsubscribed`` (a partition given to a
 member not subscribed to its topic), ``unassigned_partition`` (a partition of
@@ -18,47 +21,132 @@ given twice).
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Mapping
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any, Mapping
 
 from ..instance import ConsumersInstance
 from . import Evaluation, ViolationLog, spread
 
 
+@dataclass(frozen=True)
+class GroupIndex:
+    """What every evaluation of one group reads, built once per instance (:func:`group_index`).
+
+    ``local[r]``: partitions with a replica on rack ``r``; ``rackless``: partitions with no known
+    replica rack; ``topic_of``: partition -> topic; ``subscribers``: topic -> members subscribed
+    (topics with partitions only), in member order.
+    """
+
+    local: dict[str, frozenset[str]]
+    rackless: frozenset[str]
+    topic_of: dict[str, str]
+    subscribers: dict[str, tuple[str, ...]]
+    subscribed: frozenset[str]
+    owned: dict[str, frozenset[str]]
+    claims: int
+    allowed: dict[str, frozenset[str]]
+
+
+_INDEX: OrderedDict[int, tuple[ConsumersInstance, GroupIndex]] = OrderedDict()
+_INDEX_SIZE = 256  # as many as the batch oracle keeps instances
+
+
+def group_index(instance: ConsumersInstance) -> GroupIndex:
+    """The :class:`GroupIndex` of ``instance``, cached for the most recently used instances (by identity)."""
+    hit = _INDEX.get(id(instance))
+    if hit is not None and hit[0] is instance:
+        _INDEX.move_to_end(id(instance))
+        return hit[1]
+    local: dict[str, set[str]] = {}
+    rackless = set()
+    for p, racks in instance.partition_racks.items():
+        if not racks:
+            rackless.add(p)
+        for r in racks:
+            local.setdefault(r, set()).add(p)
+    subscribers: dict[str, list[str]] = {}
+    for m in instance.members:
+        for t in m.topics:
+            subscribers.setdefault(t, []).append(m.id)
+    index = GroupIndex(
+        {r: frozenset(ps) for r, ps in local.items()}, frozenset(rackless),
+        {p: p.rpartition("-")[0] for p in instance.partition_racks},
+        {t: tuple(ms) for t, ms in subscribers.items() if instance.topics[t].partitions > 0},
+        frozenset(instance.subscribed_partitions), {m.id: frozenset(m.owned) for m in instance.members},
+        sum(len(m.owned) for m in instance.members), _allowed(instance))
+    _INDEX[id(instance)] = (instance, index)
+    if len(_INDEX) > _INDEX_SIZE:
+        _INDEX.popitem(last=False)
+    return index
+
+
+def _allowed(instance: ConsumersInstance) -> dict[str, frozenset[str]]:
+    """Member -> the partitions of the topics it subscribes to."""
+    of_topic = {t: frozenset(f"{t}-{p}" for p in range(topic.partitions)) for t, topic in instance.topics.items()}
+    return {m.id: frozenset().union(*(of_topic[t] for t in m.topics)) for m in instance.members}
+
+
+def cross_and_unknown(index: GroupIndex, rack: str | None, parts: tuple[str, ...]) -> tuple[int, int]:
+    """(cross-rack, rack-unknown) partitions among ``parts`` given to a member on ``rack``."""
+    if rack is None:
+        return 0, len(parts)
+    distinct = frozenset(parts)
+    local = index.local.get(rack, frozenset())
+    if len(distinct) == len(parts):
+        unknown = len(index.rackless.intersection(distinct)) if index.rackless else 0
+        return len(parts) - unknown - len(local.intersection(distinct)), unknown
+    unknown = sum(map(index.rackless.__contains__, parts))  # a partition listed twice counts twice
+    return len(parts) - unknown - sum(map(local.__contains__, parts)), unknown
+
+
 def evaluate_consumers(instance: ConsumersInstance, assignment: Mapping[str, tuple[str, ...]]) -> Evaluation:
+    index = group_index(instance)
     log = ViolationLog()
-    racks = instance.partition_racks
-    given: Counter = Counter()
-    cross = unknown = 0
-    per_topic: dict[str, Counter] = {t: Counter() for t in instance.topics}
+    cross = unknown = kept = 0
+    counts: dict[str, int] = {}
+    member_topics: dict[str, Mapping[str, int]] = {}
     for member in instance.members:
         parts = assignment.get(member.id, ())
-        subscribed = set(member.topics)
-        for p in parts:
-            given[p] += 1
-            topic = p.rpartition("-")[0]
-            per_topic[topic][member.id] += 1
-            if topic not in subscribed:
-                log.add("unsubscribed", f"{p} given to {member.id}, which does not subscribe to {topic}")
-            if member.rack is None or not racks[p]:
-                unknown += 1
-            elif member.rack not in racks[p]:
-                cross += 1
-    for p, n in given.items():
-        if n > 1:
-            log.add("duplicate_partition", f"{p} is given {n} times")
-    for p in instance.subscribed_partitions:
-        if p not in given:
-            log.add("unassigned_partition", f"{p} is given to nobody")
-    topic_spread = {t: spread(c.get(m.id, 0) for m in instance.members if t in m.topics)
-                    for t, c in per_topic.items() if any(t in m.topics for m in instance.members)}
-    kept = sum(1 for m in instance.members for p in set(m.owned) & set(assignment.get(m.id, ())))
-    owned = sum(len(m.owned) for m in instance.members)
-    counts = {m.id: len(assignment.get(m.id, ())) for m in instance.members}
+        counts[member.id] = len(parts)
+        if not parts:
+            member_topics[member.id] = {}
+            continue
+        if len(member.topics) == 1 and index.allowed[member.id].issuperset(parts):
+            member_topics[member.id] = {member.topics[0]: len(parts)}  # the common case, without a count per partition
+        else:
+            member_topics[member.id] = Counter(map(index.topic_of.__getitem__, parts))
+            _unsubscribed(log, index, member, parts)
+        c, u = cross_and_unknown(index, member.rack, parts)
+        cross, unknown = cross + c, unknown + u
+        owned = index.owned[member.id]
+        if owned:
+            kept += len(owned.intersection(parts))
+    given = Counter(chain.from_iterable(assignment.get(m.id, ()) for m in instance.members))
+    assigned = sum(counts.values())
+    if len(given) < assigned:
+        for p, n in given.items():
+            if n > 1:
+                log.add("duplicate_partition", f"{p} is given {n} times")
+    if not index.subscribed <= given.keys():
+        for p in instance.subscribed_partitions:
+            if p not in given:
+                log.add("unassigned_partition", f"{p} is given to nobody")
+    topic_spread = {t: spread(member_topics[m].get(t, 0) for m in index.subscribers.get(t, ()))
+                    for t in instance.topics if any(t in m.topics for m in instance.members)}
     metrics = {
-        "cross_rack": cross, "rack_unknown": unknown, "assigned": sum(given.values()),
+        "cross_rack": cross, "rack_unknown": unknown, "assigned": assigned,
         "partitions_per_member": counts, "imbalance": spread(counts.values()),
         "topic_imbalance": topic_spread, "worst_topic_imbalance": max(topic_spread.values(), default=0),
-        "kept": kept, "revoked": owned - kept,
+        "kept": kept, "claims_revoked": index.claims - kept,
     }
     return Evaluation("consumers", metrics, log.violations())
+
+
+def _unsubscribed(log: ViolationLog, index: GroupIndex, member: Any, parts: tuple[str, ...]) -> None:
+    if index.allowed[member.id].issuperset(parts):
+        return
+    for p in parts:
+        if p not in index.allowed[member.id]:
+            log.add("unsubscribed", f"{p} given to {member.id}, which does not subscribe to {index.topic_of[p]}")

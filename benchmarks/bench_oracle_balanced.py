@@ -1,0 +1,146 @@
+"""``check --batch`` on consumer groups, rule ``balanced``: throughput and where the time goes.
+
+Target (issue 19): 1,000 lines over groups of at most 100 members with mixed
+subscriptions, at least 200 checks per second through one ``kipopt check
+--batch`` process (2 cores).
+
+Workload: ``--groups`` generated groups (10 to 100 members, mixed
+subscriptions, owned history with conflicts), ``--checks`` lines cycling
+through them; each line's solution is, in turn, ``kafka.cooperative_sticky``'s
+answer as ``solve`` writes it (partial assignment, ``target``, ``method``),
+its target alone, ``kafka.range``'s answer checked on ``balanced``, and the
+cooperative target with two partitions of one topic swapped between members.
+Lines carry the instance inline (a test suite's usual form).
+
+Reported, from one run: the wall time and rate of the real process (start-up
+included), then an in-process profile of the same lines split into reading
+lines (JSON and instance parsing, cached), the exact solves (one per group,
+the share the ``exact.balanced`` rewrite addresses), and checking and writing
+verdicts. Times on a shared machine are noisy; compare shares and ratios.
+
+    nice python benchmarks/bench_oracle_balanced.py [--checks 1000 --groups 50 --seed 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import pstats
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kipopt import api
+from kipopt.batch import Oracle
+from kipopt.datasets import generate
+from kipopt.instance import to_dict
+
+RATE_TARGET = 200.0
+KIPOPT = str(Path(sys.executable).with_name("kipopt"))
+
+
+def _swap(assignment: dict, rng: random.Random) -> dict:
+    """Two partitions of one topic swapped between two members subscribed to it (counts unchanged)."""
+    by_topic: dict[str, list[tuple[str, str]]] = {}
+    for member, parts in assignment.items():
+        for p in parts:
+            by_topic.setdefault(p.rpartition("-")[0], []).append((member, p))
+    pairs = [v for v in by_topic.values() if len({m for m, _ in v}) > 1]
+    if not pairs:
+        return assignment
+    (ma, pa), (mb, pb) = rng.sample([x for x in rng.choice(pairs)], 2)
+    out = {m: list(ps) for m, ps in assignment.items()}
+    if ma != mb:
+        out[ma][out[ma].index(pa)], out[mb][out[mb].index(pb)] = pb, pa
+    return out
+
+
+def workload(checks: int, groups: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    cases = []
+    for g in range(groups):
+        members = rng.randint(10, 100)
+        inst = generate("consumers", seed * 1000 + g, members=members, topics=rng.randint(2, 8),
+                        partitions=members * rng.randint(2, 6), subscriptions="mixed")
+        coop = api.solve(inst, "kafka.cooperative_sticky").to_dict()
+        ranged = api.solve(inst, "kafka.range").to_dict()
+        data = to_dict(inst)
+        solutions = [coop, {"assignment": coop["target"]}, {"assignment": ranged["assignment"]},
+                     {"assignment": _swap(coop["target"], rng)}]
+        cases.append((data, solutions))
+    lines = []
+    for i in range(checks):
+        data, solutions = cases[i % groups]
+        lines.append(json.dumps({"id": i, "instance": data, "solution": solutions[(i // groups) % len(solutions)],
+                                 "rule": "balanced"}))
+    return lines
+
+
+def real_process(lines: list[str]) -> tuple[float, str, list[dict]]:
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
+        handle.write("\n".join(lines) + "\n")
+    start = time.perf_counter()
+    run = subprocess.run([KIPOPT, "check", "--batch", handle.name], capture_output=True, text=True, timeout=3600)
+    wall = time.perf_counter() - start
+    Path(handle.name).unlink()
+    return wall, run.stderr.strip().splitlines()[-1], [json.loads(v) for v in run.stdout.splitlines()]
+
+
+def profile(lines: list[str]) -> dict[str, float]:
+    """Cumulative seconds of the batch's parts, from one profiled in-process run."""
+    oracle = Oracle("check")
+    data = ("\n".join(lines) + "\n").encode()
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    profiler.enable()
+    oracle.run(io.BytesIO(data), io.StringIO())
+    profiler.disable()
+    total = time.perf_counter() - start
+    stats = pstats.Stats(profiler)
+    cumulative = {(Path(f).name, name): s[3] for (f, _, name), s in stats.stats.items()}  # type: ignore[attr-defined]
+
+    def seconds(file: str, name: str) -> float:
+        return cumulative.get((file, name), 0.0)
+
+    solve = seconds("batch.py", "_solve")
+    parse = seconds("_read.py", "parse_json") + seconds("batch.py", "_content_key") + seconds("batch.py", "_parse")
+    check = seconds("api.py", "check") + seconds("api.py", "parse_answer")
+    write = seconds("batch.py", "_compact")
+    return {"total (profiled)": total, "exact solves": solve, "reading lines": parse, "checking": check,
+            "verdict JSON": write, "other": max(0.0, total - solve - parse - check - write)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--checks", type=int, default=1000)
+    parser.add_argument("--groups", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    lines = workload(args.checks, args.groups, args.seed)
+    print(f"workload: {len(lines)} lines over {args.groups} groups of 10-100 members "
+          f"({sum(map(len, lines)) / 1e6:.1f} MB, made in {time.perf_counter() - t0:.1f} s)")
+    wall, summary, verdicts = real_process(lines)
+    rate = len(verdicts) / wall
+    print(f"kipopt check --batch (one process, start-up included): {wall:.2f} s, {rate:.0f} checks/s "
+          f"(target >= {RATE_TARGET:.0f}: {'met' if rate >= RATE_TARGET else 'NOT met'})")
+    print(f"  {summary}")
+    exact = {v["exact_status"] for v in verdicts if "exact_status" in v}
+    print(f"  verdicts ok {sum(v['ok'] for v in verdicts)}, exact statuses {sorted(exact)}")
+    parts = profile(lines)
+    total = parts["total (profiled)"]
+    print("in-process profile (cProfile inflates Python-heavy parts):")
+    for name, s in parts.items():
+        print(f"  {name:18} {s:8.2f} s  {s / total:6.1%}")
+    without = total - parts["exact solves"]
+    print(f"  without the exact solves: {len(lines) / max(without, 1e-9):.0f} checks/s (profiled)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""The oracle reads what ``solve`` writes (issue 19, items 4 and 5).
+
+A cooperative answer's ``target`` is scored as ``solve`` scores it, in
+``check``, ``evaluate``, both ``--batch`` modes and :mod:`kipopt.testing`;
+``check`` takes the rule of the solution's ``method``; criteria are printed
+beside the optimum's and ``--tolerance`` may name them; a bare assignment is
+refused with how to wrap it; ``generate`` creates its ``--out`` folder and
+lists one family's parameters with their defaults.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kipopt import api
+from kipopt.batch import Oracle, Outcome
+from kipopt.cli import main
+from kipopt.datasets import generate
+from kipopt.instance import to_dict
+from kipopt.testing import assert_feasible, assert_optimal, assert_same_as_kafka
+
+
+def _group(seed: int):
+    return generate("consumers", seed, members=4, topics=2, partitions=12, subscriptions="equal")
+
+
+@pytest.fixture(scope="module")
+def cooperative(tmp_path_factory):
+    """Seed 1: Kafka's cooperative answer is optimal and withholds 2 partitions; seed 2: it is one
+    cross-rack partition above the optimum, with fewer revocations."""
+    folder = tmp_path_factory.mktemp("cooperative")
+    out = {}
+    for seed in (1, 2):
+        inst = _group(seed)
+        solution = api.solve(inst, "kafka.cooperative_sticky")
+        assert solution.metrics["withheld"] > 0, "fixture: the partial answer must withhold partitions"
+        (folder / f"i{seed}.json").write_text(json.dumps(to_dict(inst)))
+        (folder / f"s{seed}.json").write_text(json.dumps(solution.to_dict()))
+        partial = {"assignment": solution.to_dict()["assignment"]}
+        (folder / f"p{seed}.json").write_text(json.dumps(partial))
+        out[seed] = (inst, solution, str(folder / f"i{seed}.json"), str(folder / f"s{seed}.json"),
+                     str(folder / f"p{seed}.json"))
+    return out
+
+
+def _run(argv, capsys):
+    status = main(argv)
+    captured = capsys.readouterr()
+    return status, (json.loads(captured.out) if captured.out.strip() else None), captured.err
+
+
+# --------------------------------------------------------------------------- target and rule
+
+
+def test_check_scores_the_target_on_the_methods_rule(cooperative, capsys):
+    _, solution, inst, sol, _ = cooperative[1]
+    status, verdict, err = _run(["check", inst, sol], capsys)
+    assert status == 0 and verdict["ok"] and verdict["rule"] == "balanced"
+    assert verdict["violations"] == [] and verdict["metrics"]["withheld"] == solution.metrics["withheld"]
+    assert verdict["criteria"] == solution.metrics["criteria"] == verdict["optimum_criteria"]
+    assert "cross_rack 0 (optimum 0), revoked" in err
+
+
+def test_the_partial_alone_is_not_feasible(cooperative, capsys):
+    _, _, inst, _, partial = cooperative[1]
+    status, verdict, err = _run(["check", inst, partial, "--rule", "balanced"], capsys)
+    assert status == 1 and not verdict["feasible"]
+    assert verdict["violations"][0]["rule"] == "unassigned_partition"
+
+
+def test_check_without_rule_or_method_refuses_naming_the_choices(cooperative, capsys):
+    _, _, inst, _, partial = cooperative[1]
+    status, verdict, err = _run(["check", inst, partial], capsys)
+    assert status == 2 and verdict is None
+    assert err.startswith("kipopt: error: --rule: ") and "balanced, range" in err and len(err.splitlines()) == 1
+
+
+def test_unknown_method_names_the_rules(cooperative, tmp_path, capsys):
+    _, solution, inst, _, _ = cooperative[1]
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(dict(solution.to_dict(), method="mylib.sticky")))
+    status, _, err = _run(["check", inst, str(path)], capsys)
+    assert status == 2 and "mylib.sticky" in err and "balanced, range" in err
+
+
+def test_evaluate_exits_alike_alone_and_in_batch(cooperative, capsys):
+    inst_obj, _, inst, sol, partial = cooperative[1]
+    for path, status_expected in ((sol, 0), (partial, 1)):
+        status, evaluation, _ = _run(["evaluate", inst, path], capsys)
+        assert status == status_expected and evaluation["feasible"] is (status_expected == 0)
+        line = {"id": 1, "instance": to_dict(inst_obj), "solution": json.load(open(path))}
+        oracle = Oracle("evaluate")
+        out = io.StringIO()
+        worst = oracle.run(io.BytesIO((json.dumps(line) + "\n").encode()), out)
+        assert int(worst) == status_expected
+        batch = json.loads(out.getvalue())
+        assert {k: batch[k] for k in evaluation} == evaluation
+
+
+# --------------------------------------------------------------------------- criteria and tolerance
+
+
+@pytest.mark.parametrize("tolerance, status", [(None, 1), ("cross_rack=1", 0), ("revoked=5", 1),
+                                               ("cross_rack=1,revoked=0", 0), ("cross_rack=100%", 0)])
+def test_tolerance_per_criterion(cooperative, capsys, tolerance, status):
+    _, _, inst, sol, _ = cooperative[2]
+    argv = ["check", inst, sol] + ([] if tolerance is None else ["--tolerance", tolerance])
+    got, verdict, _ = _run(argv, capsys)
+    assert got == status and verdict["criteria_excess"]["cross_rack"] == 1
+    assert verdict["criteria_excess"]["revoked"] < 0  # a cross-rack partition bought one revocation less
+
+
+@pytest.mark.parametrize("tolerance, words", [("bogus=1", "balanced has no criterion 'bogus'; its criteria: "
+                                                          "cross_rack, revoked"),
+                                              ("revoked=-1", "--tolerance"), ("revoked", "NAME=V"),
+                                              ("revoked=1,revoked=2", "twice")])
+def test_bad_tolerance_is_exit_2(cooperative, capsys, tolerance, words):
+    _, _, inst, sol, _ = cooperative[2]
+    status, verdict, err = _run(["check", inst, sol, "--tolerance", tolerance], capsys)
+    assert status == 2 and verdict is None and words in err and len(err.splitlines()) == 1
+
+
+def test_rule_without_criteria_refuses_a_per_criterion_tolerance(capsys, tmp_path):
+    inst = generate("tasks", 5, tasks=12, clients=4)
+    (tmp_path / "i.json").write_text(json.dumps(to_dict(inst)))
+    (tmp_path / "s.json").write_text(json.dumps(api.solve(inst, "kafka.rack_active").to_dict()))
+    status, _, err = _run(["check", str(tmp_path / "i.json"), str(tmp_path / "s.json"),
+                           "--tolerance", "traffic=1"], capsys)
+    assert status == 2 and "rule rack_active has no criteria" in err
+
+
+def test_batch_lines_take_the_same_tolerances(cooperative):
+    inst, solution, *_ = cooperative[2]
+    base = {"instance": to_dict(inst), "solution": solution.to_dict()}
+    lines = [dict(base, id=0), dict(base, id=1, tolerance="cross_rack=1"),
+             dict(base, id=2, tolerance={"cross_rack": 1, "revoked": "0%"}), dict(base, id=3, tolerance={"x": 1}),
+             dict(base, id=4, tolerance=0.8)]  # gap (9 - 2) / 9
+    oracle = Oracle("check")
+    verdicts = [oracle.answer(json.dumps(x))[0] for x in lines]
+    assert [v["ok"] for v in verdicts] == [False, True, True, False, True]
+    assert verdicts[2]["tolerance"] == {"cross_rack": 1, "revoked": "0%"}
+    assert verdicts[3]["field"] == "--tolerance" and "cross_rack, revoked" in verdicts[3]["error"]
+    assert all(v.get("rule", "balanced") == "balanced" for v in verdicts) and oracle.stats.exact_solved == 1
+
+
+def test_range_reports_its_criterion(cooperative):
+    inst = cooperative[1][0]
+    solution = api.solve(inst, "kafka.range")
+    assert solution.metrics["criteria"] == {"cross_rack": solution.objective}
+
+
+def test_revoked_has_one_meaning(cooperative):
+    """The rule counts a unique highest-generation owner's partitions; the evaluator's claim count is
+    ``claims_revoked``."""
+    inst, solution, *_ = cooperative[2]
+    assert "revoked" not in solution.metrics
+    assert solution.metrics["claims_revoked"] > solution.metrics["criteria"]["revoked"]
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def test_bare_assignment_says_how_to_wrap_it(cooperative, tmp_path, capsys):
+    _, solution, inst, _, _ = cooperative[1]
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(solution.to_dict()["assignment"]))
+    for command in ("check", "evaluate"):
+        status, _, err = _run([command, inst, str(path)] + (["--rule", "balanced"] if command == "check" else []),
+                              capsys)
+        assert status == 2 and '{"assignment": {...}}' in err and len(err.splitlines()) == 1
+
+
+def test_generate_out_creates_the_folder(tmp_path, capsys):
+    out = tmp_path / "new" / "deeper" / "g.json"
+    assert main(["generate", "consumers", "--seed", "3", "--members", "3", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["family"] == "consumers"
+    capsys.readouterr()
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    status = main(["generate", "consumers", "--seed", "3", "--out", str(blocked / "g.json")])
+    assert status == 2 and capsys.readouterr().err.startswith("kipopt: error: --out: ")
+
+
+def test_generate_family_help_lists_its_options_with_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["generate", "consumers", "--help"])
+    text = capsys.readouterr().out
+    assert "--members" in text and "(default: 5)" in text and "--clients" not in text
+    assert main(["generate", "consumers", "--seed", "1", "--clients", "3"]) == 2
+    assert "--clients: does not apply to family consumers" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- kipopt.testing
+
+
+def test_testing_reads_targets_and_methods(cooperative):
+    inst, solution, _, sol, partial = cooperative[1]
+    assert_optimal(inst, solution)  # the rule of its method, its target scored
+    assert_optimal(inst, sol)
+    assert_feasible(inst, solution.to_dict(), rule="balanced")
+    with pytest.raises(AssertionError, match="unassigned_partition"):
+        assert_feasible(inst, partial)
+    assert_same_as_kafka(inst, solution, "kafka.cooperative_sticky")
+    assert_same_as_kafka(inst, json.load(open(sol)), "kafka.cooperative_sticky")
+
+
+def test_same_as_kafka_compares_like_with_like(cooperative):
+    inst, solution, *_ = cooperative[1]
+    with pytest.raises(AssertionError, match="equals kafka.cooperative_sticky's target"):
+        assert_same_as_kafka(inst, solution.target, "kafka.cooperative_sticky")
+    wrong = solution.to_dict()
+    members = list(wrong["target"])
+    wrong["target"][members[0]], wrong["target"][members[1]] = wrong["target"][members[1]], wrong["target"][members[0]]
+    with pytest.raises(AssertionError, match="target: member"):
+        assert_same_as_kafka(inst, wrong, "kafka.cooperative_sticky")
+    # a port without a target answers its full assignment: a given target is compared with it
+    ranged = api.solve(inst, "kafka.range").to_dict()
+    assert_same_as_kafka(inst, dict(ranged, target=ranged["assignment"]), "kafka.range")
+
+
+def test_assert_feasible_checks_the_rules_hard_constraints():
+    inst = generate("consumers", 4, members=3, topics=1, partitions=6, subscriptions="equal")
+    members = [m.id for m in inst.members]
+    skewed = {members[0]: tuple(f"{inst.members[0].topics[0]}-{p}" for p in range(4)),
+              members[1]: (f"{inst.members[0].topics[0]}-4",), members[2]: (f"{inst.members[0].topics[0]}-5",)}
+    assert_feasible(inst, skewed)
+    with pytest.raises(AssertionError, match="range_quota"):
+        assert_feasible(inst, skewed, rule="range")
+    with pytest.raises(AssertionError, match="balance"):
+        assert_feasible(inst, skewed, rule="balanced")
+
+
+def test_no_solver_warning_reaches_the_caller(tmp_path):
+    """PuLP's deprecation warnings (the small-group range model) stay inside kipopt under ``-W error``."""
+    script = (
+        "from kipopt import api\n"
+        "from kipopt.datasets import generate\n"
+        "from kipopt.testing import assert_optimal\n"
+        "inst = generate('consumers', 3)\n"
+        "assert_optimal(inst, api.solve(inst, 'exact.range'), 'range')\n"
+        "api.solve(inst, 'exact.balanced')\n"
+        "print('quiet')\n")
+    run = subprocess.run([sys.executable, "-W", "error", "-c", script], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip() == "quiet", run.stderr[-2000:]
