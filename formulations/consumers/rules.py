@@ -142,6 +142,12 @@ def balanced_objective(instance: ConsumersInstance, assignment: Assignment) -> f
     return float(parts["cross_rack"] * parts["weight"] + parts["revoked"])
 
 
+def balanced_criteria(instance: ConsumersInstance, assignment: Assignment) -> dict[str, int]:
+    """The levels of ``balanced`` by name, most important first (the bench reports each one's own gap)."""
+    parts = balanced_parts(instance, assignment)
+    return {"cross_rack": parts["cross_rack"], "revoked": parts["revoked"]}
+
+
 def range_objective(instance: ConsumersInstance, assignment: Assignment) -> float:
     return float(cross_rack(instance, assignment))
 
@@ -203,5 +209,6 @@ RULES = [
     Rule("balanced", "consumers", "exact.balanced", balanced_objective, balanced_violations,
          "every subscribed partition to one subscriber, the sticky assignor's balance (no subscriber "
          "of a topic holds 2+ fewer than a member holding one of its partitions); minimise "
-         "cross-rack, then owned partitions revoked: cross * (owned + 1) + revoked"),
+         "cross-rack, then owned partitions revoked: cross * (owned + 1) + revoked",
+         criteria=balanced_criteria),
 ]
