@@ -67,25 +67,32 @@ def _panels(count: int, width: float, height: float, columns: int = 3) -> tuple[
 
 
 def draw_gaps(rows: Any) -> Any:
-    """One panel per (family, rule): a box and the points of every method's relative gap on that rule.
-    Own-rule and ``score_rules`` rows never share a panel. A gap against a bound (the exact method did
-    not prove its optimum) is a hollow point; the tick label gives the share of runs at the optimum."""
+    """One panel per (family, rule), stacked: a horizontal box and the points of every method's relative
+    gap on that rule, the method's name and optimal share as its label. Own-rule and ``score_rules``
+    rows never share a panel. A gap against a bound (the exact method did not prove its optimum) is a
+    hollow point."""
+    import matplotlib.pyplot as plt
     keys = sorted({(f, r) for f, r in zip(rows["family"], rows["rule"]) if isinstance(r, str)}) if len(rows) else []
-    fig, axes = _panels(len(keys), 4.6, 3.6)
     if not keys:
-        axes[0].text(0.5, 0.5, "no results", ha="center", va="center")
+        fig, ax = plt.subplots(figsize=(6, 2))
+        ax.text(0.5, 0.5, "no results", ha="center", va="center")
         return fig
+    parts = [rows[(rows["family"] == family) & (rows["rule"] == rule)] for family, rule in keys]
+    heights = [0.32 * part["method"].nunique() + 0.9 for part in parts]
+    fig, axes = plt.subplots(len(keys), 1, figsize=(7.5, sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
     style = styles(rows["method"])
-    for ax, (family, rule) in zip(axes, keys):
-        _gap_panel(ax, rows[(rows["family"] == family) & (rows["rule"] == rule)], style)
+    for ax, (family, rule), part in zip(axes[:, 0], keys, parts):
+        _gap_panel(ax, part, style)
         ax.set_title(f"{family}: {rule}", fontsize=9)
-    _legend_bound(fig)
+    axes[-1, 0].set_xlabel("relative gap of the rule's objective to the exact optimum (or bound)", fontsize=8)
     fig.tight_layout()
+    _legend_bound(fig)
     return fig
 
 
 def _gap_panel(ax: Any, part: Any, style: dict) -> None:
-    methods = sorted(part["method"].unique())
+    methods = sorted(part["method"].unique(), reverse=True)  # top to bottom in name order
     data, labels = [], []
     for i, method in enumerate(methods, start=1):
         mine = part[(part["method"] == method) & (part["status"] != "not_applicable")]
@@ -95,16 +102,19 @@ def _gap_panel(ax: Any, part: Any, style: dict) -> None:
         colour, marker = style[method]
         for flag, face in ((True, colour), (False, "none")):
             values = solved.loc[proven == flag, "gap"].to_numpy(dtype=float)
-            jitter = [i + 0.07 * ((k % 7) - 3) for k in range(len(values))]
-            ax.scatter(jitter, values, s=12, marker=marker, facecolors=face, edgecolors=colour, alpha=0.7,
+            jitter = [i + 0.06 * ((k % 7) - 3) for k in range(len(values))]
+            ax.scatter(values, jitter, s=12, marker=marker, facecolors=face, edgecolors=colour, alpha=0.7,
                        linewidths=0.8, zorder=3)
         share = mine["optimal"].mean() if len(mine) else float("nan")
-        labels.append(f"{method}\n{_share(share)} optimal")
-    ax.boxplot(data, showfliers=False, widths=0.5)
-    ax.set_xticks(range(1, len(methods) + 1), labels, rotation=35, ha="right", fontsize=7)
-    ax.set_ylabel("relative gap (objective)", fontsize=8)
-    ax.tick_params(axis="y", labelsize=7)
-    ax.set_ylim(bottom=min(-0.05, ax.get_ylim()[0]))
+        labels.append(f"{method} ({_share(share)} optimal)")
+    try:
+        ax.boxplot(data, orientation="horizontal", showfliers=False, widths=0.5)
+    except TypeError:  # matplotlib before 3.10 has no orientation (and 3.11 deprecates vert)
+        ax.boxplot(data, vert=False, showfliers=False, widths=0.5)
+    ax.set_yticks(range(1, len(methods) + 1), labels, fontsize=7)
+    ax.tick_params(axis="x", labelsize=7)
+    ax.set_xlim(min(-0.05, ax.get_xlim()[0]), max(1.05, ax.get_xlim()[1]))
+    ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)
 
 
 def _share(x: float) -> str:
@@ -116,7 +126,8 @@ def _legend_bound(fig: Any) -> None:
     handles = [Line2D([], [], marker="o", linestyle="", color="0.3", label="against the proven optimum"),
                Line2D([], [], marker="o", linestyle="", markerfacecolor="none", color="0.3",
                       label="against a bound (exact not proven optimal)")]
-    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False,
+               title="relative gap (objective)", title_fontsize=8)
 
 
 def draw_times(rows: Any) -> Any:
@@ -152,12 +163,16 @@ def draw_times(rows: Any) -> Any:
 
 
 def _log_axes(ax: Any) -> None:
-    """Log scales with labels on the decades only (1, 10, 100, 1k, ...), minor ticks unlabelled."""
+    """Log scales, labelled at 1, 2 and 5 times the decades when the data span less than two decades
+    and at the decades only otherwise (10, 100, 1k, ...), so labels never crowd; other ticks unlabelled."""
+    import math
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
     ax.set_xscale("log")
     ax.set_yscale("log")
-    for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(LogLocator(base=10, numticks=12))
+    limits = ax.dataLim
+    for axis, (low, high) in ((ax.xaxis, limits.intervalx), (ax.yaxis, limits.intervaly)):
+        narrow = low > 0 and math.isfinite(high) and math.log10(high / low) < 2
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,), numticks=12))
         axis.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10)), numticks=12))
         axis.set_minor_formatter(NullFormatter())
         axis.set_major_formatter(FuncFormatter(_decade))
@@ -166,10 +181,10 @@ def _log_axes(ax: Any) -> None:
 
 
 def _decade(value: float, _: Any = None) -> str:
-    """A decade's label: ``0.01``, ``1``, ``100``, ``10k``, ``1M``.
+    """A tick's label: ``0.01``, ``1``, ``200``, ``10k``, ``1M``.
 
-    >>> [_decade(v) for v in (0.001, 0.1, 1, 100, 1000, 10**5, 10**6)]
-    ['0.001', '0.1', '1', '100', '1k', '100k', '1M']
+    >>> [_decade(v) for v in (0.001, 0.1, 1, 50, 100, 1000, 2000, 10**5, 10**6)]
+    ['0.001', '0.1', '1', '50', '100', '1k', '2k', '100k', '1M']
     """
     for scale, suffix in ((1e6, "M"), (1e3, "k")):
         if value >= scale:

@@ -18,10 +18,10 @@ from .gaps import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, criteria_gaps
 from .summary import staging, summarize
 
 
-def summary_frame(rows: Any) -> Any:
-    """The tidy table of ``summary.csv``."""
-    methods = summarize(rows)
-    gaps = criteria_gaps(rows)
+def summary_frame(rows: Any, methods: Any = None, gaps: Any = None) -> Any:
+    """The tidy table of ``summary.csv`` (from ``summarize(rows)`` and ``criteria_gaps(rows)`` when given)."""
+    methods = summarize(rows) if methods is None else methods
+    gaps = criteria_gaps(rows) if gaps is None else gaps
     keys = ["family", "rule", "method"]
     if len(methods) == 0:
         return methods.reindex(columns=list(methods.columns) + [c for c in gaps.columns if c not in keys])
@@ -32,21 +32,24 @@ def summary_frame(rows: Any) -> Any:
 def write_summary(rows: Any, folder: str, source: str | None = None) -> list[str]:
     """Write ``summary.csv`` and ``summary.md`` into ``folder``; return their paths."""
     os.makedirs(folder, exist_ok=True)
+    methods, gaps = summarize(rows), criteria_gaps(rows)
     csv_path = os.path.join(folder, "summary.csv")
-    summary_frame(rows).to_csv(csv_path, index=False)
+    summary_frame(rows, methods, gaps).to_csv(csv_path, index=False)
     md_path = os.path.join(folder, "summary.md")
     with open(md_path, "w", encoding="utf-8") as handle:
-        handle.write(markdown(rows, source))
+        handle.write(markdown(rows, source, methods, gaps))
     return [csv_path, md_path]
 
 
-def markdown(rows: Any, source: str | None = None) -> str:
+def markdown(rows: Any, source: str | None = None, methods: Any = None, gaps: Any = None) -> str:
     """The summary as Markdown: the methods, their gaps per criterion, the price of staging."""
+    methods = summarize(rows) if methods is None else methods
+    gaps = criteria_gaps(rows) if gaps is None else gaps
     items = rows["item_id"].nunique() if len(rows) else 0
     parts = [f"# kipopt bench summary\n\n{items} work items, {len(rows)} result rows"
              + (f", grid {source}" if source else "") + ".\n",
-             "## Methods\n\n" + _methods_table(summarize(rows)) + "\n\n" + _METHODS_NOTE,
-             "## Gaps per criterion, in natural units\n\n" + _criteria_table(criteria_gaps(rows)) + "\n\n"
+             "## Methods\n\n" + _methods_table(methods) + "\n\n" + _METHODS_NOTE,
+             "## Gaps per criterion, in natural units\n\n" + _criteria_table(gaps) + "\n\n"
              + _CRITERIA_NOTE.format(level=round(100 * CONFIDENCE), resamples=BOOTSTRAP_RESAMPLES,
                                      seed=BOOTSTRAP_SEED)]
     price = staging(rows) if len(rows) else []
