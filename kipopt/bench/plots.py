@@ -152,7 +152,7 @@ def draw_times(rows: Any) -> Any:
             (line,) = ax.plot(medians.index, medians.to_numpy(), marker=marker, color=colour, markersize=5,
                               linewidth=1.2, label=method)
             handles[method] = line
-        _log_axes(ax)
+        log_axes(ax)
         ax.set_xlabel(SIZE_AXIS.get(family, "instance size"), fontsize=8)
         ax.set_ylabel("median seconds", fontsize=8)
         ax.set_title(family, fontsize=9)
@@ -162,7 +162,7 @@ def draw_times(rows: Any) -> Any:
     return fig
 
 
-def _log_axes(ax: Any) -> None:
+def log_axes(ax: Any) -> None:
     """Log scales, labelled at 1, 2 and 5 times the decades when the data span less than two decades
     and at the decades only otherwise (10, 100, 1k, ...), so labels never crowd; other ticks unlabelled."""
     import math
