@@ -3,7 +3,10 @@
 * :mod:`.grid` reads and validates the grid file (TOML);
 * :mod:`.pipeline` expands it into work items and runs them on Spark, one
   Parquet part file per item under ``<out>/results/``;
-* :mod:`.summary` reads the results back: the summary table and the plots;
+* :mod:`.summary` reads the results back: the summary tables;
+* :mod:`.gaps` splits every run into its rule's criteria, each gap in its own
+  unit, with bootstrap intervals of the medians;
+* :mod:`.report` writes ``summary.md`` and ``summary.csv``; :mod:`.plots` the PNGs;
 * :mod:`.cli` is the ``kipopt bench`` command.
 
 See ``kipopt/bench/README.md`` for the grid format and for running on a cluster.

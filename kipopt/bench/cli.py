@@ -1,8 +1,9 @@
 """``kipopt bench [GRID] [--master URL] [--out DIR]``: the optimality-gap benchmark on Spark.
 
-Progress goes to stderr, the summary table to stdout; the Parquet results
-and the PNG plots go under ``--out``. Rerunning the same command resumes:
-items whose part file exists are skipped.
+Progress goes to stderr, the summary table to stdout; the Parquet results,
+``summary.md``, ``summary.csv`` and the PNG plots go under ``--out``. Rerunning
+the same command resumes: items whose part file exists are skipped, and when
+none is left Spark is not started at all.
 """
 
 from __future__ import annotations
@@ -43,8 +44,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _run(grid: Any, args: argparse.Namespace) -> int:
-    from .pipeline import expand, run_bench, spark_session
-    from .summary import criteria_summary, format_table, load_results, plot, staging, summarize
+    from .pipeline import done_items, expand
+    items = expand(grid)
+    done = done_items(args.out) if args.resume else set()
+    pending = sum(it.item_id not in done for it in items)
+    if pending:
+        _spark_run(grid, args)
+    else:  # nothing left to do: answer from the Parquet without starting Spark
+        print(f"kipopt bench: all {len(items)} items of {grid.source} are already in {args.out}; "
+              f"nothing to run", file=sys.stderr)
+    _report(grid, args, [it.item_id for it in items])
+    return 0
+
+
+def _spark_run(grid: Any, args: argparse.Namespace) -> None:
+    from .pipeline import run_bench, spark_session
     master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
     bar = ProgressBar(sys.stderr)
     print(f"kipopt bench: {grid.size} items from {grid.source}, master {master or '(spark-submit)'}, "
@@ -65,7 +79,13 @@ def _run(grid: Any, args: argparse.Namespace) -> int:
             spark.stop()
     print(f"kipopt bench: {run.ran} items run, {run.skipped} already done, {run.wall_seconds:.1f} s",
           file=sys.stderr)
-    rows = load_results(args.out, [it.item_id for it in expand(grid)])
+
+
+def _report(grid: Any, args: argparse.Namespace, item_ids: list[str]) -> None:
+    """The summary on stdout, ``summary.md``, ``summary.csv`` and the plots under ``--out``."""
+    from .report import write_summary
+    from .summary import criteria_summary, format_table, load_results, plot, staging, summarize
+    rows = load_results(args.out, item_ids)
     print(format_table(summarize(rows)))
     per_criterion = criteria_summary(rows)
     if len(per_criterion):
@@ -75,13 +95,14 @@ def _run(grid: Any, args: argparse.Namespace) -> int:
     if len(price):
         print("\nprice of staging (joint rule): where each method first falls short of exact.joint")
         print(price.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+    written = write_summary(rows, args.out, grid.source)
     if not args.no_plots:
-        for path in plot(rows, args.out):
-            print(f"kipopt bench: wrote {path}", file=sys.stderr)
+        written += plot(rows, args.out)
+    for path in written:
+        print(f"kipopt bench: wrote {path}", file=sys.stderr)
     errors = int((rows["status"] == "error").sum()) if len(rows) else 0
     if errors:
         print(f"kipopt bench: {errors} method runs ended in status error (see the error column)", file=sys.stderr)
-    return 0
 
 
 class ProgressBar:

@@ -155,7 +155,7 @@ def result_schema() -> Any:
         ("seconds", pa.float64()), ("time_limit", pa.float64()), ("peak_memory_mb", pa.float64()),
         ("memory_growth_mb", pa.float64()), ("generate_seconds", pa.float64()), ("metrics", pa.string()),
         ("error", pa.string()), ("host", pa.string()), ("pid", pa.int64()), ("finished_at", pa.float64()),
-        ("criteria", pa.string()),
+        ("criteria", pa.string()), ("method_status", pa.string()),
     ])
 
 
@@ -363,7 +363,10 @@ def _scored_row(base: dict, method: str, limit: float, rule: Any, run: MethodRun
             ((c, mine[c] - best[c]) for c in mine if mine[c] != best[c]), (None, 0))
     scored = MethodRun(run.status, _finite(found["objective"]), None, run.seconds, run.peak_memory_mb,
                        run.memory_growth_mb, metrics, run.message, found["violations"])
-    return _row(base, method, limit, rule, scored, exact)
+    row = _row(base, method, limit, rule, scored, exact)
+    # the run's status is about its own rule; on this rule it is optimal only when it meets the proven optimum
+    row["status"] = "optimal" if row["optimal"] else "feasible"
+    return row
 
 
 def _row(base: dict, method: str, limit: float, rule: Any, run: MethodRun, exact: MethodRun | None) -> dict:
@@ -380,7 +383,7 @@ def _row(base: dict, method: str, limit: float, rule: Any, run: MethodRun, exact
                 memory_growth_mb=run.memory_growth_mb,
                 metrics=json.dumps(run.metrics, sort_keys=True) if run.metrics is not None else None,
                 error=run.message if run.status in ("error", "infeasible", NOT_APPLICABLE) else None,
-                finished_at=time.time(), criteria=_criteria(run, exact))
+                finished_at=time.time(), criteria=_criteria(run, exact), method_status=run.status)
 
 
 def _criteria(run: MethodRun, exact: MethodRun | None) -> str | None:
