@@ -120,12 +120,21 @@ def _port_target(s):
 @pytest.mark.parametrize("port", PORTS or [pytest.param(None, marks=pytest.mark.skip("no port registered"))])
 @pytest.mark.parametrize("seed", range(4))
 def test_exact_never_worse_than_a_port(port, seed):
-    """On the port's own rule, the port is feasible and never below exact's bound (nor its optimum)."""
+    """On the port's own rule, the port is feasible and never below exact's bound (nor its optimum).
+
+    Round robin promises no balance with mixed subscriptions (Kafka deals each partition to the next
+    subscriber in a cycle over all members), so there it may break ``balanced``; it must not with equal
+    subscriptions, and where it is feasible it is compared like the others."""
+    mixed = bool(seed % 2)
     inst = generate("consumers", seed, partitions=20, members=5, topics=3, conflicts=0.0,
-                    subscriptions="mixed" if seed % 2 else "equal")
+                    subscriptions="mixed" if mixed else "equal")
     rule = rules()[methods()[port].rule]
     s = solve(inst, port)
-    assert not rule.violations(inst, _port_target(s))
+    broken = rule.violations(inst, _port_target(s))
+    if port == "kafka.round_robin" and mixed and broken:
+        assert {v.rule for v in broken} == {"balance"}
+        return
+    assert not broken
     e = solve(inst, rule.exact_method)
     assert s.objective >= e.bound
     if e.status is Status.OPTIMAL:
