@@ -10,6 +10,8 @@ from __future__ import annotations
 import gc
 import json
 import math
+import os
+import stat
 import sys
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
@@ -206,17 +208,31 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_json_file(source: str, what: str = "input") -> Any:
-    """Read and parse a JSON file, or standard input for ``-``."""
+def read_json_file(source: str, what: str = "input", regular_only: bool = False) -> Any:
+    """Read and parse a JSON file, or standard input for ``-``.
+
+    ``regular_only`` refuses anything but a regular file without waiting on it (a FIFO would block a
+    batch forever; the command line's own arguments may be pipes, as ``<(...)`` is).
+    """
     if source == "-":
         data = sys.stdin.buffer.read()
     else:
         try:
-            with open(source, "rb") as handle:
-                data = handle.read()
+            data = _read_file(source, regular_only)
         except OSError as exc:
             raise InstanceError(what, f"cannot read {source}: {exc.strerror or exc}") from None
     return parse_json(data, what)
+
+
+def _read_file(source: str, regular_only: bool) -> bytes:
+    if not regular_only:
+        with open(source, "rb") as handle:
+            return handle.read()
+    fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO must not wait for a writer
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        return handle.read()
 
 
 def finite_number(value: Any, path: str) -> float:

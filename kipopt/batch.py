@@ -29,6 +29,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Generic, Hashable, Iterator, TextIO, TypeVar
@@ -238,8 +239,11 @@ class Oracle:
         path = r.string(value, "instance_path")
         try:
             st = os.stat(path)
-        except OSError as exc:
-            raise InstanceError("instance_path", f"cannot read {path}: {exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            raise InstanceError("instance_path", f"cannot read {path!r}: {getattr(exc, 'strerror', None) or exc}"
+                                ) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise InstanceError("instance_path", f"cannot read {path!r}: not a regular file")
         stamp = (os.path.realpath(path), st.st_mtime_ns, st.st_size)
         key = self._files.get(stamp)
         if key is not None:
@@ -248,7 +252,7 @@ class Oracle:
                 raise found
             if found is not None:
                 return key, found
-        key, instance = self._instance(r.read_json_file(path, "instance_path"), path)
+        key, instance = self._instance(r.read_json_file(path, "instance_path", regular_only=True), path)
         self._files.put(stamp, key)
         return key, instance
 
@@ -281,14 +285,15 @@ class Oracle:
     # ------------------------------------------------------------------ a stream
 
     def run(self, lines: BinaryIO, out: TextIO) -> Outcome:
-        """Answer every non-blank line of ``lines`` on ``out`` (flushed per line); the worst outcome."""
+        """Answer every non-blank line of ``lines`` on ``out`` (flushed per line, each whole or not at all:
+        :func:`kipopt.interrupts.write_out`); the worst outcome."""
+        from .interrupts import write_out
         worst = Outcome.PASSED
         for raw in iter(lines.readline, b""):
             if not raw.strip():
                 continue
             text, outcome = self.answer_line(raw)
-            out.write(text + "\n")
-            out.flush()
+            write_out(out, text + "\n")
             worst = max(worst, outcome)
         return worst
 
