@@ -300,7 +300,7 @@ class Oracle:
 
 def _content_key(data: Any) -> str:
     """A digest of the exact JSON (key order kept: Kafka's answers may depend on it)."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=repr)  # repr: a HugeNumber
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 

@@ -137,7 +137,7 @@ def _replicas(x: ReplicasInstance, value: Any, path: str) -> dict[int, tuple[int
     known = set(x.broker_ids)
     for key, brokers in r.mapping(value, path).items():
         kpath = f"{path}.{key}"
-        if not (key.isascii() and key.isdigit()) or int(key) not in x.partition_ids:
+        if not (len(key) <= 10 and key.isascii() and key.isdigit()) or int(key) not in x.partition_ids:
             raise InstanceError(kpath, f"{key!r} is not a partition id of this instance "
                                        f"({x.partition_ids.start}..{x.partition_ids.stop - 1})")
         ids = tuple(r.integer(b, f"{kpath}[{j}]", 0) for j, b in enumerate(r.array(brokers, kpath)))
