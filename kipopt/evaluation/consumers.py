@@ -13,7 +13,8 @@ Metrics, all recomputed from the assignment:
 Hard rules broken (violations): ``unsubscribed`` (a partition given to a
 member not subscribed to its topic), ``unassigned_partition`` (a partition of
 a subscribed topic that nobody gets), ``duplicate_partition`` (a partition
-given twice).
+given twice), ``missing_member`` (a member the assignment leaves out: it
+counts as getting nothing).
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ from collections import Counter
 from typing import Mapping
 
 from ..instance import ConsumersInstance
+from ..solution import left_out
 from . import Evaluation, ViolationLog, spread
 
 
 def evaluate_consumers(instance: ConsumersInstance, assignment: Mapping[str, tuple[str, ...]]) -> Evaluation:
     log = ViolationLog()
+    log.add_all("missing_member", left_out(instance, assignment), lambda m: f"{m} is not in the assignment")
     racks = instance.partition_racks
     given: Counter = Counter()
     cross = unknown = 0
