@@ -160,7 +160,7 @@ def boolean(value: Any, path: str) -> bool:
 
 def choice(value: Any, path: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise InstanceError(path, f"must be one of {', '.join(allowed)}, got {json.dumps(value)}")
+        raise InstanceError(path, f"must be one of {', '.join(allowed)}, got {json.dumps(value, default=repr)[:80]}")
     return value
 
 

@@ -204,7 +204,7 @@ def _consumers(x: ConsumersInstance, value: Any, path: str) -> dict[str, tuple[s
             raise InstanceError(mpath, f"member {mid!r} is not in the instance")
         items = r.array(parts, mpath)
         for j, p in enumerate(items):
-            if p not in x.partition_racks:
+            if type(p) is not str or p not in x.partition_racks:
                 parse_partition(p, f"{mpath}[{j}]")
                 raise InstanceError(f"{mpath}[{j}]", f"partition {p!r} is not in the instance's topics")
         out[mid] = tuple(items)
@@ -223,7 +223,7 @@ def _tasks(x: TasksInstance, value: Any, path: str) -> dict[str, TaskRoles]:
         for role in ("active", "standby", "warmup"):
             items = r.array(roles.get(role, []), f"{cpath}.{role}")
             for j, t in enumerate(items):
-                if t not in x.tasks:
+                if type(t) is not str or t not in x.tasks:
                     raise InstanceError(f"{cpath}.{role}[{j}]", f"task {t!r} is not in the instance")
             lists[role] = tuple(items)
         out[cid] = TaskRoles(**lists)
