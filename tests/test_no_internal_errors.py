@@ -16,6 +16,7 @@ import copy
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,35 @@ def test_unusual_documents_never_exit_3(folder, text):
                  ["evaluate", str(path), str(path)], ["check", str(path), str(path)]):
         code, _ = _run(*argv)
         assert code == 2
+
+
+def test_batch_survives_any_single_line(tmp_path):
+    """Each odd line gets an error verdict naming its field (or none, for a line that is not JSON), the
+    id where one can be read, and the batch goes on to the good line after it: exit 2, never 3."""
+    instance, solution = BASES["replicas"]
+    good = json.dumps({"id": "good", "instance": instance, "solution": solution})
+    huge = "9" * 5000
+    (tmp_path / "dir").mkdir()
+    odd_lines = [
+        (f'{{"id": {huge}, "instance": {json.dumps(instance)}, "solution": {{"assignment": {{}}}}}}', None, "id"),
+        ('{"id": 1, "instance": ' + re.sub(r'"partitions": \d+', f'"partitions": {huge}', json.dumps(instance))
+         + ', "solution": {"assignment": {}}}', 1, "instance.partitions"),
+        (json.dumps({"id": 2, "instance": instance, "solution": {"assignment": {"0": [huge]}}}).replace(
+            f'"{huge}"', huge), 2, "solution.assignment.0[0]"),
+        (json.dumps({"id": 3, "instance": instance, "solution": solution, "tolerance": huge}).replace(
+            f'"{huge}"', huge), 3, "tolerance"),
+        (json.dumps({"id": "\ud800", "instance_path": str(tmp_path / "dir"), "solution": solution}), "\ud800",
+         "instance_path"),
+        ('{"id": 5, "instance_path": "a\\u0000b", "solution": {}}', 5, "instance_path"),
+        ("[" * 50_000 + "]" * 50_000, None, "(json)"),
+        ('{"id": 6, "instance": {}, \xff}', None, "(json)"),
+    ]
+    text = "".join(line + "\n" + good + "\n" for line, _, _ in odd_lines)
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+    code, out = _run("check", "--batch", str(path))
+    verdicts = [json.loads(line) for line in out.splitlines()]
+    assert code == 2 and len(verdicts) == 2 * len(odd_lines)
+    for (_, line_id, field), bad, after in zip(odd_lines, verdicts[::2], verdicts[1::2]):
+        assert (bad["id"], bad["ok"]) == (line_id, False) and after["id"] == "good", bad
+        assert bad["field"] == field or (field == "(json)" and bad["error"].startswith("(json)")), bad
