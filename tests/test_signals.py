@@ -1,7 +1,7 @@
 """Interrupts leave nothing behind (issue 21, item 2).
 
 Real ``kipopt`` processes are started on an instance whose ``exact.rack_standby``
-solve runs its ILP in a forked HiGHS child (2,000 tasks, two tag dimensions,
+solve runs its ILP in a forked HiGHS child (600 tasks, two tag dimensions,
 three standbys), then signalled once that child exists: SIGINT ends them with
 130 and SIGTERM with 143, each within a second and with one line on stderr;
 after any of SIGINT, SIGTERM and SIGKILL no process carrying the test's marker
@@ -33,7 +33,7 @@ SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -signal
 
 @pytest.fixture(scope="module")
 def standby_instance(tmp_path_factory) -> Path:
-    inst = generate("tasks", 3, tasks=2000, clients=100, tags=2, num_standby_replicas=3, strategy="min_traffic")
+    inst = generate("tasks", 3, tasks=600, clients=40, tags=2, num_standby_replicas=3, strategy="min_traffic")
     path = tmp_path_factory.mktemp("signals") / "standby.json"
     path.write_text(json.dumps(to_dict(inst)))
     return path
