@@ -116,6 +116,11 @@ def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
         return None
 
 
+_MAX_WAIT = 3600.0
+"""Longest single wait on the child: a deadline years away (``--time-limit 1e308``) is waited for in steps,
+since ``select`` refuses a timeout beyond the platform's ``time_t``."""
+
+
 def _read_until(deadline: Deadline, fd: int) -> list[bytes] | None:
     """What the child writes to ``fd`` up to its end of file, or ``None`` when the deadline comes first."""
     import os
@@ -126,7 +131,7 @@ def _read_until(deadline: Deadline, fd: int) -> list[bytes] | None:
         left = deadline.remaining()
         if left is not None and left <= 0:
             return None
-        ready, _, _ = select.select([fd], [], [], left)
+        ready, _, _ = select.select([fd], [], [], None if left is None else min(left, _MAX_WAIT))
         if ready:
             chunk = os.read(fd, 1 << 20)
             if not chunk:

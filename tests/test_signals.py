@@ -204,3 +204,8 @@ def test_call_before_kills_its_child_when_the_caller_raises(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         call_before(Deadline.after(60), lambda: time.sleep(60))
     assert seen and all(not os.path.exists(f"/proc/{pid}") for pid in seen)
+
+
+def test_a_deadline_centuries_away_is_waited_for():
+    """``--time-limit 1e308``: the wait on the child is cut into steps ``select`` accepts (was exit 3)."""
+    assert call_before(Deadline.after(1e308), lambda: 6 * 7) == 42
