@@ -26,6 +26,7 @@ from kipopt import api
 from kipopt.cli import main
 from kipopt.datasets import generate
 from kipopt.instance import to_dict
+from kipopt.methods import methods
 from kipopt.solution import assignment_to_json
 
 EXAMPLES = int(os.environ.get("KIPOPT_FUZZ_EXAMPLES", "0"))
@@ -179,3 +180,15 @@ def test_batch_survives_any_single_line(tmp_path):
     for (_, line_id, field), bad, after in zip(odd_lines, verdicts[::2], verdicts[1::2]):
         assert (bad["id"], bad["ok"]) == (line_id, False) and after["id"] == "good", bad
         assert bad["field"] == field or (field == "(json)" and bad["error"].startswith("(json)")), bad
+
+
+@pytest.mark.parametrize("limit", ["1e-300", "1e308"])
+@pytest.mark.parametrize("family", sorted(METHODS))
+def test_extreme_time_limits_never_exit_3(folder, family, limit):
+    instance, solution = BASES[family]
+    ipath, spath = _write(folder, "i.json", instance), _write(folder, "s.json", solution)
+    for name in [n for n, m in methods().items() if m.family == family and n.startswith("exact.")]:
+        code, _ = _run("solve", ipath, "--method", name, "--time-limit", limit)
+        assert code in (0, 1)
+    code, _ = _run("check", ipath, spath, "--time-limit", limit)
+    assert code in (0, 1)
