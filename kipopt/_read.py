@@ -10,6 +10,9 @@ from __future__ import annotations
 import gc
 import json
 import math
+import os
+import re
+import stat
 import sys
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
@@ -23,6 +26,31 @@ except ImportError:  # optional speed-up: the strict parse below is complete on 
 
 JAVA_LONG_MAX = 2**63 - 1
 JAVA_INT_MAX = 2**31 - 1
+MAX_STRING_BYTES = 32_767
+"""Longest id, rack or tag in UTF-8 bytes: Kafka's protocol writes a STRING with a 16-bit length."""
+TOPIC_NAME_MAX = 249
+"""Kafka's ``Topic.MAX_NAME_LENGTH``."""
+_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+MAX_DIGITS = 100
+"""An integer literal longer than this is refused where it is read, by the field that holds it: no
+field of the format needs more than 19 digits, and Python will not convert one beyond 4,300."""
+
+
+class HugeNumber:
+    """A JSON integer literal with more than :data:`MAX_DIGITS` digits, kept as text: never a value of
+    any field (every reader refuses it, naming the field), and never converted."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, text: str):
+        self.digits = len(text.lstrip("-"))
+
+    def __repr__(self) -> str:
+        return f"<a number of {self.digits:,} digits>"
+
+
+def _parse_int(text: str) -> int | HugeNumber:
+    return int(text) if len(text) <= MAX_DIGITS else HugeNumber(text)
 
 
 def obj(value: Any, path: str, required: Iterable[str] = (), optional: Iterable[str] = ()) -> dict:
@@ -71,9 +99,57 @@ def string(value: Any, path: str) -> str:
     return value
 
 
+def identifier(value: Any, path: str) -> str:
+    """A member id, client id, rack or tag (``instance-format.md``, "Identifiers and numbers"): a
+    non-empty string of Unicode text (no lone UTF-16 surrogate: Kafka sends ids as UTF-8) of at most
+    :data:`MAX_STRING_BYTES` bytes in UTF-8."""
+    text = string(value, path)
+    if not plain_identifier(text):
+        identifier_text(text, path)
+    return text
+
+
+def identifier_text(text: str, path: str) -> None:
+    """The checks of :func:`identifier` beyond being a non-empty string."""
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise InstanceError(path, f"holds a lone UTF-16 surrogate at character {exc.start} (not Unicode text)"
+                            ) from None
+    if size > MAX_STRING_BYTES:
+        raise InstanceError(path, f"is {size:,} bytes in UTF-8; Kafka's strings hold at most {MAX_STRING_BYTES:,}")
+
+
+def identifiers(values: Iterable[str], path: str) -> None:
+    """:func:`identifier_text` over strings already known to be non-empty (cheap for ASCII ids); a
+    failure names ``path[i]``."""
+    for i, text in enumerate(values):
+        if not plain_identifier(text):
+            identifier_text(text, f"{path}[{i}]")
+
+
+def plain_identifier(text: str) -> bool:
+    """True for an ASCII string short enough to be an identifier whatever it holds (the fast path)."""
+    return len(text) * 3 <= MAX_STRING_BYTES and text.isascii()
+
+
+def topic_name(value: Any, path: str) -> str:
+    """A topic name as Kafka's ``Topic.validate`` allows it: ``[a-zA-Z0-9._-]``, 1 to 249 characters,
+    neither ``.`` nor ``..``."""
+    text = string(value, path)
+    if len(text) > TOPIC_NAME_MAX:
+        raise InstanceError(path, f"topic name is {len(text):,} characters; Kafka allows at most {TOPIC_NAME_MAX}")
+    if text in (".", ".."):
+        raise InstanceError(path, f"topic name cannot be {text!r}")
+    if _TOPIC_NAME.fullmatch(text) is None:
+        bad = next(c for c in text if _TOPIC_NAME.fullmatch(c) is None)
+        raise InstanceError(path, f"topic name holds {bad!r}; Kafka allows only ASCII letters, digits, '.', '_' and '-'")
+    return text
+
+
 def rack(value: Any, path: str) -> str | None:
-    """A rack: a non-empty string, or null for "no rack configured"."""
-    return None if value is None else string(value, path)
+    """A rack: an :func:`identifier`, or null for "no rack configured"."""
+    return None if value is None else identifier(value, path)
 
 
 def boolean(value: Any, path: str) -> bool:
@@ -84,7 +160,7 @@ def boolean(value: Any, path: str) -> bool:
 
 def choice(value: Any, path: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise InstanceError(path, f"must be one of {', '.join(allowed)}, got {json.dumps(value)}")
+        raise InstanceError(path, f"must be one of {', '.join(allowed)}, got {json.dumps(value, default=repr)[:80]}")
     return value
 
 
@@ -124,6 +200,10 @@ def _kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, HugeNumber):
+        return f"a number of {value.digits:,} digits"
+    if isinstance(value, int) and abs(value) >= 10**MAX_DIGITS:
+        return f"a number of {len(str(abs(value))):,} digits"
     if isinstance(value, (int, float)):
         return f"the number {value}"
     if isinstance(value, str):
@@ -155,7 +235,8 @@ def parse_json(text: str | bytes, what: str = "input") -> Any:
     if fast is not _UNPROVEN:
         return fast
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants,
+                          parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise InstanceError(what, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except UnicodeDecodeError:
@@ -206,20 +287,35 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_json_file(source: str, what: str = "input") -> Any:
-    """Read and parse a JSON file, or standard input for ``-``."""
+def read_json_file(source: str, what: str = "input", regular_only: bool = False) -> Any:
+    """Read and parse a JSON file, or standard input for ``-``.
+
+    ``regular_only`` refuses anything but a regular file without waiting on it (a FIFO would block a
+    batch forever; the command line's own arguments may be pipes, as ``<(...)`` is).
+    """
     if source == "-":
         data = sys.stdin.buffer.read()
     else:
         try:
-            with open(source, "rb") as handle:
-                data = handle.read()
+            data = _read_file(source, regular_only)
         except OSError as exc:
             raise InstanceError(what, f"cannot read {source}: {exc.strerror or exc}") from None
     return parse_json(data, what)
 
 
+def _read_file(source: str, regular_only: bool) -> bytes:
+    if not regular_only:
+        with open(source, "rb") as handle:
+            return handle.read()
+    fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)  # opening a FIFO must not wait for a writer
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        return handle.read()
+
+
 def finite_number(value: Any, path: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) >= 10**MAX_DIGITS \
+            or not math.isfinite(value):
         raise InstanceError(path, f"must be a finite number, got {_kind(value)}")
     return value

@@ -35,6 +35,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Generic, Hashable, Iterator, TextIO, TypeVar
@@ -243,8 +244,11 @@ class Oracle:
         path = r.string(value, "instance_path")
         try:
             st = os.stat(path)
-        except OSError as exc:
-            raise InstanceError("instance_path", f"cannot read {path}: {exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            raise InstanceError("instance_path", f"cannot read {path!r}: {getattr(exc, 'strerror', None) or exc}"
+                                ) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise InstanceError("instance_path", f"cannot read {path!r}: not a regular file")
         stamp = (os.path.realpath(path), st.st_mtime_ns, st.st_size)
         key = self._files.get(stamp)
         if key is not None:
@@ -253,7 +257,7 @@ class Oracle:
                 raise found
             if found is not None:
                 return key, found
-        key, instance = self._instance(r.read_json_file(path, "instance_path"), path)
+        key, instance = self._instance(r.read_json_file(path, "instance_path", regular_only=True), path)
         self._files.put(stamp, key)
         return key, instance
 
@@ -278,14 +282,15 @@ class Oracle:
     # ------------------------------------------------------------------ a stream
 
     def run(self, lines: BinaryIO, out: TextIO) -> Outcome:
-        """Answer every non-blank line of ``lines`` on ``out`` (flushed per line); the worst outcome."""
+        """Answer every non-blank line of ``lines`` on ``out`` (flushed per line, each whole or not at all:
+        :func:`kipopt.interrupts.write_out`); the worst outcome."""
+        from .interrupts import write_out
         worst = Outcome.PASSED
         for raw in iter(lines.readline, b""):
             if not raw.strip():
                 continue
             text, outcome = self.answer_line(raw)
-            out.write(text + "\n")
-            out.flush()
+            write_out(out, text + "\n")
             worst = max(worst, outcome)
         return worst
 
@@ -298,7 +303,7 @@ def _content_key(data: Any) -> str:
             return "o" + hashlib.blake2b(r.orjson.dumps(data), digest_size=20).hexdigest()
         except (TypeError, r.orjson.JSONEncodeError):
             pass
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=repr)  # repr: a HugeNumber
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 

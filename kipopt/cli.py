@@ -27,9 +27,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _print_json(obj: Any) -> None:
     from ._write import dumps_indented, json_default  # json.dumps(obj, indent=2, allow_nan=False, default=...), faster
-    sys.stdout.write(dumps_indented(obj, json_default))
-    sys.stdout.write("\n")
-    sys.stdout.flush()
+    from .interrupts import write_out
+    write_out(sys.stdout, dumps_indented(obj, json_default) + "\n")
 
 
 # --------------------------------------------------------------------------- commands
@@ -398,8 +397,15 @@ _whole_process = False
 def main(argv: Sequence[str] | None = None) -> int:
     global _whole_process
     _whole_process = argv is None
+    if _whole_process and _command(sys.argv[1:]) != "bench":  # bench's Spark keeps Python's own handling
+        from .interrupts import install
+        install()
     with _json_only_stdout():
         return _main(argv)
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _main(argv: Sequence[str] | None) -> int:

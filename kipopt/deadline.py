@@ -82,38 +82,58 @@ def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
         return fn()
     import os
     import pickle
-    import select
-    import signal
 
+    from . import interrupts
+
+    parent = os.getpid()
     read_fd, write_fd = os.pipe()
+    watch_read, watch_write = os.pipe()  # the child's lifeline: end of file when the parent is gone
     pid = os.fork()
     if pid == 0:  # the child: compute, send, and leave without the parent's clean-up
         os.close(read_fd)
+        os.close(watch_write)
         code = 0
         try:
+            interrupts.die_with_parent(parent, watch_read)
             with os.fdopen(write_fd, "wb") as pipe:
                 pipe.write(pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL))
         except BaseException:  # noqa: BLE001 - the parent sees no result and answers None
             code = 1
         finally:
             os._exit(code)
+    interrupts.child_started(pid)
     os.close(write_fd)
-    chunks: list[bytes] = []
-    with os.fdopen(read_fd, "rb", buffering=0) as pipe:
-        while True:
-            left = deadline.remaining()
-            if left is not None and left <= 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return None
-            ready, _, _ = select.select([pipe], [], [], left)
-            if ready:
-                chunk = pipe.read(1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-    os.waitpid(pid, 0)
+    os.close(watch_read)
     try:
-        return pickle.loads(b"".join(chunks))
+        chunks = _read_until(deadline, read_fd)
+    finally:  # every way out of here (the deadline, an exception, an interrupt) leaves no child behind
+        os.close(read_fd)
+        os.close(watch_write)
+        interrupts.kill_child(pid)
+    try:
+        return None if chunks is None else pickle.loads(b"".join(chunks))
     except Exception:  # noqa: BLE001 - a child that died leaves no (or a cut) result
         return None
+
+
+_MAX_WAIT = 3600.0
+"""Longest single wait on the child: a deadline years away (``--time-limit 1e308``) is waited for in steps,
+since ``select`` refuses a timeout beyond the platform's ``time_t``."""
+
+
+def _read_until(deadline: Deadline, fd: int) -> list[bytes] | None:
+    """What the child writes to ``fd`` up to its end of file, or ``None`` when the deadline comes first."""
+    import os
+    import select
+
+    chunks: list[bytes] = []
+    while True:
+        left = deadline.remaining()
+        if left is not None and left <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], None if left is None else min(left, _MAX_WAIT))
+        if ready:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return chunks
+            chunks.append(chunk)

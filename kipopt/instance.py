@@ -89,7 +89,8 @@ def _first_of_runs(values: Any) -> Any:
 
 
 def _canonical_nonnegative(text: str) -> bool:
-    return text.isascii() and text.isdigit() and str(int(text)) == text and int(text) <= r.JAVA_INT_MAX
+    return len(text) <= 10 and text.isascii() and text.isdigit() and str(int(text)) == text \
+        and int(text) <= r.JAVA_INT_MAX
 
 
 # --------------------------------------------------------------------------- topics
@@ -113,6 +114,7 @@ def _read_topics(value: Any, path: str) -> dict[str, Topic]:
         tpath = f"{path}.{name}"
         if name == "":
             raise InstanceError(tpath, "topic name must be non-empty")
+        r.topic_name(name, tpath)
         spec = r.obj(spec, tpath, required=("racks",))
         entries = r.array(spec["racks"], f"{tpath}.racks")
         if not entries:
@@ -122,8 +124,11 @@ def _read_topics(value: Any, path: str) -> dict[str, Topic]:
             racks = []
             for p, e in enumerate(entries):
                 fast = r.distinct_strings(e)
-                racks.append(shared.setdefault(fast, fast) if fast is not None
-                             else r.unique_strings(e, f"{tpath}.racks[{p}]"))
+                if fast is None:
+                    fast = r.unique_strings(e, f"{tpath}.racks[{p}]")
+                if fast not in shared:
+                    r.identifiers(fast, f"{tpath}.racks[{p}]")
+                racks.append(shared.setdefault(fast, fast))
         topics[name] = Topic(tuple(racks))
     return topics
 
@@ -309,7 +314,7 @@ def _read_consumers(d: dict) -> ConsumersInstance:
     for i, m in enumerate(r.array(d["members"], "members")):
         mpath = f"members[{i}]"
         m = r.obj(m, mpath, required=("id", "topics"), optional=("rack", "owned", "generation", "group_instance_id"))
-        mid = r.string(m["id"], f"{mpath}.id")
+        mid = r.identifier(m["id"], f"{mpath}.id")
         if mid in seen:
             raise InstanceError(f"{mpath}.id", f"member id {mid!r} is listed twice")
         seen.add(mid)
@@ -333,7 +338,7 @@ def _group_instance_id(value: Any, path: str, seen: set[str]) -> str | None:
     """A static member's ``group.instance.id`` (unique within the group); absent or null: a dynamic member."""
     if value is None:
         return None
-    instance_id = r.string(value, path)
+    instance_id = r.identifier(value, path)
     if instance_id in seen:
         raise InstanceError(path, f"group instance id {instance_id!r} is listed twice")
     seen.add(instance_id)
@@ -568,7 +573,8 @@ def _read_task(tid: str, spec: Any, topics: Mapping[str, Topic]) -> Task:
 def _valid_client(cid: str, spec: Any, tasks: Mapping[str, Task], stateful: set[str]) -> Client | None:
     """:func:`_read_client` for a client that is plainly valid (tags read the slow way), with set
     operations at C speed in place of per-item checks; None when any check fails."""
-    if type(spec) is not dict or not spec.keys() <= _CLIENT_FIELDS or type(cid) is not str or not cid:
+    if type(spec) is not dict or not spec.keys() <= _CLIENT_FIELDS or type(cid) is not str or not cid \
+            or not r.plain_identifier(cid):
         return None
     active, standby = r.distinct_strings(spec.get("active", [])), r.distinct_strings(spec.get("standby", []))
     lags = spec.get("lags", {})
@@ -579,24 +585,26 @@ def _valid_client(cid: str, spec: Any, tasks: Mapping[str, Task], stateful: set[
     if lags and (set(map(type, values)) != {int} or min(values) < 0 or max(values) > r.JAVA_LONG_MAX):
         return None
     rack, capacity = spec.get("rack"), spec.get("capacity", 1)
-    if not (rack is None or (type(rack) is str and rack)) or type(capacity) is not int \
+    if not (rack is None or (type(rack) is str and rack and r.plain_identifier(rack))) or type(capacity) is not int \
             or not 1 <= capacity <= r.JAVA_INT_MAX or ("tags" in spec and not _plain_tags(spec["tags"])):
         return None
     return Client(cid, rack, dict(spec.get("tags", {})), capacity, active, standby, dict(lags))
 
 
 def _plain_tags(tags: Any) -> bool:
-    return type(tags) is dict and all(type(k) is str and k and type(v) is str and v for k, v in tags.items())
+    return type(tags) is dict and all(type(k) is str and k and type(v) is str and v and r.plain_identifier(k)
+                                      and r.plain_identifier(v) for k, v in tags.items())
 
 
 def _read_client(cid: str, spec: Any, tasks: Mapping[str, Task]) -> Client:
     path = f"clients.{cid}"
     if cid == "":
         raise InstanceError(path, "client id must be non-empty")
+    r.identifier(cid, path)
     spec = r.obj(spec, path, optional=("rack", "tags", "capacity", "active", "standby", "lags"))
     tags = {}
     for key, value in r.mapping(spec.get("tags", {}), f"{path}.tags").items():
-        tags[r.string(key, f"{path}.tags")] = r.string(value, f"{path}.tags.{key}")
+        tags[r.identifier(key, f"{path}.tags")] = r.identifier(value, f"{path}.tags.{key}")
     roles = {}
     for role in ("active", "standby"):
         roles[role] = r.unique_strings(spec.get(role, []), f"{path}.{role}")
@@ -630,6 +638,7 @@ def _read_config(value: Any) -> TasksConfig:
     for key in ("rack_aware_assignment_traffic_cost", "rack_aware_assignment_non_overlap_cost"):
         costs[key] = None if c.get(key) is None else r.integer(c[key], p + key, 0, r.JAVA_INT_MAX)
     tags = r.unique_strings(c.get("rack_aware_assignment_tags", []), p + "rack_aware_assignment_tags")
+    r.identifiers(tags, p + "rack_aware_assignment_tags")
     priorities = read_priorities(c.get("joint_priorities", []), p + "joint_priorities")
     return TasksConfig(
         num_standby_replicas=r.integer(c.get("num_standby_replicas", 0), p + "num_standby_replicas", 0, r.JAVA_INT_MAX),

@@ -10,7 +10,11 @@ An *assignment* is the family-specific part (``{"assignment": ...}`` of
 Parsing rejects what is not an assignment of *this* instance (unknown ids,
 wrong shapes) with an :class:`~kipopt.errors.InstanceError`; what is an
 assignment but breaks a rule (a duplicate, an unassigned task) is left for
-the evaluator to report.
+the evaluator to report. So is a piece the assignment leaves out, the same
+way in every family (:func:`left_out`): a partition of a replicas
+assignment, a member of a consumers one, a client of a tasks one is a
+``missing_partition`` / ``missing_member`` / ``missing_client`` violation,
+and what it would have held is unassigned.
 """
 
 from __future__ import annotations
@@ -35,6 +39,49 @@ class TaskRoles:
 
 
 Assignment = Union[dict[int, tuple[int, ...]], dict[str, tuple[str, ...]], dict[str, TaskRoles]]
+
+
+class Completed(dict):
+    """A consumers or tasks assignment read from JSON with every member (client) present: those the JSON
+    left out are filled in empty, after the others, and named in ``missing`` for the evaluator."""
+
+    def __init__(self, items: Any = (), missing: tuple[str, ...] = ()):
+        super().__init__(items)
+        self.missing = tuple(missing)
+
+
+MISSING_RULES = {"replicas": "missing_partition", "consumers": "missing_member", "tasks": "missing_client"}
+"""The violation that names a piece an assignment leaves out, per family."""
+
+
+def left_out(instance: Instance, assignment: Assignment) -> list:
+    """The pieces that key an assignment (partition ids, member ids, client ids) absent from it, in the
+    instance's order; linear in the instance.
+
+    >>> from kipopt.instance import from_dict
+    >>> inst = from_dict({"format": 1, "family": "replicas", "partitions": 3, "replication_factor": 1,
+    ...                   "brokers": [{"id": 0}]})
+    >>> left_out(inst, {0: (0,), 2: (0,)})
+    [1]
+    """
+    declared = getattr(assignment, "missing", None)
+    if declared is not None:
+        return list(declared)
+    if isinstance(instance, ReplicasInstance):
+        ids = instance.partition_ids
+        if len(assignment) >= len(ids) and all(p in ids for p in assignment):
+            return []
+        return [p for p in ids if p not in assignment]
+    keys = (m.id for m in instance.members) if isinstance(instance, ConsumersInstance) else instance.clients
+    return [k for k in keys if k not in assignment]
+
+
+def completed(instance: Instance, assignment: Assignment, missing: list) -> Assignment:
+    """``assignment`` with each ``missing`` member or client given nothing (replicas: unchanged)."""
+    if not missing or isinstance(instance, ReplicasInstance):
+        return assignment
+    empty = TaskRoles() if isinstance(instance, TasksInstance) else ()
+    return Completed({**assignment, **dict.fromkeys(missing, empty)}, tuple(missing))
 
 
 class Status(str, enum.Enum):
@@ -137,7 +184,7 @@ def _replicas(x: ReplicasInstance, value: Any, path: str) -> dict[int, tuple[int
     known = set(x.broker_ids)
     for key, brokers in r.mapping(value, path).items():
         kpath = f"{path}.{key}"
-        if not (key.isascii() and key.isdigit()) or int(key) not in x.partition_ids:
+        if not (len(key) <= 10 and key.isascii() and key.isdigit()) or int(key) not in x.partition_ids:
             raise InstanceError(kpath, f"{key!r} is not a partition id of this instance "
                                        f"({x.partition_ids.start}..{x.partition_ids.stop - 1})")
         ids = tuple(r.integer(b, f"{kpath}[{j}]", 0) for j, b in enumerate(r.array(brokers, kpath)))
@@ -157,14 +204,11 @@ def _consumers(x: ConsumersInstance, value: Any, path: str) -> dict[str, tuple[s
             raise InstanceError(mpath, f"member {mid!r} is not in the instance")
         items = r.array(parts, mpath)
         for j, p in enumerate(items):
-            if p not in x.partition_racks:
+            if type(p) is not str or p not in x.partition_racks:
                 parse_partition(p, f"{mpath}[{j}]")
                 raise InstanceError(f"{mpath}[{j}]", f"partition {p!r} is not in the instance's topics")
         out[mid] = tuple(items)
-    for m in x.members:
-        if m.id not in out:
-            raise InstanceError(f"{path}.{m.id}", "every member must appear (with [] if it gets nothing)")
-    return out
+    return completed(x, out, left_out(x, out)) if len(out) < len(x.members) else out
 
 
 def _tasks(x: TasksInstance, value: Any, path: str) -> dict[str, TaskRoles]:
@@ -179,14 +223,11 @@ def _tasks(x: TasksInstance, value: Any, path: str) -> dict[str, TaskRoles]:
         for role in ("active", "standby", "warmup"):
             items = r.array(roles.get(role, []), f"{cpath}.{role}")
             for j, t in enumerate(items):
-                if t not in x.tasks:
+                if type(t) is not str or t not in x.tasks:
                     raise InstanceError(f"{cpath}.{role}[{j}]", f"task {t!r} is not in the instance")
             lists[role] = tuple(items)
         out[cid] = TaskRoles(**lists)
-    for cid in x.clients:
-        if cid not in out:
-            raise InstanceError(f"{path}.{cid}", "every client must appear (with empty lists if it gets nothing)")
-    return out
+    return completed(x, out, left_out(x, out)) if len(out) < len(x.clients) else out
 
 
 def assignment_to_json(family: str, assignment: Assignment) -> dict:

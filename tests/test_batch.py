@@ -99,7 +99,7 @@ def _malformed(small):
         ({"id": 9, "instance": inst, "solution": best, "tolerance": "big"}, "tolerance"),
         ({"id": 10, "instance": bad_capacity, "solution": best}, f"instance.clients.{client}.capacity"),
         ({"id": 11, "instance": {"format": 2, "family": "tasks"}, "solution": best}, "instance.format"),
-        ({"id": 12, "instance": inst, "solution": {"assignment": {}}}, f"solution.assignment.{client}"),
+        ({"id": 12, "instance": inst, "solution": {"assignment": {"nobody": {}}}}, "solution.assignment.nobody"),
         ({"id": 13, "instance": inst, "solution": {"assignment": {client: {"active": ["9_9"]}}}},
          f"solution.assignment.{client}.active[0]"),
         ({"id": 14, "instance": inst, "solution": {"assignment": {}, "colour": 1}}, "solution.colour"),

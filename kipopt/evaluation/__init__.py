@@ -59,6 +59,13 @@ class ViolationLog:
         if len(kept) < self.keep:
             kept.append(example)
 
+    def add_all(self, rule: str, items: list, describe: Any) -> None:
+        """One violation of ``rule`` per item (``describe(item)`` its example), in one step."""
+        if items:
+            self.counts[rule] = self.counts.get(rule, 0) + len(items)
+            kept = self.examples.setdefault(rule, [])
+            kept.extend(describe(x) for x in items[:max(0, self.keep - len(kept))])
+
     def violations(self) -> list[Violation]:
         return [Violation(rule, n, tuple(self.examples[rule])) for rule, n in self.counts.items()]
 

@@ -16,7 +16,8 @@ Metrics, all recomputed from the assignment:
 Hard rules broken (violations): ``unsubscribed`` (a partition given to a
 member not subscribed to its topic), ``unassigned_partition`` (a partition of
 a subscribed topic that nobody gets), ``duplicate_partition`` (a partition
-given twice).
+given twice), ``missing_member`` (a member the assignment leaves out: it
+counts as getting nothing).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from itertools import chain
 from typing import Any, Mapping
 
 from ..instance import ConsumersInstance
+from ..solution import left_out
 from . import Evaluation, ViolationLog, spread
 
 
@@ -104,6 +106,7 @@ def cross_and_unknown(index: GroupIndex, rack: str | None, parts: tuple[str, ...
 def evaluate_consumers(instance: ConsumersInstance, assignment: Mapping[str, tuple[str, ...]]) -> Evaluation:
     index = group_index(instance)
     log = ViolationLog()
+    log.add_all("missing_member", left_out(instance, assignment), lambda m: f"{m} is not in the assignment")
     cross = unknown = kept = 0
     counts: dict[str, int] = {}
     member_topics: dict[str, Mapping[str, int]] = {}

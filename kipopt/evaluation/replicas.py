@@ -12,6 +12,11 @@ Moves, counted only when the instance has ``current``, are replicas on a
 broker that did not hold the partition before (every replica of a partition
 absent from ``current`` is a move).
 
+A partition the assignment leaves out is a ``missing_partition`` violation
+and, holding no replica, an ``unassigned_partition`` too: as a member or
+client left out is ``missing_member``/``missing_client`` and what it would
+hold is unassigned.
+
 >>> from kipopt.instance import from_dict
 >>> inst = from_dict({"format": 1, "family": "replicas", "partitions": 2, "replication_factor": 2,
 ...                   "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}]})
@@ -29,6 +34,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..instance import ReplicasInstance
+from ..solution import left_out
 from . import Evaluation, ViolationLog
 
 
@@ -122,6 +128,7 @@ def evaluate_replicas(instance: ReplicasInstance, assignment: Mapping[int, Seque
     wrong = assigned & (f.length != rf)
     short = assigned & (spanned < need) if need is not None else np.zeros(P, dtype=bool)
     log = ViolationLog()
+    log.add_all("missing_partition", left_out(instance, assignment), lambda p: f"partition {p} is not in the assignment")
     checks = (("unassigned_partition", ~assigned, lambda i: f"partition {start + i} has no replica"),
               ("duplicate_broker", duplicate > 0,
                lambda i: f"partition {start + i}: {list(assignment[start + i])} lists a broker twice"),

@@ -17,7 +17,9 @@ Metrics, all recomputed from the assignment:
   (rank 0 when ``lag <= acceptable_recovery_lag``, else the lag).
 
 Hard rules broken (violations): ``unassigned_active``, ``duplicate_active``,
-``active_standby_colocated``, ``standby_of_stateless``, ``duplicate_in_list``.
+``active_standby_colocated``, ``standby_of_stateless``, ``duplicate_in_list``,
+``missing_client`` (a client the assignment leaves out: it counts as running
+nothing).
 """
 
 from __future__ import annotations
@@ -31,12 +33,15 @@ import numpy as np
 
 from ..costs import ROLES, cross_rack_table, role_cost
 from ..instance import TasksInstance
-from ..solution import TaskRoles
+from ..solution import TaskRoles, completed, left_out
 from . import Evaluation, ViolationLog, spread
 
 
 def evaluate_tasks(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> Evaluation:
     log = ViolationLog()
+    missing = left_out(instance, assignment)
+    log.add_all("missing_client", missing, lambda c: f"{c} is not in the assignment")
+    assignment = completed(instance, assignment, missing)
     placed = {role: placements(instance, assignment, role) for role in ("active", "standby", "warmup")}
     _check_lists(instance, assignment, log, placed)
     metrics: dict = {}

@@ -86,8 +86,14 @@ STICKY_TASK_ASSIGNOR = "org.apache.kafka.streams.processor.assignment.assignors.
 PROCESS_ID_RANK_BASE = 0
 
 
+class JavaArithmeticError(Exception):
+    """Java throws ``ArithmeticException: / by zero`` (thread counts summing past ``int`` wrap to 0)."""
+
+
 def _java_div(a: int, b: int) -> int:
     """Java ``int`` division (truncates toward zero)."""
+    if b == 0:
+        raise JavaArithmeticError("/ by zero")
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
 
@@ -323,7 +329,11 @@ def run_sticky(instance: TasksInstance, options: SolveOptions) -> MethodResult:
 
     The objective is the rule ``lag_active``'s (this assignor ignores lags, so its first level may be > 0).
     """
-    result = StickyTaskAssignor(instance).assign()
+    try:
+        result = StickyTaskAssignor(instance).assign()
+    except JavaArithmeticError:  # Kafka's assignor fails on this input, so the port has no answer either
+        return MethodResult({}, Status.INFEASIBLE, message="the clients' capacities sum past a Java int to 0 and "
+                                                           "Kafka's StickyTaskAssignor throws ArithmeticException")
     assignment = {c: TaskRoles(result.active[c], result.standby[c]) for c in instance.client_ids}
     moved = sum(len(set(result.active[c]) - set(instance.clients[c].active)) for c in instance.client_ids)
     info = {"rack_aware": {name: _stage_info(o) for name, o in result.stages.items()},

@@ -76,6 +76,7 @@ def reference_violations(instance, assignment) -> Counter:
             found["standby_of_stateless"] += not instance.tasks[t].stateful
         found["duplicate_in_list"] += len(set(roles.standby) & set(roles.warmup))
         actives.update(roles.active)  # a task listed twice on one client is a duplicate active too
+    found["missing_client"] = sum(c not in assignment for c in instance.clients)
     for t in instance.task_ids:
         found["unassigned_active"] += actives[t] == 0
         found["duplicate_active"] += actives[t] > 1

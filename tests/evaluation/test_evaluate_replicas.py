@@ -58,7 +58,7 @@ def test_each_hard_rule_by_name(kip36):
     e = evaluate(kip36, bad)
     counts = {v.rule: v.count for v in e.violations}
     assert counts == {"duplicate_broker": 1, "wrong_replica_count": 1, "unassigned_partition": 1,
-                      "rack_spread": 2}
+                      "rack_spread": 2, "missing_partition": 1}
     m = e.metrics
     # partition 0 spans rack1, rack3 (short 1); partition 1 spans rack1, rack2 (short 1)
     assert (m["rack_shortfall"], m["partitions_short_of_racks"]) == (2, 2)

@@ -1,0 +1,211 @@
+"""Interrupts leave nothing behind (issue 21, item 2).
+
+Real ``kipopt`` processes are started on an instance whose ``exact.rack_standby``
+solve runs its ILP in a forked HiGHS child (600 tasks, two tag dimensions,
+three standbys), then signalled once that child exists: SIGINT ends them with
+130 and SIGTERM with 143, each within a second and with one line on stderr;
+after any of SIGINT, SIGTERM and SIGKILL no process carrying the test's marker
+variable is left (every process kipopt starts inherits its environment), and
+every line ``check --batch`` wrote is whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from kipopt.datasets import generate
+from kipopt.deadline import Deadline, call_before
+from kipopt.instance import to_dict
+
+KIPOPT = Path(sys.executable).with_name("kipopt")
+MARKER = "KIPOPT_SIGNALS_TEST"
+SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -signal.SIGKILL)]
+
+
+@pytest.fixture(scope="module")
+def standby_instance(tmp_path_factory) -> Path:
+    inst = generate("tasks", 3, tasks=600, clients=40, tags=2, num_standby_replicas=3, strategy="min_traffic")
+    path = tmp_path_factory.mktemp("signals") / "standby.json"
+    path.write_text(json.dumps(to_dict(inst)))
+    return path
+
+
+def _marked(mark: str) -> list[int]:
+    """Live processes whose environment carries ``MARKER=mark`` (zombies have none and do not count)."""
+    needle = f"{MARKER}={mark}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as handle:
+                if needle in handle.read().split(b"\0"):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    kids: list[int] = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                kids += [int(k) for k in handle.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
+def _start(args: list[str], stdin=subprocess.DEVNULL) -> tuple[subprocess.Popen, str]:
+    mark = uuid.uuid4().hex
+    env = {**os.environ, MARKER: mark}
+    proc = subprocess.Popen([str(KIPOPT), *args], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    return proc, mark
+
+
+def _wait_for_child(proc: subprocess.Popen, seconds: float = 60.0) -> int:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        kids = _children(proc.pid)
+        if kids:
+            return kids[0]
+        assert proc.poll() is None, f"kipopt ended before forking a HiGHS child: {proc.stderr.read()!r}"
+        time.sleep(0.05)
+    raise AssertionError("no HiGHS child within a minute")
+
+
+def _interrupt(proc: subprocess.Popen, mark: str, sig: signal.Signals, code: int) -> tuple[bytes, bytes]:
+    child = _wait_for_child(proc)
+    assert os.getpgid(child) == os.getpgid(proc.pid), "the child stays in kipopt's process group"
+    time.sleep(0.3)
+    sent = time.monotonic()
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    took = time.monotonic() - sent
+    assert proc.returncode == code, err
+    if sig != signal.SIGKILL:
+        assert took < 1.0, f"{sig.name} took {took:.2f} s"
+        lines = err.decode().splitlines()
+        assert lines == [f"kipopt: interrupted by {sig.name}"], err
+    end = time.monotonic() + 3.0  # a death signal is delivered at once; the check allows for a loaded machine
+    while _marked(mark) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert _marked(mark) == [], "a process outlived kipopt"
+    return out, err
+
+
+@pytest.mark.parametrize("sig, code", SIGNALS, ids=lambda v: getattr(v, "name", str(v)))
+def test_solve_interrupted_mid_solve_leaves_nothing(standby_instance, sig, code):
+    proc, mark = _start(["solve", str(standby_instance), "--method", "exact.rack_standby", "--time-limit", "60"])
+    out, _ = _interrupt(proc, mark, sig, code)
+    assert out == b"", "an interrupted solve prints no (partial) solution"
+
+
+@pytest.mark.parametrize("sig, code", SIGNALS, ids=lambda v: getattr(v, "name", str(v)))
+def test_check_batch_interrupted_mid_solve_leaves_whole_lines(standby_instance, sig, code, tmp_path):
+    inst = json.loads(standby_instance.read_text())
+    current = {c: {"active": s.get("active", []), "standby": s.get("standby", [])} for c, s in inst["clients"].items()}
+    small = to_dict(generate("tasks", 5, tasks=12, clients=4))
+    first = {"id": "small", "instance": small, "solution": {"assignment": {c: {} for c in small["clients"]}}}
+    heavy = {"id": "heavy", "instance_path": str(standby_instance), "solution": {"assignment": current},
+             "rule": "rack_standby", "time_limit": 60}
+    batch = tmp_path / "lines.jsonl"
+    batch.write_text(json.dumps(first) + "\n" + json.dumps(heavy) + "\n")
+    proc, mark = _start(["check", "--batch", str(batch)])
+    out, _ = _interrupt(proc, mark, sig, code)
+    assert out.endswith(b"\n")
+    assert [json.loads(line)["id"] for line in out.decode().splitlines()] == ["small"]
+
+
+def _big_verdict_batch(tmp_path: Path, copies: int) -> Path:
+    """Evaluate lines whose verdicts are about 300 kB each (a count per broker of 20,000 brokers)."""
+    brokers = 20_000
+    instance = {"format": 1, "family": "replicas", "partitions": brokers // 2, "replication_factor": 2,
+                "brokers": [{"id": b, "rack": f"r{b % 3}"} for b in range(brokers)]}
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(instance))
+    assignment = {str(p): [2 * p, 2 * p + 1] for p in range(brokers // 2)}
+    line = json.dumps({"id": 0, "instance_path": str(path), "solution": {"assignment": assignment}})
+    batch = tmp_path / "big.jsonl"
+    batch.write_text("".join(line.replace('"id": 0', f'"id": {i}', 1) + "\n" for i in range(copies)))
+    return batch
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
+def test_kill_while_large_verdicts_are_written_leaves_no_partial_line(tmp_path, sig):
+    batch = _big_verdict_batch(tmp_path, 400)
+    proc, mark = _start(["evaluate", "--batch", str(batch)])
+    chunks: list[bytes] = []
+    started = time.monotonic()
+    while sum(map(len, chunks)) < 2_000_000 and time.monotonic() - started < 60:  # some verdicts are out
+        chunks.append(os.read(proc.stdout.fileno(), 1 << 16))
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=30)
+    text = b"".join(chunks) + out
+    expected = {signal.SIGKILL: -signal.SIGKILL, signal.SIGTERM: 143, signal.SIGINT: 130}[sig]
+    assert proc.returncode in (expected, 0), proc.returncode  # 0: the batch was done before the signal
+    assert text.endswith(b"\n")
+    ids = [json.loads(line)["id"] for line in text.decode().splitlines()]
+    assert ids == list(range(len(ids))) and len(ids) >= 1
+    assert not _marked(mark)
+
+
+def test_fifo_instance_path_does_not_block(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    lines = [{"id": 1, "instance_path": str(fifo), "solution": {"assignment": {}}},
+             {"id": 2, "instance_path": str(tmp_path), "solution": {"assignment": {}}}]
+    done = subprocess.run([str(KIPOPT), "check", "--batch", "-"], input="".join(json.dumps(x) + "\n" for x in lines),
+                          capture_output=True, text=True, timeout=30)
+    verdicts = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 2, done.stderr
+    assert [(v["id"], v["field"]) for v in verdicts] == [(1, "instance_path"), (2, "instance_path")]
+
+
+def test_child_dies_with_a_killed_parent_by_its_pipe_alone(tmp_path):
+    """The portable fallback (SIGIO when the parent's end of the lifeline closes), with the Linux death
+    signal switched off: a parent killed by SIGKILL still leaves no child."""
+    mark = uuid.uuid4().hex
+    script = ("import time\n"
+              "from kipopt import interrupts\n"
+              "interrupts._pdeathsig = lambda: None\n"
+              "from kipopt.deadline import Deadline, call_before\n"
+              "call_before(Deadline.after(120), lambda: time.sleep(120))\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, MARKER: mark})
+    _wait_for_child(proc, 30)
+    proc.kill()
+    proc.wait(10)
+    end = time.monotonic() + 3.0
+    while _marked(mark) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert _marked(mark) == []
+
+
+def test_call_before_kills_its_child_when_the_caller_raises(monkeypatch):
+    import kipopt.deadline as deadline_module
+    seen: list[int] = []
+
+    def boom(deadline, fd):
+        seen.extend(p for p in _children(os.getpid()))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deadline_module, "_read_until", boom)
+    with pytest.raises(KeyboardInterrupt):
+        call_before(Deadline.after(60), lambda: time.sleep(60))
+    assert seen and all(not os.path.exists(f"/proc/{pid}") for pid in seen)
+
+
+def test_a_deadline_centuries_away_is_waited_for():
+    """``--time-limit 1e308``: the wait on the child is cut into steps ``select`` accepts (was exit 3)."""
+    assert call_before(Deadline.after(1e308), lambda: 6 * 7) == 42
