@@ -141,6 +141,8 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     with ``integrality`` is solved as a MIP on those columns.
     """
     mip = _is_mip(lp, integer)
+    if lp.num_col == 0:  # HiGHS calls a model without columns "Empty" (status error); its answer is known
+        return _empty_result(lp, mip, "on" if presolve else "off")
     if deadline is not None and deadline.expired:  # no time left: do not start a solve at all
         return HighsResult("time_limit", None, None, None, mip, "deadline passed before the solve",
                            "on" if presolve else "off")
@@ -149,6 +151,15 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     h = _highs(lp, integer, time_limit, threads, presolve)
     h.run()
     return _result(h, mip)
+
+
+def _empty_result(lp: ArrayLP, mip: bool, presolve: str) -> HighsResult:
+    """The solution of a model with no columns: every row's activity is 0, so it is optimal at 0 exactly
+    when every row admits 0 (a model with nothing to place, e.g. no standby to assign)."""
+    if np.all(lp.row_lower <= 0) and np.all(lp.row_upper >= 0):
+        return HighsResult("optimal", 0.0, 0.0, np.zeros(0), mip, "no columns", presolve)
+    return HighsResult("infeasible", None, None, None, mip, "no columns, and a row that needs a nonzero activity",
+                       presolve)
 
 
 def _is_mip(lp: ArrayLP, integer: bool) -> bool:
