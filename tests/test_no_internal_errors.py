@@ -44,7 +44,7 @@ odd = st.one_of(st.sampled_from(ODD_VALUES), st.recursive(st.none(), lambda inne
 def _base(family: str) -> tuple[dict, dict]:
     inst = generate(family, 11, **({"tasks": 6, "clients": 3} if family == "tasks" else {}))
     solution = api.solve(inst, METHODS[family][0])
-    return to_dict(inst), {"assignment": assignment_to_json(family, solution.assignment)}
+    return to_dict(inst), {"method": METHODS[family][0], "assignment": assignment_to_json(family, solution.assignment)}
 
 
 BASES = {family: _base(family) for family in METHODS}

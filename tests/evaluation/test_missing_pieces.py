@@ -50,12 +50,13 @@ def test_cli_and_batch_report_a_left_out_piece_alike(family, tmp_path, capsys):
     data.pop(next(iter(data)))
     (tmp_path / "i.json").write_text(json.dumps(to_dict(inst)))
     (tmp_path / "s.json").write_text(json.dumps({"assignment": data}))
-    assert main(["evaluate", str(tmp_path / "i.json"), str(tmp_path / "s.json")]) == 0
+    assert main(["evaluate", str(tmp_path / "i.json"), str(tmp_path / "s.json")]) == 1  # a broken rule: evaluate says "no"
     printed = json.loads(capsys.readouterr().out)
     assert printed["feasible"] is False
     assert MISSING_RULES[family] in [v["rule"] for v in printed["violations"]]
-    assert main(["check", str(tmp_path / "i.json"), str(tmp_path / "s.json")]) == 1
-    verdict, outcome = Oracle("check").answer(json.dumps({"id": 1, "instance": to_dict(inst),
+    rule = {"replicas": "spread", "consumers": "balanced", "tasks": "rack_active"}[family]
+    assert main(["check", str(tmp_path / "i.json"), str(tmp_path / "s.json"), "--rule", rule]) == 1
+    verdict, outcome = Oracle("check").answer(json.dumps({"id": 1, "instance": to_dict(inst), "rule": rule,
                                                           "solution": {"assignment": data}}))
     assert outcome is Outcome.FAILED and verdict["ok"] is False
     assert MISSING_RULES[family] in [v["rule"] for v in verdict["violations"]]
