@@ -1,0 +1,250 @@
+"""The rule ``balanced`` exactly, over member classes: a compact MILP whose size follows the classes.
+
+Notation as in :mod:`kipopt.formulations.consumers.rules`. The rule's balance
+constraint holds iff there are integers ``λ_t`` (one per topic) with
+
+    x_m >= λ_t   for every subscriber m of t,
+    x_o <= λ_t + 1   for every member o that holds a partition of t
+
+(take ``λ_t`` the least load of t's subscribers). Two members with the same
+subscription ``S`` hold counts within one of each other: a member holding
+anything holds some ``t ∈ S``, so ``x_o <= λ_t + 1 <= x_m + 1``. Hence each
+subscription class c has a *base* ``Λ_c`` (its least count) and every member
+holds ``Λ_c`` ("low") or ``Λ_c + 1`` ("high"). With ``Λ_c >= λ_t`` for
+``t ∈ S_c``, a low member may hold t iff ``Λ_c <= λ_t + 1`` and a high one iff
+``Λ_c = λ_t``.
+
+Member groups h: the members of one (rack, class) that own nothing (``n_h``
+of them, interchangeable), and each member that owns something alone
+(``n_h = 1``). For h of class c, with ``A_h`` the partitions it receives of
+topics with ``Λ_c = λ_t`` and ``B_h`` those of topics with ``Λ_c = λ_t + 1``
+(which only low members may hold), ``η_h = A_h + B_h - n_h Λ_c`` members are
+high, and a split among the members exists iff
+
+    n_h Λ_c <= A_h + B_h <= n_h (Λ_c + 1)   and   B_h <= Λ_c (n_h - η_h),
+
+the last being linear for a fixed ``Λ_c``: ``(Λ_c + 1) B_h + Λ_c A_h <= Λ_c (Λ_c + 1) n_h``
+(high members take ``Λ_c + 1`` of A each; low members the whole B and the
+rest of A). ``Λ_c`` is chosen by binaries over ``[L_c, U_c]``
+(:func:`~kipopt.formulations.consumers.groups.level_bounds`, which hold for
+every pairwise balanced assignment), so that row is written per level with a
+big M. Topic links, with binaries ``α_{t,c}`` (A allowed) and ``γ_{t,c}``
+(B allowed)::
+
+    Λ_c >= λ_t,   Λ_c - λ_t <= M (1 - α_{t,c}),   Λ_c - λ_t <= 1 + M (1 - γ_{t,c})
+    Σ_{g ∈ t, h ∈ c} a_{g,h} <= P_t α_{t,c},   Σ b_{g,h} <= P_t γ_{t,c}
+
+Flows ``a_{g,h}, b_{g,h}`` from partition groups g (topic, replica racks)
+cover each g exactly; an owner m keeps ``k_{g,m} <= min(owned_{g,m}, a + b)``
+of its own partitions of g. Objective ``W Σ cross(g, h)(a + b) - Σ k + O``,
+the rule's scalar exactly: for every valid assignment the model has a point
+of equal value (counts, ``λ`` and the flows read off it), and every integer
+point reads back (:func:`read_back`) into a valid assignment at most that
+value (partitions it deals from a pool may be the owner's own, which only
+helps). So the MILP optimum is the rule's optimum and its dual bound a valid
+bound for the rule.
+
+Size: topics × levels and classes × levels binaries, and two flows per
+(partition group, member group): it grows with classes, racks, rack sets and
+owners, never with partitions or ownerless members.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from kipopt.instance import ConsumersInstance
+
+from kipopt.formulations.consumers.groups import Layout, level_bounds, subscription_classes
+from kipopt.formulations.consumers.rules import owners
+from kipopt.formulations.highs import ArrayLP, SparseBuilder, solve_lp
+
+
+@dataclass(frozen=True)
+class MemberGroup:
+    """Members of one (rack, class) that own nothing, or one owner alone."""
+
+    rack: int
+    cls: int
+    members: tuple[int, ...]
+    owner: bool
+
+
+@dataclass(frozen=True)
+class LevelModel:
+    layout: Layout
+    groups: tuple[MemberGroup, ...]
+    owned: dict[tuple[int, int], list[int]]   # (partition group, member) -> owned partition numbers
+    owned_total: int
+    base: dict[int, tuple[np.ndarray, np.ndarray]]  # class -> (levels, their binary columns)
+    flows: np.ndarray     # rows (g, h, kind, column); kind 0 = a (A), 1 = b (B)
+    keeps: np.ndarray     # rows (g, h, column)
+    lp: ArrayLP
+
+
+def member_groups(lay: Layout, owned: dict[tuple[int, int], list[int]], member_class: np.ndarray
+                  ) -> tuple[MemberGroup, ...]:
+    is_owner = np.zeros(len(lay.members), dtype=bool)
+    is_owner[[m for _, m in owned]] = True
+    plain: dict[tuple[int, int], list[int]] = defaultdict(list)
+    alone = []
+    for i in range(len(lay.members)):
+        key = (int(lay.member_rack[i]), int(member_class[i]))
+        if is_owner[i]:
+            alone.append(MemberGroup(key[0], key[1], (i,), True))
+        else:
+            plain[key].append(i)
+    return tuple(MemberGroup(r, c, tuple(ms), False) for (r, c), ms in plain.items()) + tuple(alone)
+
+
+def owned_by_group(instance: ConsumersInstance, lay: Layout) -> dict[tuple[int, int], list[int]]:
+    owned: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for p, m in owners(instance).items():
+        t, _, number = p.rpartition("-")
+        owned[(int(lay.group_of_partition[t][int(number)]), lay.member_index[m])].append(int(number))
+    for v in owned.values():
+        v.sort()
+    return dict(owned)
+
+
+def level_model(instance: ConsumersInstance, lay: Layout) -> LevelModel:
+    """Build the MILP of the module docstring."""
+    classes, member_class = subscription_classes(lay)
+    count = np.bincount(member_class, minlength=len(classes))
+    sizes = {t: instance.topics[t].partitions for t in lay.topics}
+    L, U = level_bounds(lay, sizes, classes, count)
+    owned = owned_by_group(instance, lay)
+    weight = len(owners(instance)) + 1
+    groups = member_groups(lay, owned, member_class)
+    b = SparseBuilder()
+    cost: list[np.ndarray] = []
+
+    def cols(n, lower=0.0, upper=np.inf, integer=True, price=0.0):
+        idx = b.add_cols(n, lower, upper, integer)
+        cost.append(np.broadcast_to(np.asarray(price, dtype=np.float64), (n,)).copy())
+        return idx
+
+    lam_hi = {t: min(int(U[c]) for c, ts in enumerate(classes) if t in ts) for t in lay.topics}
+    lam_lo = {t: min(int(L[c]) for c, ts in enumerate(classes) if t in ts) for t in lay.topics}
+    lam = {t: int(cols(1, lam_lo[t], max(lam_lo[t], lam_hi[t]))[0]) for t in lay.topics}
+    base: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    link: dict[tuple[str, int], tuple[int, int]] = {}
+    for c, topics in enumerate(classes):
+        if not topics:
+            continue
+        levels = np.arange(int(L[c]), int(U[c]) + 1)
+        pick = cols(len(levels), 0.0, 1.0)
+        b.add_row(pick, 1.0, 1.0, 1.0)
+        base[c] = (levels, pick)
+        for t in topics:
+            alpha, gamma = (int(v) for v in cols(2, 0.0, 1.0))
+            big = float(max(0, int(U[c]) - lam_lo[t]))
+            b.add_row(np.r_[pick, lam[t]], np.r_[levels, -1.0], 0.0, np.inf)
+            b.add_row(np.r_[pick, lam[t], alpha], np.r_[levels, -1.0, big], -np.inf, big)
+            b.add_row(np.r_[pick, lam[t], gamma], np.r_[levels, -1.0, big], -np.inf, 1.0 + big)
+            link[(t, c)] = (alpha, gamma)
+    flows, keeps = [], []
+    per_topic_class: dict[tuple[str, int, int], list[int]] = defaultdict(list)
+    per_partition_group: dict[int, list[int]] = defaultdict(list)
+    for h, grp in enumerate(groups):
+        topics = classes[grp.cls]
+        if not topics:
+            continue
+        n = len(grp.members)
+        levels, pick = base[grp.cls]
+        mine_a, mine_b = [], []
+        for t in topics:
+            for g in lay.groups_of_topic[t]:
+                size = lay.groups[g].size
+                price = weight * float(lay.cross[g, grp.rack])
+                a, bb = (int(v) for v in cols(2, 0.0, size, price=price))
+                flows += [(g, h, 0, a), (g, h, 1, bb)]
+                mine_a.append(a)
+                mine_b.append(bb)
+                per_topic_class[(t, grp.cls, 0)].append(a)
+                per_topic_class[(t, grp.cls, 1)].append(bb)
+                per_partition_group[g] += [a, bb]
+                if grp.owner and (g, grp.members[0]) in owned:
+                    k = int(cols(1, 0.0, len(owned[(g, grp.members[0])]), price=-1.0)[0])
+                    keeps.append((g, h, k))
+                    b.add_row([k, a, bb], [1.0, -1.0, -1.0], -np.inf, 0.0)
+        both = np.r_[mine_a, mine_b]
+        b.add_row(np.r_[both, pick], np.r_[np.ones(len(both)), -n * levels], 0.0, float(n))
+        top = int(levels[-1]) + 1
+        for k, col in zip(levels, pick):
+            k = int(k)
+            big = float((k + 1) * n * (top + 1))
+            b.add_row(np.r_[mine_b, mine_a, col], np.r_[np.full(len(mine_b), k + 1.0), np.full(len(mine_a), float(k)), big],
+                      -np.inf, k * (k + 1) * n + big)
+    for g, members in per_partition_group.items():
+        b.add_row(members, 1.0, lay.groups[g].size, lay.groups[g].size)
+    for (t, c, kind), members in per_topic_class.items():
+        switch = link[(t, c)][kind]
+        b.add_row(np.r_[members, switch], np.r_[np.ones(len(members)), -float(sizes[t])], -np.inf, 0.0)
+    lp = b.build(np.concatenate(cost) if cost else None)
+    return LevelModel(lay, groups, owned, len(owners(instance)), base,
+                      np.array(flows, dtype=np.int64).reshape(-1, 4), np.array(keeps, dtype=np.int64).reshape(-1, 3), lp)
+
+
+def read_back(model: LevelModel, x: np.ndarray) -> dict[str, tuple[str, ...]]:
+    """Partitions per member from an integer point of the model (see the module docstring)."""
+    lay = model.layout
+    v = np.rint(x).astype(np.int64)
+    lists: list[list[str]] = [[] for _ in lay.members]
+    kept: dict[tuple[int, int], int] = {(int(g), int(h)): int(v[k]) for g, h, k in model.keeps}
+    taken: list[set[int]] = [set() for _ in lay.groups]
+    for (g, h), n in kept.items():
+        m = model.groups[h].members[0]
+        mine = model.owned[(g, m)][:n]
+        lists[m].extend(f"{lay.groups[g].topic}-{p}" for p in mine)
+        taken[g].update(mine)
+    pools = [[p for p in grp.partitions if p not in taken[g]] for g, grp in enumerate(lay.groups)]
+    cursor = [0] * len(lay.groups)
+    got: dict[int, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+    for g, h, kind, col in model.flows:
+        g, h = int(g), int(h)
+        amount = int(v[col])
+        if model.groups[h].owner:  # one member: a and b alike, its kept partitions already dealt
+            left = kept.get((g, h), 0)
+            kind, kept[(g, h)] = 0, max(0, left - amount)
+            amount -= min(left, amount)
+        at = cursor[g]
+        cursor[g] = at + amount
+        got[h][kind].extend(f"{lay.groups[g].topic}-{p}" for p in pools[g][at:at + amount])
+    if any(c != len(p) for c, p in zip(cursor, pools)):
+        raise ValueError("the flows do not cover every partition")
+    for h, (a_list, b_list) in got.items():
+        grp = model.groups[h]
+        if grp.owner:
+            lists[grp.members[0]].extend(a_list + b_list)
+            continue
+        levels, pick = model.base[grp.cls]
+        low = int(levels[int(np.argmax(v[pick]))])
+        high = len(a_list) + len(b_list) - low * len(grp.members)
+        order = a_list[:(low + 1) * high] + b_list + a_list[(low + 1) * high:]
+        at = 0
+        for i, m in enumerate(grp.members):
+            share = low + 1 if i < high else low
+            lists[m].extend(order[at:at + share])
+            at += share
+    return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
+
+
+def solve_levels(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
+                 threads: int | None = None):
+    """``(assignment or None, status, bound in rule units, info)`` of the level MILP."""
+    t0 = time.perf_counter()
+    model = level_model(instance, lay)
+    build = time.perf_counter() - t0
+    left = None if time_limit is None else max(0.01, time_limit - build)
+    result = solve_lp(model.lp, time_limit=left, threads=threads)
+    info = {"level_columns": model.lp.num_col, "level_rows": model.lp.num_row, "level_status": result.status,
+            "level_build_seconds": round(build, 6), "level_seconds": round(time.perf_counter() - t0, 6)}
+    bound = None if result.bound is None else float(result.bound) + model.owned_total
+    if result.x is None:
+        return None, result.status, bound, info
+    return read_back(model, result.x), result.status, bound, info
