@@ -81,7 +81,8 @@ class LevelModel:
     owned: dict[tuple[int, int], list[int]]   # (partition group, member) -> owned partition numbers
     owned_total: int
     base: dict[int, tuple[np.ndarray, np.ndarray]]  # class -> (levels, their binary columns)
-    flows: np.ndarray     # rows (g, h, kind, column); kind 0 = a (A), 1 = b (B)
+    lam: dict[str, tuple[np.ndarray, np.ndarray]]   # topic -> (levels, their binary columns)
+    flows: np.ndarray     # rows (g, h, column)
     keeps: np.ndarray     # rows (g, h, column)
     lp: ArrayLP
 
@@ -129,65 +130,108 @@ def level_model(instance: ConsumersInstance, lay: Layout) -> LevelModel:
         return idx
 
     lam_hi = {t: min(int(U[c]) for c, ts in enumerate(classes) if t in ts) for t in lay.topics}
-    lam_lo = {t: min(int(L[c]) for c, ts in enumerate(classes) if t in ts) for t in lay.topics}
-    lam = {t: int(cols(1, lam_lo[t], max(lam_lo[t], lam_hi[t]))[0]) for t in lay.topics}
-    base: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    link: dict[tuple[str, int], tuple[int, int]] = {}
+    lam_lo = {t: min(min(int(L[c]) for c, ts in enumerate(classes) if t in ts), lam_hi[t]) for t in lay.topics}
+    lam = {t: _levels(b, cols, lam_lo[t], lam_hi[t]) for t in lay.topics}
+    base = {c: _levels(b, cols, int(L[c]), int(U[c])) for c, topics in enumerate(classes) if topics}
     for c, topics in enumerate(classes):
-        if not topics:
-            continue
-        levels = np.arange(int(L[c]), int(U[c]) + 1)
-        pick = cols(len(levels), 0.0, 1.0)
-        b.add_row(pick, 1.0, 1.0, 1.0)
-        base[c] = (levels, pick)
         for t in topics:
-            alpha, gamma = (int(v) for v in cols(2, 0.0, 1.0))
-            big = float(max(0, int(U[c]) - lam_lo[t]))
-            b.add_row(np.r_[pick, lam[t]], np.r_[levels, -1.0], 0.0, np.inf)
-            b.add_row(np.r_[pick, lam[t], alpha], np.r_[levels, -1.0, big], -np.inf, big)
-            b.add_row(np.r_[pick, lam[t], gamma], np.r_[levels, -1.0, big], -np.inf, 1.0 + big)
-            link[(t, c)] = (alpha, gamma)
+            _not_below(b, base[c], lam[t])
+    switch = {(t, c): _switches(b, cols, base[c], lam[t]) for c, topics in enumerate(classes) for t in topics}
     flows, keeps = [], []
-    per_topic_class: dict[tuple[str, int, int], list[int]] = defaultdict(list)
     per_partition_group: dict[int, list[int]] = defaultdict(list)
     for h, grp in enumerate(groups):
-        topics = classes[grp.cls]
+        topics = sorted(classes[grp.cls], key=lay.topics.index)
         if not topics:
             continue
-        n = len(grp.members)
-        levels, pick = base[grp.cls]
-        mine_a, mine_b = [], []
+        per_topic: dict[str, list[int]] = {}
         for t in topics:
+            per_topic[t] = []
             for g in lay.groups_of_topic[t]:
-                size = lay.groups[g].size
-                price = weight * float(lay.cross[g, grp.rack])
-                a, bb = (int(v) for v in cols(2, 0.0, size, price=price))
-                flows += [(g, h, 0, a), (g, h, 1, bb)]
-                mine_a.append(a)
-                mine_b.append(bb)
-                per_topic_class[(t, grp.cls, 0)].append(a)
-                per_topic_class[(t, grp.cls, 1)].append(bb)
-                per_partition_group[g] += [a, bb]
+                y = int(cols(1, 0.0, lay.groups[g].size, price=weight * float(lay.cross[g, grp.rack]))[0])
+                flows.append((g, h, y))
+                per_topic[t].append(y)
+                per_partition_group[g].append(y)
                 if grp.owner and (g, grp.members[0]) in owned:
                     k = int(cols(1, 0.0, len(owned[(g, grp.members[0])]), price=-1.0)[0])
                     keeps.append((g, h, k))
-                    b.add_row([k, a, bb], [1.0, -1.0, -1.0], -np.inf, 0.0)
-        both = np.r_[mine_a, mine_b]
-        b.add_row(np.r_[both, pick], np.r_[np.ones(len(both)), -n * levels], 0.0, float(n))
-        top = int(levels[-1]) + 1
-        for k, col in zip(levels, pick):
-            k = int(k)
-            big = float((k + 1) * n * (top + 1))
-            b.add_row(np.r_[mine_b, mine_a, col], np.r_[np.full(len(mine_b), k + 1.0), np.full(len(mine_a), float(k)), big],
-                      -np.inf, k * (k + 1) * n + big)
+                    b.add_row([k, y], [1.0, -1.0], -np.inf, 0.0)
+        _split(b, cols, base[grp.cls], {t: (per_topic[t], switch[(t, grp.cls)], sizes[t]) for t in topics},
+               len(grp.members))
     for g, members in per_partition_group.items():
         b.add_row(members, 1.0, lay.groups[g].size, lay.groups[g].size)
-    for (t, c, kind), members in per_topic_class.items():
-        switch = link[(t, c)][kind]
-        b.add_row(np.r_[members, switch], np.r_[np.ones(len(members)), -float(sizes[t])], -np.inf, 0.0)
     lp = b.build(np.concatenate(cost) if cost else None)
-    return LevelModel(lay, groups, owned, len(owners(instance)), base,
-                      np.array(flows, dtype=np.int64).reshape(-1, 4), np.array(keeps, dtype=np.int64).reshape(-1, 3), lp)
+    return LevelModel(lay, groups, owned, len(owners(instance)), base, lam,
+                      np.array(flows, dtype=np.int64).reshape(-1, 3), np.array(keeps, dtype=np.int64).reshape(-1, 3), lp)
+
+
+def _levels(b: SparseBuilder, cols, low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
+    """An integer in ``[low, high]`` as one binary per value (``Σ = 1``): ``(values, columns)``."""
+    values = np.arange(low, high + 1)
+    pick = cols(len(values), 0.0, 1.0)
+    b.add_row(pick, 1.0, 1.0, 1.0)
+    return values, pick
+
+
+def _at_least(level: tuple[np.ndarray, np.ndarray], k: int) -> np.ndarray:
+    """The columns whose sum is ``[value >= k]``."""
+    values, pick = level
+    return pick[values >= k]
+
+
+def _not_below(b: SparseBuilder, base, lam) -> None:
+    """``Λ_c >= λ_t``, threshold by threshold: ``[λ_t >= k] <= [Λ_c >= k]``."""
+    for k in range(int(lam[0][0]) + 1, int(lam[0][-1]) + 1):
+        plus, minus = _at_least(lam, k), _at_least(base, k)
+        b.add_row(np.r_[plus, minus].astype(np.int64), np.r_[np.ones(len(plus)), -np.ones(len(minus))],
+                  -np.inf, 0.0)
+
+
+def _switches(b: SparseBuilder, cols, base, lam) -> dict[int, tuple[int | None, int | None]]:
+    """Per base level k of class c: ``μ_k <= [Λ_c = k] ∧ [λ_t = k]`` (t open to every member at k)
+    and ``ν_k <= [Λ_c = k] ∧ [λ_t = k - 1]`` (t open to the low members only)."""
+    lam_col = dict(zip((int(v) for v in lam[0]), (int(c) for c in lam[1])))
+    found = {}
+    for k, pick in zip(base[0], base[1]):
+        k = int(k)
+        pair = []
+        for j in (k, k - 1):
+            if j not in lam_col:
+                pair.append(None)
+                continue
+            s = int(cols(1, 0.0, 1.0, integer=False)[0])
+            b.add_row([s, int(pick)], [1.0, -1.0], -np.inf, 0.0)
+            b.add_row([s, lam_col[j]], [1.0, -1.0], -np.inf, 0.0)
+            pair.append(s)
+        found[k] = (pair[0], pair[1])
+    return found
+
+
+def _split(b: SparseBuilder, cols, base, topics: dict, n: int) -> None:
+    """A member group's flows by base level k and topic: ``A_{t,k}`` (any member) and ``B_{t,k}``
+    (low members only), capped by the switches, and per level ``n k π_k <= Σ_t (A + B) <= n (k + 1) π_k``
+    and ``(k + 1) Σ B + k Σ A <= k (k + 1) n π_k`` (the convex hull of each level's case)."""
+    values, pick = base
+    parts: dict[int, tuple[list[int], list[int]]] = {int(k): ([], []) for k in values}
+    for t, (ys, switch, size) in topics.items():
+        mine = []
+        for k in values:
+            k = int(k)
+            for kind, (s, cap) in enumerate(((switch[k][0], min(size, n * (k + 1))), (switch[k][1], min(size, n * k)))):
+                if s is None or cap <= 0:
+                    continue
+                v = int(cols(1, 0.0, np.inf, integer=False)[0])
+                b.add_row([v, s], [1.0, -float(cap)], -np.inf, 0.0)
+                parts[k][kind].append(v)
+                mine.append(v)
+        b.add_row(np.r_[mine, ys].astype(np.int64), np.r_[np.ones(len(mine)), -np.ones(len(ys))], 0.0, 0.0)
+    for k, p in zip(values, pick):
+        k = int(k)
+        a_k, b_k = parts[k]
+        both = np.r_[a_k, b_k, int(p)].astype(np.int64)
+        ones = np.ones(len(a_k) + len(b_k))
+        b.add_row(both, np.r_[ones, -n * k], 0.0, np.inf)
+        b.add_row(both, np.r_[ones, -n * (k + 1.0)], -np.inf, 0.0)
+        b.add_row(both, np.r_[np.full(len(a_k), float(k)), np.full(len(b_k), k + 1.0), -k * (k + 1.0) * n], -np.inf, 0.0)
 
 
 def read_back(model: LevelModel, x: np.ndarray) -> dict[str, tuple[str, ...]]:
@@ -204,27 +248,27 @@ def read_back(model: LevelModel, x: np.ndarray) -> dict[str, tuple[str, ...]]:
         taken[g].update(mine)
     pools = [[p for p in grp.partitions if p not in taken[g]] for g, grp in enumerate(lay.groups)]
     cursor = [0] * len(lay.groups)
+    level = {t: int(vs[int(np.argmax(v[cs]))]) for t, (vs, cs) in model.lam.items()}
     got: dict[int, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
-    for g, h, kind, col in model.flows:
+    for g, h, col in model.flows:
         g, h = int(g), int(h)
-        amount = int(v[col])
-        if model.groups[h].owner:  # one member: a and b alike, its kept partitions already dealt
-            left = kept.get((g, h), 0)
-            kind, kept[(g, h)] = 0, max(0, left - amount)
-            amount -= min(left, amount)
+        grp, topic = model.groups[h], lay.groups[g].topic
+        amount = int(v[col]) - kept.get((g, h), 0)
         at = cursor[g]
         cursor[g] = at + amount
-        got[h][kind].extend(f"{lay.groups[g].topic}-{p}" for p in pools[g][at:at + amount])
+        if grp.owner:  # one member: its kept partitions are already dealt
+            lists[grp.members[0]].extend(f"{topic}-{p}" for p in pools[g][at:at + amount])
+            continue
+        low = _chosen(model.base[grp.cls], v)
+        got[h][int(level[topic] != low)].extend(f"{topic}-{p}" for p in pools[g][at:at + amount])
     if any(c != len(p) for c, p in zip(cursor, pools)):
         raise ValueError("the flows do not cover every partition")
     for h, (a_list, b_list) in got.items():
         grp = model.groups[h]
-        if grp.owner:
-            lists[grp.members[0]].extend(a_list + b_list)
-            continue
-        levels, pick = model.base[grp.cls]
-        low = int(levels[int(np.argmax(v[pick]))])
+        low = _chosen(model.base[grp.cls], v)
         high = len(a_list) + len(b_list) - low * len(grp.members)
+        if not 0 <= high <= len(grp.members) or len(b_list) > low * (len(grp.members) - high):
+            raise ValueError(f"member group {h}: {len(a_list)} + {len(b_list)} partitions do not split at level {low}")
         order = a_list[:(low + 1) * high] + b_list + a_list[(low + 1) * high:]
         at = 0
         for i, m in enumerate(grp.members):
@@ -232,6 +276,11 @@ def read_back(model: LevelModel, x: np.ndarray) -> dict[str, tuple[str, ...]]:
             lists[m].extend(order[at:at + share])
             at += share
     return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
+
+
+def _chosen(level: tuple[np.ndarray, np.ndarray], v: np.ndarray) -> int:
+    values, pick = level
+    return int(values[int(np.argmax(v[pick]))])
 
 
 def solve_levels(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
