@@ -89,7 +89,7 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
 from kipopt.formulations.consumers.groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
-from kipopt.formulations.consumers.pulp_models import pairs, solve_pairwise
+from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners
 from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
 
@@ -333,20 +333,25 @@ def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None,
     return read_back(problem, flows), result.status, info
 
 
-PAIRWISE_MAX_PAIRS = 500
-"""Mixed subscriptions up to this many partition × subscriber pairs: the rule's own MILP settles optimality."""
+MILP_MAX_COLUMNS = 400_000
+"""Above this many (member, partition group) pairs the rule's MILP is not built (its build alone
+would eat the time): the dec-min answer stands with the balance-free bound."""
 
-PAIRWISE_DEFAULT_SECONDS = 30.0
+MILP_DEFAULT_SECONDS = 60.0
 """The MILP's time when the caller sets no limit (the dec-min answer is already in hand)."""
 
 
-def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
-    """``exact.balanced``: the dec-min face, then cross-rack and revocations on it (two LPs).
+def milp_pairs(lay: Layout) -> int:
+    """Columns of the rule's MILP, roughly: (member, partition group) pairs."""
+    per_topic = {t: len(gs) for t, gs in lay.groups_of_topic.items()}
+    return sum(per_topic[t] for ts in lay.member_topics for t in ts)
 
-    ``optimal`` when proven for the rule: uniform subscriptions, the
-    balance-free bound met, or (small instances) the rule's own MILP
-    (:func:`~kipopt.formulations.consumers.pulp_models.pairwise_model`), whose answer
-    replaces the dec-min one when it is better.
+
+def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
+    """``exact.balanced``: the dec-min answer (two network LPs), then, unless that is already proven
+    (uniform subscriptions, or the balance-free bound met), the rule's own MILP over (member,
+    partition group) flows (:mod:`~kipopt.formulations.consumers.member_milp`), which settles
+    optimality or raises the bound, and whose answer replaces the dec-min one when cheaper.
     """
     t0 = time.perf_counter()
     lay = layout(instance)
@@ -358,23 +363,23 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
                             message=f"HiGHS ended with {status}: returning a least-loaded greedy assignment")
     objective = balanced_objective(instance, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
-    if not proven and pairs(instance) <= PAIRWISE_MAX_PAIRS:
-        left = PAIRWISE_DEFAULT_SECONDS if options.time_limit is None else \
+    if not proven and milp_pairs(lay) <= MILP_MAX_COLUMNS:
+        left = MILP_DEFAULT_SECONDS if options.time_limit is None else \
             options.time_limit - (time.perf_counter() - t0)
         if left > 0.05:
-            better, milp, milp_bound = solve_pairwise(instance, left, options.threads, cutoff=objective)
-            info["pairwise_milp"] = milp
+            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads)
+            info.update(milp_info)
             if milp_bound is not None:
-                bound = max(bound, float(np.ceil(milp_bound - 1e-6)))
+                bound = max(bound, milp_bound)
             if better is not None and not balanced_violations(instance, better):
                 value = balanced_objective(instance, better)
                 if value < objective:
                     assignment, objective = better, value
-                    info["answer"] = "pairwise MILP (less balanced than dec-min, cheaper)"
+                    info["answer"] = "the rule's MILP (less balanced than dec-min, cheaper)"
             proven = objective <= bound
     if not proven:
-        info["note"] = ("optimal over the most balanced assignments; the rule also admits less balanced "
-                        "pairwise-balanced ones: bound from the balance-free relaxation")
+        info["note"] = ("optimal over the most balanced assignments or the MILP's best; the rule also admits "
+                        "less balanced pairwise-balanced ones: bound from the MILP or the balance-free relaxation")
     return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective,
                         objective if proven else bound, info=info)
 

@@ -12,8 +12,9 @@ many of its own partitions of g a member keeps. Per member m (subscription
          Σ_{g ∈ t} y_{g,m} <= min(P_t, U_m) h_{t,m}
          x_m <= λ_t + 1 + M (1 - h_{t,m})
          Λ_c <= x_m <= Λ_c + 1                          m in subscription class c
+         Σ_{g ∈ t} y_{g,m} <= λ_t + 1                   t ∈ S(m)
 
-with ``y, k, x, λ, Λ`` integer and ``h`` binary. The last row is a valid cut
+with ``y, k, x, λ, Λ`` integer and ``h`` binary. The last two rows are valid cuts
 (two members of one subscription hold counts within one of each other: see
 :mod:`~kipopt.formulations.consumers.levels`); ``[L_c, U_c]`` are the level
 bounds of :func:`~kipopt.formulations.consumers.groups.level_bounds`. It
@@ -90,6 +91,7 @@ def member_model(instance: ConsumersInstance, lay: Layout) -> MemberModel:
             h = int(cols(1, 0.0, 1.0)[0])
             b.add_row(ys + [h], np.r_[np.ones(len(ys)), -float(min(sizes[t], hi))], -np.inf, 0.0)
             b.add_row([x, lam[t]], [1.0, -1.0], 0.0, np.inf)
+            b.add_row(ys + [lam[t]], np.r_[np.ones(len(ys)), -1.0], -np.inf, 1.0)  # cut: holders hold <= λ_t + 1
             big = float(max(0, hi - lam_lo[t] - 1))
             b.add_row([x, lam[t], h], [1.0, -1.0, big], -np.inf, 1.0 + big)
         b.add_row(mine + [x], np.r_[np.ones(len(mine)), -1.0], 0.0, 0.0)
