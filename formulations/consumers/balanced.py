@@ -58,12 +58,16 @@ the two sets coincide (``floor``/``ceil`` of ``P/M``) and the answer is
 optimal. Otherwise the rule also admits pairwise balanced but less balanced
 assignments, over which no transportation model exists (the rule is a
 disjunction: per topic, its holders exceed its least-loaded subscriber by at
-most one). Up to :data:`PAIRWISE_MAX_PAIRS` partition × subscriber pairs the
-rule's own MILP (:func:`~kipopt.formulations.consumers.pulp_models.pairwise_model`,
-with the dec-min value as cutoff) settles it, and its answer replaces the
-dec-min one when cheaper. Beyond, the result reports the bound of the
-balance-free relaxation (each partition to its cheapest subscriber) and is
-``optimal`` only when it meets that bound.
+most one). Up to :data:`MILP_MAX_COLUMNS` (member, partition group) pairs
+the rule's own MILP over those pairs
+(:mod:`~kipopt.formulations.consumers.member_milp`; it never grows with the
+partitions) runs in the time left: its answer replaces the dec-min one when
+cheaper and its dual bound, with the balance-free relaxation's (each
+partition to its cheapest subscriber), is the reported bound. ``optimal``
+means the answer meets that bound. The class-level model of
+:mod:`~kipopt.formulations.consumers.levels` is exact too, but its
+relaxation is weaker; it is kept as a cross-check. The rule's complexity is
+stated there.
 
 >>> from kipopt.instance import from_dict
 >>> x = from_dict({"format": 1, "family": "consumers",
@@ -421,6 +425,7 @@ def greedy_balanced(instance: ConsumersInstance) -> dict[str, tuple[str, ...]]:
 
 METHODS = [
     Method("exact.balanced", "consumers", "balanced", run_balanced,
-           "most balanced counts (dec-min, by flow), then minimum cross-rack, then fewest revocations: "
-           "two network LPs over (topic, rack set) x (rack, subscription) groups"),
+           "pairwise balance (the sticky assignor's), minimum cross-rack, then fewest revocations: the most "
+           "balanced (dec-min) answer by two network LPs over (topic, rack set) x (rack, subscription) groups, "
+           "then the rule's MILP over (member, partition group) flows to prove or improve it"),
 ]

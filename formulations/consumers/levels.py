@@ -44,9 +44,32 @@ value (partitions it deals from a pool may be the owner's own, which only
 helps). So the MILP optimum is the rule's optimum and its dual bound a valid
 bound for the rule.
 
-Size: topics × levels and classes × levels binaries, and two flows per
-(partition group, member group): it grows with classes, racks, rack sets and
-owners, never with partitions or ownerless members.
+Size: topics × levels and classes × levels binaries, per member group and
+level two aggregate flows per topic, and one flow per (partition group,
+member group): it grows with classes, racks, rack sets, owners and the level
+ranges ``U_c - L_c``, never with partitions or ownerless members. Measured:
+its LP relaxation is weak (the level binaries mix far-apart levels), and
+HiGHS proves the (member, partition group) MILP of
+:mod:`~kipopt.formulations.consumers.member_milp` much faster (60 × 12,
+mixed: seconds against over 20 s); ``exact.balanced`` uses that one and this
+model is an exact cross-check (tests).
+
+Complexity of the rule (what is proven, and what is not). The decision
+version ("a valid assignment of value at most k?") is in NP: an assignment is
+as long as the instance and :func:`~kipopt.formulations.consumers.rules.balanced_violations`
+and the objective check it in linear time. With one subscription class
+(uniform subscriptions) the rule is "every member holds ``floor(P/M)`` or
+``ceil(P/M)``" and the problem is a transportation problem with an interval
+row per member group: totally unimodular, so polynomial (the dec-min stage
+solves it). In general the class argument above shows that once the topic
+levels ``λ`` are fixed, every member independently holds either ``Λ_c``
+partitions from ``A ∪ B`` or ``Λ_c + 1`` from ``A`` alone; the set of a
+member's feasible (A, B) counts, ``{(Λ - j, j)} ∪ {(Λ + 1, 0)}``, is not
+M♮-convex (``(Λ+1, 0)`` and ``(0, Λ)`` admit no exchange), so the usual flow
+argument does not apply, and the number of level vectors is exponential in
+the number of topics. Neither a polynomial algorithm nor an NP-hardness
+reduction is known to us: the rule's complexity is open. Both MILPs are exact
+whatever it is; only their running time depends on it.
 """
 
 from __future__ import annotations
