@@ -9,15 +9,15 @@ many of its own partitions of g a member keeps. Per member m (subscription
     min  W Σ cross(g, m) y_{g,m} - Σ k_{g,m}                     (+ O)
     s.t. Σ_m y_{g,m} = s_g,   x_m = Σ_g y_{g,m},   k_{g,m} <= min(owned_{g,m}, y_{g,m})
          x_m >= λ_t                                   t ∈ S(m)
-         Σ_{g ∈ t} y_{g,m} <= min(P_t, U_m) h_{t,m}
+         Σ_{g ∈ t} y_{g,m} <= min(P_t, U_m, λ^max_t + 1) h_{t,m}
          x_m <= λ_t + 1 + M (1 - h_{t,m})
          Λ_c <= x_m <= Λ_c + 1                          m in subscription class c
          Σ_{g ∈ t} y_{g,m} <= λ_t + 1                   t ∈ S(m)
 
 with ``y, k, x, λ, Λ`` integer and ``h`` binary. The last two rows are valid cuts
 (two members of one subscription hold counts within one of each other: see
-:mod:`~kipopt.formulations.consumers.levels`); ``[L_c, U_c]`` are the level
-bounds of :func:`~kipopt.formulations.consumers.groups.level_bounds`. It
+:mod:`~kipopt.formulations.consumers.levels`); ``[L_c, U_c]`` and the range of
+``λ_t`` come from :func:`~kipopt.formulations.consumers.groups.topic_levels`. It
 grows with members × partition groups, never with partitions.
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 
 from kipopt.instance import ConsumersInstance
 
-from kipopt.formulations.consumers.groups import Layout, level_bounds, subscription_classes
+from kipopt.formulations.consumers.groups import Layout, subscription_classes, topic_levels
 from kipopt.formulations.consumers.levels import owned_by_group
 from kipopt.formulations.consumers.rules import owners
 from kipopt.formulations.highs import ArrayLP, SparseBuilder, solve_lp
@@ -50,7 +50,7 @@ def member_model(instance: ConsumersInstance, lay: Layout) -> MemberModel:
     classes, member_class = subscription_classes(lay)
     count = np.bincount(member_class, minlength=len(classes))
     sizes = {t: instance.topics[t].partitions for t in lay.topics}
-    L, U = level_bounds(lay, sizes, classes, count)
+    lam_lo, lam_hi, L, U = topic_levels(lay, sizes, classes, count)
     owned = owned_by_group(instance, lay)
     weight = len(owners(instance)) + 1
     b = SparseBuilder()
@@ -61,8 +61,6 @@ def member_model(instance: ConsumersInstance, lay: Layout) -> MemberModel:
         cost.append(np.broadcast_to(np.asarray(price, dtype=np.float64), (n,)).copy())
         return idx
 
-    lam_hi = {t: min(int(U[c]) for c, ts in enumerate(classes) if t in ts) for t in lay.topics}
-    lam_lo = {t: min(min(int(L[c]) for c, ts in enumerate(classes) if t in ts), lam_hi[t]) for t in lay.topics}
     lam = {t: int(cols(1, lam_lo[t], lam_hi[t])[0]) for t in lay.topics}
     base = {c: int(cols(1, int(L[c]), int(U[c]))[0]) for c, ts in enumerate(classes) if ts}
     flows, keeps = [], []
@@ -89,7 +87,7 @@ def member_model(instance: ConsumersInstance, lay: Layout) -> MemberModel:
                     b.add_row([k, y], [1.0, -1.0], -np.inf, 0.0)
             mine += ys
             h = int(cols(1, 0.0, 1.0)[0])
-            b.add_row(ys + [h], np.r_[np.ones(len(ys)), -float(min(sizes[t], hi))], -np.inf, 0.0)
+            b.add_row(ys + [h], np.r_[np.ones(len(ys)), -float(min(sizes[t], hi, lam_hi[t] + 1))], -np.inf, 0.0)
             b.add_row([x, lam[t]], [1.0, -1.0], 0.0, np.inf)
             b.add_row(ys + [lam[t]], np.r_[np.ones(len(ys)), -1.0], -np.inf, 1.0)  # cut: holders hold <= λ_t + 1
             big = float(max(0, hi - lam_lo[t] - 1))
