@@ -6,23 +6,46 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kipopt import solve
 from kipopt.bench.grid import load_grid
 from kipopt.datasets import generate
-from kipopt.formulations.consumers.groups import layout
-from kipopt.instance import from_dict, to_dict
+from kipopt.formulations.consumers.groups import layout, subscription_classes, topic_levels
 from kipopt.formulations.consumers.levels import level_model, solve_levels
 from kipopt.formulations.consumers.member_milp import member_model, solve_members
 from kipopt.formulations.consumers.pulp_models import solve_pairwise
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
+from kipopt.instance import from_dict, to_dict
 from kipopt.solution import Status
 
-from test_exact_consumers import brute_force, tiny_groups
+from test_exact_consumers import _all_assignments, brute_force, tiny_groups
 
 LONG = os.environ.get("KIPOPT_LONG") == "1"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_groups())
+def test_level_bounds_hold_for_every_balanced_assignment(inst):
+    """topic_levels' propagated bounds hold for every pairwise balanced assignment (enumerated), and
+    members of one subscription hold counts within one of each other."""
+    lay = layout(inst)
+    classes, member_class = subscription_classes(lay)
+    count = np.bincount(member_class, minlength=len(classes))
+    lo, hi, L, U = topic_levels(lay, {t: inst.topics[t].partitions for t in lay.topics}, classes, count)
+    for a in _all_assignments(inst):
+        if balanced_violations(inst, a):
+            continue
+        x = np.array([len(a[m]) for m in lay.members])
+        for t in lay.topics:
+            least = min(x[i] for i, ts in enumerate(lay.member_topics) if t in ts)
+            assert lo[t] <= least <= hi[t]
+        for c, topics in enumerate(classes):
+            mine = x[member_class == c]
+            if topics:
+                assert L[c] <= mine.min() and mine.max() <= U[c] and mine.max() - mine.min() <= 1
 
 
 def _checked(inst, answer, status, bound):
