@@ -94,7 +94,7 @@ from kipopt.solution import Status
 
 from kipopt.formulations.consumers.groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
 from kipopt.formulations.consumers.member_milp import solve_members
-from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, cross_rack, owners
 from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
 
 
@@ -291,19 +291,27 @@ def read_back(problem: BalancedProblem, flows: np.ndarray) -> dict[str, tuple[st
     return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
 
 
-def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
-    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound)."""
-    owner_of = owners(instance)
-    weight = len(owner_of) + 1
+def cheapest(lay: Layout) -> np.ndarray:
+    """Per partition group, the least cross-rack cost (0 or 1) over its topic's subscribers' racks."""
     racks_of_topic: dict[str, set[int]] = defaultdict(set)
     for i, topics in enumerate(lay.member_topics):
         for t in topics:
             racks_of_topic[t].add(int(lay.member_rack[i]))
-    best = np.zeros(len(lay.groups), dtype=np.int64)
-    total = 0
-    for g, group in enumerate(lay.groups):
-        best[g] = min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
-        total += weight * int(best[g]) * group.size
+    return np.array([min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
+                     for g, group in enumerate(lay.groups)], dtype=np.int64)
+
+
+def least_cross(lay: Layout) -> int:
+    """Cross-rack partitions with balance dropped: a lower bound on every assignment's."""
+    return int(sum(int(b) * g.size for b, g in zip(cheapest(lay), lay.groups)))
+
+
+def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
+    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound)."""
+    owner_of = owners(instance)
+    weight = len(owner_of) + 1
+    best = cheapest(lay)
+    total = weight * least_cross(lay)
     for p, m in owner_of.items():
         t, _, number = p.rpartition("-")
         i, g = lay.member_index[m], int(lay.group_of_partition[t][int(number)])
@@ -376,7 +384,10 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
         left = MILP_DEFAULT_SECONDS if options.time_limit is None else \
             options.time_limit - (time.perf_counter() - t0)
         if left > max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
-            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads)
+            # the dec-min answer at the balance-free least cross-rack: every optimum gives each partition
+            # to a subscriber at its group's least cost, so only those pairs enter the MILP
+            best = cheapest(lay) if cross_rack(instance, assignment) == least_cross(lay) else None
+            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, best)
             info.update(milp_info)
             if milp_bound is not None:
                 bound = max(bound, milp_bound)

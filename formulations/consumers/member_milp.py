@@ -46,7 +46,9 @@ class MemberModel:
     lp: ArrayLP
 
 
-def member_model(instance: ConsumersInstance, lay: Layout) -> MemberModel:
+def member_model(instance: ConsumersInstance, lay: Layout, best: np.ndarray | None = None) -> MemberModel:
+    """The MILP; with ``best`` (per partition group, a cross-rack cost) only the pairs at that cost
+    (valid when some optimum, hence every one, gives every partition to such a subscriber)."""
     classes, member_class = subscription_classes(lay)
     count = np.bincount(member_class, minlength=len(classes))
     sizes = {t: instance.topics[t].partitions for t in lay.topics}
@@ -77,6 +79,8 @@ def member_model(instance: ConsumersInstance, lay: Layout) -> MemberModel:
         for t in topics:
             ys = []
             for g in lay.groups_of_topic[t]:
+                if best is not None and lay.cross[g, lay.member_rack[m]] > best[g]:
+                    continue
                 y = int(cols(1, 0.0, min(lay.groups[g].size, hi), price=weight * float(lay.cross[g, lay.member_rack[m]]))[0])
                 flows.append((g, m, y))
                 ys.append(y)
@@ -125,10 +129,10 @@ def read_back(model: MemberModel, x: np.ndarray) -> dict[str, tuple[str, ...]]:
 
 
 def solve_members(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
-                  threads: int | None = None):
-    """``(assignment or None, status, bound in rule units, info)``."""
+                  threads: int | None = None, best: np.ndarray | None = None):
+    """``(assignment or None, status, bound in rule units, info)``; ``best`` as in :func:`member_model`."""
     t0 = time.perf_counter()
-    model = member_model(instance, lay)
+    model = member_model(instance, lay, best)
     build = time.perf_counter() - t0
     left = None if time_limit is None else max(0.01, time_limit - build)
     result = solve_lp(model.lp, time_limit=left, threads=threads)
