@@ -15,6 +15,25 @@ the machine is shared, so wall times are noisy: compare CPU seconds and
 ratios from one run. Exit status 1 when a target is missed.
 
 Run: ``nice python benchmarks/bench_exact_balanced.py [--sizes small,medium,large]``.
+
+Measured 2026-11-25 on the shared 2-core machine (load average about 10,
+eight sessions at work; one run each, seed 1, 6 GB cap), with the targets'
+limits as ``--time-limit``; none is met:
+
+=================  ========  =============  =======  ==========  ======  =======
+size               status    objective      bound    end to end  CPU s   peak MB
+=================  ========  =============  =======  ==========  ======  =======
+10,000 x 1,000     feasible  20,654,919     2,116    3.98        0.57    50
+100,000 x 5,000    feasible  2,117,982,849  20,820   54.12       7.76    115
+1,000,000 x 10,000 feasible  211,142,166,313 209,479 570.30      112.74  790
+=================  ========  =============  =======  ==========  ======  =======
+
+At these limits (and this load: wall about five times CPU) the dec-min LPs
+do not finish and the least-loaded greedy fallback answers (cross-rack
+partitions, hence the objectives); the MILP is skipped because its build
+does not fit. Without a limit the dec-min answer is 24,154 at 100,000 ×
+5,000 (7.5 CPU s) and at 10,000 × 1,000 the MILP, given 30 s, improves it
+to 2,470 against a bound of 2,116: not proven.
 """
 
 from __future__ import annotations
