@@ -32,8 +32,9 @@ At these limits (and this load: wall about five times CPU) the dec-min LPs
 do not finish and the least-loaded greedy fallback answers (cross-rack
 partitions, hence the objectives); the MILP is skipped because its build
 does not fit. Without a limit the dec-min answer is 24,154 at 100,000 ×
-5,000 (7.5 CPU s) and at 10,000 × 1,000 the MILP, given 30 s, improves it
-to 2,470 against a bound of 2,116: not proven.
+5,000 (7.5 CPU s; building the MILP takes another 9 CPU s there), and at
+10,000 × 1,000 with a 30 s limit the method answers 2,470 against a bound of
+2,116: not proven.
 """
 
 from __future__ import annotations
