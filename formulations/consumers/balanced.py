@@ -58,12 +58,16 @@ the two sets coincide (``floor``/``ceil`` of ``P/M``) and the answer is
 optimal. Otherwise the rule also admits pairwise balanced but less balanced
 assignments, over which no transportation model exists (the rule is a
 disjunction: per topic, its holders exceed its least-loaded subscriber by at
-most one). Up to :data:`PAIRWISE_MAX_PAIRS` partition × subscriber pairs the
-rule's own MILP (:func:`~kipopt.formulations.consumers.pulp_models.pairwise_model`,
-with the dec-min value as cutoff) settles it, and its answer replaces the
-dec-min one when cheaper. Beyond, the result reports the bound of the
-balance-free relaxation (each partition to its cheapest subscriber) and is
-``optimal`` only when it meets that bound.
+most one). Up to :data:`MILP_MAX_COLUMNS` (member, partition group) pairs
+the rule's own MILP over those pairs
+(:mod:`~kipopt.formulations.consumers.member_milp`; it never grows with the
+partitions) runs in the time left: its answer replaces the dec-min one when
+cheaper and its dual bound, with the balance-free relaxation's (each
+partition to its cheapest subscriber), is the reported bound. ``optimal``
+means the answer meets that bound. The class-level model of
+:mod:`~kipopt.formulations.consumers.levels` is exact too, but its
+relaxation is weaker; it is kept as a cross-check. The rule's complexity is
+stated there.
 
 >>> from kipopt.instance import from_dict
 >>> x = from_dict({"format": 1, "family": "consumers",
@@ -89,8 +93,8 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
 from kipopt.formulations.consumers.groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
-from kipopt.formulations.consumers.pulp_models import pairs, solve_pairwise
-from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners
+from kipopt.formulations.consumers.member_milp import solve_members
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, cross_rack, owners
 from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
 
 
@@ -287,19 +291,27 @@ def read_back(problem: BalancedProblem, flows: np.ndarray) -> dict[str, tuple[st
     return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
 
 
-def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
-    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound)."""
-    owner_of = owners(instance)
-    weight = len(owner_of) + 1
+def cheapest(lay: Layout) -> np.ndarray:
+    """Per partition group, the least cross-rack cost (0 or 1) over its topic's subscribers' racks."""
     racks_of_topic: dict[str, set[int]] = defaultdict(set)
     for i, topics in enumerate(lay.member_topics):
         for t in topics:
             racks_of_topic[t].add(int(lay.member_rack[i]))
-    best = np.zeros(len(lay.groups), dtype=np.int64)
-    total = 0
-    for g, group in enumerate(lay.groups):
-        best[g] = min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
-        total += weight * int(best[g]) * group.size
+    return np.array([min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
+                     for g, group in enumerate(lay.groups)], dtype=np.int64)
+
+
+def least_cross(lay: Layout) -> int:
+    """Cross-rack partitions with balance dropped: a lower bound on every assignment's."""
+    return int(sum(int(b) * g.size for b, g in zip(cheapest(lay), lay.groups)))
+
+
+def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
+    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound)."""
+    owner_of = owners(instance)
+    weight = len(owner_of) + 1
+    best = cheapest(lay)
+    total = weight * least_cross(lay)
     for p, m in owner_of.items():
         t, _, number = p.rpartition("-")
         i, g = lay.member_index[m], int(lay.group_of_partition[t][int(number)])
@@ -333,20 +345,29 @@ def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None,
     return read_back(problem, flows), result.status, info
 
 
-PAIRWISE_MAX_PAIRS = 500
-"""Mixed subscriptions up to this many partition × subscriber pairs: the rule's own MILP settles optimality."""
+MILP_MAX_COLUMNS = 400_000
+"""Above this many (member, partition group) pairs the rule's MILP is not built (its build alone
+would eat the time): the dec-min answer stands with the balance-free bound."""
 
-PAIRWISE_DEFAULT_SECONDS = 30.0
+MILP_BUILD_SECONDS_PER_PAIR = 1.5e-4
+"""Measured cost of building the MILP, per (member, partition group) pair (9 CPU s for 75,000 pairs
+at 100,000 x 5,000): under a time limit the MILP runs only when twice its build fits in the time left."""
+
+MILP_DEFAULT_SECONDS = 60.0
 """The MILP's time when the caller sets no limit (the dec-min answer is already in hand)."""
 
 
-def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
-    """``exact.balanced``: the dec-min face, then cross-rack and revocations on it (two LPs).
+def milp_pairs(lay: Layout) -> int:
+    """Columns of the rule's MILP, roughly: (member, partition group) pairs."""
+    per_topic = {t: len(gs) for t, gs in lay.groups_of_topic.items()}
+    return sum(per_topic[t] for ts in lay.member_topics for t in ts)
 
-    ``optimal`` when proven for the rule: uniform subscriptions, the
-    balance-free bound met, or (small instances) the rule's own MILP
-    (:func:`~kipopt.formulations.consumers.pulp_models.pairwise_model`), whose answer
-    replaces the dec-min one when it is better.
+
+def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
+    """``exact.balanced``: the dec-min answer (two network LPs), then, unless that is already proven
+    (uniform subscriptions, or the balance-free bound met), the rule's own MILP over (member,
+    partition group) flows (:mod:`~kipopt.formulations.consumers.member_milp`), which settles
+    optimality or raises the bound, and whose answer replaces the dec-min one when cheaper.
     """
     t0 = time.perf_counter()
     lay = layout(instance)
@@ -358,23 +379,27 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
                             message=f"HiGHS ended with {status}: returning a least-loaded greedy assignment")
     objective = balanced_objective(instance, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
-    if not proven and pairs(instance) <= PAIRWISE_MAX_PAIRS:
-        left = PAIRWISE_DEFAULT_SECONDS if options.time_limit is None else \
+    size = milp_pairs(lay)
+    if not proven and size <= MILP_MAX_COLUMNS:
+        left = MILP_DEFAULT_SECONDS if options.time_limit is None else \
             options.time_limit - (time.perf_counter() - t0)
-        if left > 0.05:
-            better, milp, milp_bound = solve_pairwise(instance, left, options.threads, cutoff=objective)
-            info["pairwise_milp"] = milp
+        if left > max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
+            # the dec-min answer at the balance-free least cross-rack: every optimum gives each partition
+            # to a subscriber at its group's least cost, so only those pairs enter the MILP
+            best = cheapest(lay) if cross_rack(instance, assignment) == least_cross(lay) else None
+            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, best)
+            info.update(milp_info)
             if milp_bound is not None:
-                bound = max(bound, float(np.ceil(milp_bound - 1e-6)))
+                bound = max(bound, milp_bound)
             if better is not None and not balanced_violations(instance, better):
                 value = balanced_objective(instance, better)
                 if value < objective:
                     assignment, objective = better, value
-                    info["answer"] = "pairwise MILP (less balanced than dec-min, cheaper)"
+                    info["answer"] = "the rule's MILP (less balanced than dec-min, cheaper)"
             proven = objective <= bound
     if not proven:
-        info["note"] = ("optimal over the most balanced assignments; the rule also admits less balanced "
-                        "pairwise-balanced ones: bound from the balance-free relaxation")
+        info["note"] = ("optimal over the most balanced assignments or the MILP's best; the rule also admits "
+                        "less balanced pairwise-balanced ones: bound from the MILP or the balance-free relaxation")
     return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective,
                         objective if proven else bound, info=info)
 
@@ -416,6 +441,7 @@ def greedy_balanced(instance: ConsumersInstance) -> dict[str, tuple[str, ...]]:
 
 METHODS = [
     Method("exact.balanced", "consumers", "balanced", run_balanced,
-           "most balanced counts (dec-min, by flow), then minimum cross-rack, then fewest revocations: "
-           "two network LPs over (topic, rack set) x (rack, subscription) groups"),
+           "pairwise balance (the sticky assignor's), minimum cross-rack, then fewest revocations: the most "
+           "balanced (dec-min) answer by two network LPs over (topic, rack set) x (rack, subscription) groups, "
+           "then the rule's MILP over (member, partition group) flows to prove or improve it"),
 ]

@@ -168,3 +168,39 @@ def flow_to_lists(pairs: list[tuple[int, int, int]], members_of: dict[int, list[
 
 def integral_flows(x: np.ndarray) -> np.ndarray:
     return np.rint(x).astype(np.int64)
+
+
+def topic_levels(lay: Layout, sizes: dict[str, int], classes, count: np.ndarray
+                 ) -> tuple[dict[str, int], dict[str, int], np.ndarray, np.ndarray]:
+    """``(λ_lo, λ_hi, L, U)``: bounds on each topic's least subscriber load ``λ_t`` and on each class's
+    member counts, valid for every pairwise balanced assignment; :func:`level_bounds` tightened by
+    propagation to a fixed point:
+
+    * ``λ_t >= L`` of nothing below ``ceil(P_t/|N_t|) - 1`` (a holder of t holds at least the average
+      of t, and at most ``λ_t + 1``), ``λ_t <= min U_c`` over t's classes;
+    * ``λ_t <= (P - Σ_{c ∌ t} n_c L_c) / |N_t|``: t's subscribers hold at least ``λ_t`` each and at most
+      what the other classes leave;
+    * ``L_c >= max_{t ∈ S_c} λ_t`` (c subscribes to t), ``U_c <= max_{t ∈ S_c} λ_t + 1`` (a member
+      holds some topic of its class, and a holder of t at most ``λ_t + 1``).
+    """
+    L, U = level_bounds(lay, sizes, classes, count)
+    L, U = L.copy(), U.copy()
+    members_of = {t: [c for c, ts in enumerate(classes) if t in ts] for t in lay.topics}
+    subscribers = {t: int(sum(count[c] for c in cs)) for t, cs in members_of.items()}
+    total = sum(sizes.values())
+    lo = {t: max(0, -(-sizes[t] // subscribers[t]) - 1) for t in lay.topics}
+    hi = {t: min(int(U[c]) for c in members_of[t]) for t in lay.topics}
+    for _ in range(100):
+        before = (L.copy(), U.copy(), dict(lo), dict(hi))
+        for t, cs in members_of.items():
+            others = sum(int(count[c]) * int(L[c]) for c in range(len(classes)) if c not in cs and classes[c])
+            hi[t] = min(hi[t], min(int(U[c]) for c in cs), (total - others) // subscribers[t])
+        for c, ts in enumerate(classes):
+            if ts:
+                L[c] = max(int(L[c]), max(lo[t] for t in ts))
+                U[c] = min(int(U[c]), max(hi[t] for t in ts) + 1)
+        for t, cs in members_of.items():
+            lo[t] = max(lo[t], min(int(L[c]) for c in cs))
+        if all(np.array_equal(a, b) for a, b in zip(before[:2], (L, U))) and before[2:] == (lo, hi):
+            break
+    return lo, hi, L, U
