@@ -103,8 +103,10 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     options = SolveOptions(budget, threads, seed, deadline_at)
     result: MethodResult = m.run(instance, options)
     seconds = time.perf_counter() - start
+    reading = None if started is None else max(0.0, start - started)
     solution = Solution(instance.family, m.name, result.assignment, result.status, bound=result.bound,
-                        seconds=seconds, message=result.message, seed=result.seed, target=result.target)
+                        seconds=seconds, message=result.message, seed=result.seed, target=result.target,
+                        seconds_reading=reading)
     if result.status in (Status.INFEASIBLE, Status.ERROR):
         return solution
     evaluation = _evaluate(instance, result.assignment)
