@@ -60,7 +60,8 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.highs import ArrayLP, LexResult, SparseBuilder, solve_lexicographic
-from kipopt.formulations.tasks.joint_stages import JointScores, priority_order
+from kipopt.formulations.tasks.guard import caught_up_actives, guarded, tagged_standbys
+from kipopt.formulations.tasks.joint_stages import JointScores, joint_objective, priority_order
 
 READ_BACK_SECONDS = 0.05
 """Time kept back from ``--time-limit`` for reading the answer back and evaluating it, besides as long
@@ -327,8 +328,15 @@ def _scalar_bound(scores: JointScores, rows: list[dict], order: Sequence[str]) -
     return scores.scalar(values, order)
 
 
+def joint_start(instance: TasksInstance) -> dict[str, TaskRoles]:
+    """Each task active on its owner (or round robin), and as many standbys as the rule wants spread round
+    robin: what a guarded run answers when its model cannot finish (:mod:`kipopt.formulations.tasks.guard`)."""
+    count = min(JointScores.of(instance).standbys, len(instance.clients) - 1)
+    return tagged_standbys(instance, caught_up_actives(instance), count)
+
+
 METHODS = [
-    Method("exact.joint", "tasks", "joint", run_joint,
+    Method("exact.joint", "tasks", "joint", guarded(run_joint, joint_start, joint_objective),
            "actives and standbys of every task in one lexicographic ILP, per-client counts free (caught-up, "
            "standby count, tag distinctness, balance, traffic, non-overlap; order config.joint_priorities)"),
 ]

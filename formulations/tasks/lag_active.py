@@ -68,6 +68,7 @@ from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
+from kipopt.formulations.tasks.guard import caught_up_actives, guarded
 from kipopt.formulations.highs import ArrayLP, SparseBuilder, is_integral, solve_lexicographic, solve_lp
 from kipopt.formulations.tasks.rules import BALANCE_FACTOR, lag_active_levels, lag_active_objective, lexicographic
 
@@ -411,7 +412,7 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None,
 
 
 METHODS = [
-    Method("exact.lag_active", "tasks", "lag_active", run_lag_active,
+    Method("exact.lag_active", "tasks", "lag_active", guarded(run_lag_active, caught_up_actives, lag_active_objective),
            "KIP-441 actives exactly: most caught-up clients, then thread balance, sub-topology spread, "
            "movements (lexicographic MIP over task classes)"),
 ]

@@ -79,6 +79,7 @@ from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, Rule, SolveOptions, Violation
 from kipopt.solution import Status, TaskRoles, current_assignment
 
+from kipopt.formulations.tasks.guard import guarded, named
 from kipopt.formulations.tasks.rack.model import ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap, solve_rack_grouped
 from kipopt.formulations.tasks.rack.standby_grouped import client_level_standbys, place_standbys
 from kipopt.formulations.tasks.rack.standby_model import distinct_tag_pairs
@@ -278,6 +279,21 @@ def _active_result(instance: TasksInstance, rule: str, options: SolveOptions, mo
                         sol.bound, info=sol.info)
 
 
+def active_start(rule: str):
+    """The start a guarded active method answers when its model cannot finish
+    (:mod:`kipopt.formulations.tasks.guard`): the current assignment when it meets ``rule``, else an
+    assignment built to meet the rule's counts and bounds."""
+    def start(instance: TasksInstance) -> dict[str, TaskRoles]:
+        current = current_assignment(instance)
+        if not RULE_VIOLATIONS[rule](instance, current):
+            return current
+        from kipopt.formulations.tasks.rack.balance_priced import feasible_placement
+        problem = active_problem(instance, active_bounds(instance, rule))
+        return named(placement_assignment(instance, problem, feasible_placement(problem)),
+                     "the starting assignment breaks the rule: an assignment built to meet the rule's bounds")
+    return start
+
+
 def run_rack_active(instance: TasksInstance, options: SolveOptions) -> MethodResult:
     """``exact.rack_active``: the KIP-925 active problem with the configured strategy, solved exactly."""
     return _active_result(instance, "rack_active", options)
@@ -333,10 +349,13 @@ RULES = [
 ]
 
 METHODS = [
-    Method("exact.rack_active", "tasks", "rack_active", run_rack_active,
+    Method("exact.rack_active", "tasks", "rack_active",
+           guarded(run_rack_active, active_start("rack_active"), active_objective),
            "RackAwareTaskAssignor.optimizeActiveTasks' problem (same counts, strategy, costs) as an LP"),
-    Method("exact.rack_standby", "tasks", "rack_standby", run_rack_standby,
+    Method("exact.rack_standby", "tasks", "rack_standby",
+           guarded(run_rack_standby, current_assignment, standby_objective),
            "standby placement at minimum KIP-925 cost, counts fixed, tag distinctness kept (LP, ILP if fractional)"),
-    Method("exact.balanced_subtopology", "tasks", "balanced_subtopology", run_balanced_subtopology,
+    Method("exact.balanced_subtopology", "tasks", "balanced_subtopology",
+           guarded(run_balanced_subtopology, active_start("balanced_subtopology"), active_objective),
            "active placement with floor/ceil fair shares per sub-topology (LP)"),
 ]

@@ -1,0 +1,226 @@
+"""A time limit every exact tasks method keeps, whatever phase it is in when the deadline passes.
+
+Building a model, HiGHS' presolve and cut separation, reading back and
+repairing do not all watch the clock; at 100,000 tasks each can take longer
+than the whole limit (issue 21: ``exact.tag_standby`` 20 s → 499 s). A
+guarded method therefore first makes its *start* here, in the parent (an
+assignment meeting every hard rule of its rule, built in linear time, with
+bound 0: every tasks rule's objective is a sum of non-negative levels), then
+runs in a child process that :func:`~kipopt.formulations.highs.call_highs_before`
+kills at the deadline. The method inside is told a deadline a little earlier
+(:data:`GRACE_SHARE`), so that it normally answers itself with its own
+incumbent and bound; the start is the answer only when it could not.
+
+Without a deadline (no ``--time-limit``) the method simply runs here.
+
+>>> from kipopt.datasets import generate
+>>> x = generate("tasks", 3, tasks=8, clients=3)
+>>> roles = owner_actives(x)
+>>> sorted(t for r in roles.values() for t in r.active) == sorted(x.task_ids)
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import time
+from typing import Callable, Mapping
+
+import numpy as np
+
+from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline
+from kipopt.evaluation.tasks import most_caught_up
+from kipopt.instance import TasksInstance
+from kipopt.methods import MethodResult, Runner, SolveOptions
+from kipopt.solution import Status, TaskRoles
+
+GRACE_SHARE = 0.1
+"""Share of the method's time the child keeps back for sending its answer (at least :data:`GRACE_MIN`)."""
+GRACE_MIN = 0.2
+
+Start = Callable[[TasksInstance], dict[str, TaskRoles]]
+"""Makes the start (:func:`named` says what it is, for the answer's message)."""
+
+
+def guarded(run: Runner, start: Start, objective: Callable[[TasksInstance, Mapping], float]) -> Runner:
+    """``run`` under a deadline it cannot overrun: see the module docstring."""
+    def runner(instance: TasksInstance, options: SolveOptions) -> MethodResult:
+        return run_guarded(instance, options, run, start, objective)
+    runner.__doc__ = run.__doc__
+    runner.__name__ = getattr(run, "__name__", "runner")
+    return runner
+
+
+def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, start: Start,
+                objective: Callable[[TasksInstance, Mapping], float]) -> MethodResult:
+    deadline = options.deadline()
+    if deadline.at is None:
+        return run(instance, options)
+    from kipopt.formulations.highs import call_highs_before
+
+    t0 = time.perf_counter()
+    fallback = start(instance)
+    what = fallback.pop(_NAME, None) if isinstance(fallback, dict) else None
+    left = deadline.remaining()
+    grace = max(GRACE_MIN, GRACE_SHARE * max(0.0, left))
+    inner_at = deadline.at - grace
+    inner = dataclasses.replace(options, deadline_at=inner_at,
+                                time_limit=max(MIN_SOLVER_SECONDS, inner_at - time.perf_counter()))
+    found = None if left <= 0 else call_highs_before(Deadline(deadline.at), lambda: _outcome(run, instance, inner))
+    if found is not None and found[0] == "ok":
+        return found[1]
+    if found is not None and found[0] == "raise":
+        raise found[1]
+    if found is not None or not deadline.expired:  # a MemoryError, or the child died (the kernel's OOM killer)
+        why = "out of memory" if found is not None else "the solver's process died before the deadline (out of memory?)"
+        message = f"{why}: returning {what or 'the start'}"
+    else:
+        message = f"time limit: the model did not finish in time, returning {what or 'the start'}"
+    return MethodResult(fallback, Status.FEASIBLE, objective(instance, fallback), 0.0, message=message,
+                        info={"model": "start", "killed_at_deadline": found is None and left > 0,
+                              "start_seconds": round(time.perf_counter() - t0, 6)})
+
+
+_NAME = "\x00start"
+
+
+def named(assignment: dict[str, TaskRoles], what: str) -> dict[str, TaskRoles]:
+    """``assignment`` carrying ``what`` it is, for the guard's message (taken out before it is used)."""
+    assignment[_NAME] = what  # type: ignore[assignment]
+    return assignment
+
+
+def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions) -> tuple[str, object]:
+    """In the child: ``("ok", result)``, ``("memory", None)``, or ``("raise", exception)`` for the parent."""
+    try:
+        return "ok", run(instance, options)
+    except MemoryError:
+        return "memory", None
+    except Exception as exc:  # noqa: BLE001 - re-raised in the parent, as it would be without the child
+        return "raise", exc
+
+
+# --------------------------------------------------------------------------- starts
+
+
+def owner_actives(instance: TasksInstance) -> dict[str, TaskRoles]:
+    """Every task active on one client: its current owner when it has exactly one, else the next client
+    in a round robin over the client ids; no standbys."""
+    clients = instance.client_ids
+    owners: dict[str, list[str]] = {}
+    for cid in clients:
+        for t in instance.clients[cid].active:
+            owners.setdefault(t, []).append(cid)
+    lists: dict[str, list[str]] = {cid: [] for cid in clients}
+    turn = 0
+    for t in instance.task_ids:
+        mine = owners.get(t, ())
+        if len(mine) == 1:
+            lists[mine[0]].append(t)
+        else:
+            lists[clients[turn % len(clients)]].append(t)
+            turn += 1
+    return {cid: TaskRoles(tuple(lists[cid])) for cid in clients}
+
+
+def caught_up_actives(instance: TasksInstance) -> dict[str, TaskRoles]:
+    """Every task active on one of its most caught-up clients (any client for a stateless task), the one
+    with the fewest tasks per thread after it (then the first in client order), in ``TaskId`` order; no
+    standbys. A heap over the clients keeps it O(tasks · log clients) where every client qualifies."""
+    clients = instance.client_ids
+    index = {c: j for j, c in enumerate(clients)}
+    cap = [instance.clients[c].capacity for c in clients]
+    load = [0] * len(clients)
+    best = most_caught_up(instance)
+    reporters: dict[str, set[int]] = {}
+    for cid, client in instance.clients.items():
+        for t in client.lags:
+            reporters.setdefault(t, set()).add(index[cid])
+    heap = [((load[j] + 1) / cap[j], j) for j in range(len(clients))]
+    heapq.heapify(heap)
+    lists: list[list[str]] = [[] for _ in clients]
+    for t in instance.task_ids:
+        b = best.get(t)
+        if b is not None and not b.unlisted:
+            j = min((index[c] for c in b.listed), key=lambda k: ((load[k] + 1) / cap[k], k))
+        else:
+            barred = set() if b is None else reporters.get(t, set()) - {index[c] for c in b.listed}
+            j = _least_loaded(heap, load, cap, barred)
+        lists[j].append(t)
+        load[j] += 1
+        heapq.heappush(heap, ((load[j] + 1) / cap[j], j))
+    return {cid: TaskRoles(tuple(lists[j])) for j, cid in enumerate(clients)}
+
+
+def _least_loaded(heap: list, load: list[int], cap: list[int], barred: set[int]) -> int:
+    """Pop the least-loaded client not in ``barred`` (stale entries dropped, barred ones put back)."""
+    skipped = []
+    while True:
+        key, j = heapq.heappop(heap)
+        if key != (load[j] + 1) / cap[j]:
+            continue
+        if j in barred:
+            skipped.append((key, j))
+            continue
+        for entry in skipped:
+            heapq.heappush(heap, entry)
+        return j
+
+
+TAGGED_STEPS = 50_000_000
+"""Above this many (standby, client) steps :func:`tagged_standbys` spreads standbys round robin instead."""
+
+
+def tagged_standbys(instance: TasksInstance, actives: Mapping[str, TaskRoles], count: int) -> dict[str, TaskRoles]:
+    """``actives`` plus ``count`` (< clients) standbys of every stateful task, one by one on the client that
+    adds the most tag values the task's hosts lack, then the fewest tasks per thread, then client order
+    (``exact.joint``'s greedy, without its model). Past :data:`TAGGED_STEPS` steps: :func:`spread_standbys`."""
+    from kipopt.evaluation.tasks import tag_keys
+
+    clients = instance.client_ids
+    C = len(clients)
+    stateful = [t for t in instance.task_ids if instance.tasks[t].stateful]
+    keys = tag_keys(instance)
+    if count <= 0 or not keys or len(stateful) * count * C > TAGGED_STEPS:
+        return spread_standbys(instance, actives, count)
+    values: dict[tuple[str, str], int] = {}
+    code = np.array([[values.setdefault((g, instance.clients[c].tags[g]), len(values))
+                      if g in instance.clients[c].tags else -1 for c in clients] for g in keys])
+    cap = np.array([instance.clients[c].capacity for c in clients], dtype=np.float64)
+    load = np.array([len(actives[c].active) for c in clients], dtype=np.float64)
+    where = {t: j for j, c in enumerate(clients) for t in actives[c].active}
+    code[code < 0] = len(values)  # "no value": always counted as seen
+    lists: list[list[str]] = [[] for _ in clients]
+    for t in stateful:
+        hosts = [where[t]]
+        have = np.zeros(len(values) + 1, dtype=bool)
+        have[-1] = True
+        for _ in range(count):
+            have[code[:, hosts[-1]]] = True
+            gain = (~have[code]).sum(axis=0)
+            gain[hosts] = -1
+            top = np.flatnonzero(gain == gain.max())
+            j = int(top[np.argmin((load[top] + 1) / cap[top])])
+            hosts.append(j)
+            load[j] += 1
+            lists[j].append(t)
+    return {cid: TaskRoles(actives[cid].active, tuple(lists[j])) for j, cid in enumerate(clients)}
+
+
+def spread_standbys(instance: TasksInstance, actives: Mapping[str, TaskRoles], count: int) -> dict[str, TaskRoles]:
+    """``actives`` plus ``count`` (< clients) standbys of every stateful task on distinct clients other than
+    its active one, taken round robin over the client ids so that they spread evenly."""
+    clients = instance.client_ids
+    C = len(clients)
+    where = {t: j for j, cid in enumerate(clients) for t in actives[cid].active}
+    lists: list[list[str]] = [[] for _ in clients]
+    turn = 0
+    for t in instance.task_ids:
+        if count <= 0 or not instance.tasks[t].stateful:
+            continue
+        owner = where[t]
+        for k in range(count):
+            lists[(owner + 1 + (turn + k) % (C - 1)) % C].append(t)
+        turn += count
+    return {cid: TaskRoles(actives[cid].active, tuple(lists[j])) for j, cid in enumerate(clients)}
