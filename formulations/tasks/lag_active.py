@@ -68,7 +68,7 @@ from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
-from kipopt.formulations.tasks.guard import caught_up_actives, guarded
+from kipopt.formulations.tasks.guard import caught_up_actives, guarded, too_large
 from kipopt.formulations.highs import ArrayLP, SparseBuilder, is_integral, solve_lexicographic, solve_lp
 from kipopt.formulations.tasks.rules import BALANCE_FACTOR, lag_active_levels, lag_active_objective, lexicographic
 
@@ -411,10 +411,18 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None,
     return to_assignment(tasks, clients, np.array(place)), res.values
 
 
+def lag_size(instance: TasksInstance) -> str | None:
+    """Refuse an instance whose model would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`):
+    two columns per (sub-topology, client) and at most one per task and allowed client (estimated by one)."""
+    G, C, T = len(instance.subtopologies), len(instance.clients), len(instance.tasks)
+    return too_large("clients", f"{G:,} sub-topologies x {C:,} clients and {T:,} tasks", 2 * G * C + T)
+
+
 METHODS = [
     Method("exact.lag_active", "tasks", "lag_active", guarded(run_lag_active, caught_up_actives, lag_active_objective),
            "KIP-441 actives exactly: most caught-up clients, then thread balance, sub-topology spread, "
-           "movements (lexicographic MIP over task classes)"),
+           "movements (lexicographic MIP over task classes)",
+           requires=lag_size),
 ]
 
 
