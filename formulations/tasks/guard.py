@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import pickle
 import time
 from typing import Callable, Mapping
 
 import numpy as np
 
 from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline
+from kipopt.errors import InstanceError
 from kipopt.evaluation.tasks import most_caught_up
 from kipopt.instance import TasksInstance
 from kipopt.methods import MethodResult, Runner, SolveOptions
@@ -71,6 +73,8 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
     if found is not None and found[0] == "ok":
         return found[1]
     if found is not None and found[0] == "raise":
+        if isinstance(found[1], _Refused):
+            raise InstanceError(*found[1].args)
         raise found[1]
     if found is not None or not deadline.expired:  # a MemoryError, or the child died (the kernel's OOM killer)
         why = "out of memory" if found is not None else "the solver's process died before the deadline (out of memory?)"
@@ -98,7 +102,26 @@ def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions) -> tup
     except MemoryError:
         return "memory", None
     except Exception as exc:  # noqa: BLE001 - re-raised in the parent, as it would be without the child
-        return "raise", exc
+        return "raise", _portable(exc)
+
+
+def _portable(exc: Exception) -> Exception:
+    """``exc`` as it survives the pipe: errors whose constructor differs from their ``args`` (kipopt's
+    :class:`~kipopt.errors.InstanceError`) do not unpickle, so they travel as :class:`_Refused`."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001 - any exception that does not round-trip
+        if isinstance(exc, InstanceError):
+            return _Refused(exc.field, exc.message)
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+class _Refused(Exception):
+    """An :class:`~kipopt.errors.InstanceError` on its way through the pipe (it does not unpickle itself)."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(field, message)
 
 
 # --------------------------------------------------------------------------- memory
