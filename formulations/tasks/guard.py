@@ -3,13 +3,15 @@
 Building a model, HiGHS' presolve and cut separation, reading back and
 repairing do not all watch the clock; at 100,000 tasks each can take longer
 than the whole limit (issue 21: ``exact.tag_standby`` 20 s → 499 s). A
-guarded method therefore first makes its *start* here, in the parent (an
-assignment meeting every hard rule of its rule, built in linear time, with
-bound 0: every tasks rule's objective is a sum of non-negative levels), then
-runs in a child process that :func:`~kipopt.formulations.highs.call_highs_before`
-kills at the deadline. The method inside is told a deadline a little earlier
-(:data:`GRACE_SHARE`), so that it normally answers itself with its own
-incumbent and bound; the start is the answer only when it could not.
+guarded method therefore runs in a child process that
+:func:`~kipopt.formulations.highs.call_highs_before` kills at the deadline.
+The child first makes the method's *start* (an assignment meeting every hard
+rule of its rule, built in linear time, with bound 0: every tasks rule's
+objective is a sum of non-negative levels) and keeps it in a file, then runs
+the method, told a deadline a little earlier (:data:`GRACE_SHARE`) so that it
+normally answers itself with its own incumbent and bound. The kept start is
+the answer only when the method could not finish; when the reading of the
+instance left no time at all, the parent makes the start itself.
 
 Without a deadline (no ``--time-limit``) the method simply runs here.
 
@@ -24,8 +26,11 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import os
 import pickle
+import tempfile
 import time
+from pathlib import Path
 from typing import Callable, Mapping
 
 import numpy as np
@@ -62,20 +67,26 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
     from kipopt.formulations.highs import call_highs_before
 
     t0 = time.perf_counter()
-    fallback = start(instance)
-    what = fallback.pop(_NAME, None) if isinstance(fallback, dict) else None
     left = deadline.remaining()
-    grace = max(GRACE_MIN, GRACE_SHARE * max(0.0, left))
-    inner_at = deadline.at - grace
-    inner = dataclasses.replace(options, deadline_at=inner_at,
-                                time_limit=max(MIN_SOLVER_SECONDS, inner_at - time.perf_counter()))
-    found = None if left <= 0 else call_highs_before(Deadline(deadline.at), lambda: _outcome(run, instance, inner))
+    found, fallback = None, None
+    if left > 0:
+        grace = max(GRACE_MIN, GRACE_SHARE * left)
+        inner = dataclasses.replace(options, deadline_at=deadline.at - grace,
+                                    time_limit=max(MIN_SOLVER_SECONDS, left - grace))
+        with tempfile.TemporaryDirectory(prefix="kipopt-start-") as folder:
+            kept = Path(folder) / "start.pickle"
+            found = call_highs_before(Deadline(deadline.at), lambda: _outcome(run, instance, inner, start, kept))
+            if found is None or found[0] != "ok":
+                fallback = _kept(kept)
     if found is not None and found[0] == "ok":
         return found[1]
     if found is not None and found[0] == "raise":
         if isinstance(found[1], _Refused):
             raise InstanceError(*found[1].args)
         raise found[1]
+    if fallback is None:  # no time was left to make it in the child, or the child died first
+        fallback = start(instance)
+    what = fallback.pop(_NAME, None)
     if found is not None or not deadline.expired:  # a MemoryError, or the child died (the kernel's OOM killer)
         why = "out of memory" if found is not None else "the solver's process died before the deadline (out of memory?)"
         message = f"{why}: returning {what or 'the start'}"
@@ -84,6 +95,15 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
     return MethodResult(fallback, Status.FEASIBLE, objective(instance, fallback), 0.0, message=message,
                         info={"model": "start", "killed_at_deadline": found is None and left > 0,
                               "start_seconds": round(time.perf_counter() - t0, 6)})
+
+
+def _kept(path: Path) -> dict | None:
+    """The start the child kept in ``path`` before it was stopped, if it got that far."""
+    try:
+        with open(path, "rb") as handle:
+            return pickle.load(handle)
+    except (OSError, EOFError, pickle.UnpicklingError):
+        return None
 
 
 _NAME = "\x00start"
@@ -95,9 +115,16 @@ def named(assignment: dict[str, TaskRoles], what: str) -> dict[str, TaskRoles]:
     return assignment
 
 
-def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions) -> tuple[str, object]:
-    """In the child: ``("ok", result)``, ``("memory", None)``, or ``("raise", exception)`` for the parent."""
+def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions, start: Start,
+             kept: Path) -> tuple[str, object]:
+    """In the child: the start first, kept in ``kept`` (written whole, then renamed, so the parent reads a
+    whole one or none) in case the deadline stops the model; then ``("ok", result)``, ``("memory", None)``
+    or ``("raise", exception)`` for the parent."""
     try:
+        partial = kept.with_suffix(".part")
+        with open(partial, "wb") as handle:
+            pickle.dump(start(instance), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(partial, kept)
         return "ok", run(instance, options)
     except MemoryError:
         return "memory", None
