@@ -22,7 +22,7 @@ from kipopt.formulations import highs
 from kipopt.formulations.tasks import guard, joint, lag_active, tag_standby
 from kipopt.formulations.tasks.rack import rules as rack_rules
 from kipopt.instance import from_dict, to_dict
-from kipopt.solution import Status
+from kipopt.solution import Status, TaskRoles
 
 TASK_METHODS = ("exact.rack_active", "exact.balanced_subtopology", "exact.rack_standby", "exact.lag_active",
                 "exact.tag_standby", "exact.joint")
@@ -124,10 +124,20 @@ def test_starts_meet_their_rules():
         assert api.score(x, assignment, rule.name)["violations"] == 0, method
 
 
-def test_round_robin_standbys_meet_tag_standby_past_the_tagged_budget(monkeypatch):
-    monkeypatch.setattr(guard, "TAGGED_STEPS", 0)
-    x = generate("tasks", 6, tasks=200, clients=9, num_standby_replicas=3)
-    assert api.score(x, tag_standby.start(x), "tag_standby")["violations"] == 0
+@pytest.mark.parametrize("tags", [0, 1, 3])
+def test_spread_and_tagged_standbys_meet_tag_standby(tags):
+    x = generate("tasks", 6, tasks=200, clients=9, num_standby_replicas=3, tags=tags, rackless_clients=0.3)
+    actives = {c: TaskRoles(x.clients[c].active) for c in x.client_ids}
+    for make in (guard.spread_standbys, guard.tagged_standbys):
+        assert api.score(x, make(x, actives, 3), "tag_standby")["violations"] == 0, make.__name__
+
+
+def test_tagged_standbys_reach_every_tag_value_when_there_is_room():
+    """Three values of one key and two standbys: each task's three hosts carry all three values."""
+    x = generate("tasks", 8, tasks=90, clients=12, num_standby_replicas=2, tags=1, tag_values=3)
+    actives = {c: TaskRoles(x.clients[c].active) for c in x.client_ids}
+    assert len({x.clients[c].tags["zone"] for c in x.client_ids}) == 3
+    assert api.score(x, guard.tagged_standbys(x, actives, 2), "tag_standby")["criteria"]["tag_shortfall"] == 0
 
 
 # --------------------------------------------------------------------------- size caps

@@ -224,57 +224,73 @@ def caught_up_actives(instance: TasksInstance) -> dict[str, TaskRoles]:
     return {cid: TaskRoles(tuple(lists[j])) for j, cid in enumerate(clients)}
 
 
-def _least_loaded(heap: list, load: list[int], cap: list[int], barred: set[int]) -> int:
-    """Pop the least-loaded client not in ``barred`` (stale entries dropped, barred ones put back)."""
+def _least_loaded(heap: list, load: list[int], cap: list[int], barred: set[int], pop: bool = True) -> int | None:
+    """The least-loaded client of ``heap`` not in ``barred`` (``None`` if none): popped when ``pop``, else
+    left at the top. Stale entries (a load changed since) are dropped, barred ones put back."""
     skipped = []
-    while True:
-        key, j = heapq.heappop(heap)
+    found = None
+    while heap:
+        key, j = heap[0]
         if key != (load[j] + 1) / cap[j]:
+            heapq.heappop(heap)
             continue
         if j in barred:
-            skipped.append((key, j))
+            skipped.append(heapq.heappop(heap))
             continue
-        for entry in skipped:
-            heapq.heappush(heap, entry)
-        return j
-
-
-TAGGED_STEPS = 50_000_000
-"""Above this many (standby, client) steps :func:`tagged_standbys` spreads standbys round robin instead."""
+        found = j
+        if pop:
+            heapq.heappop(heap)
+        break
+    for entry in skipped:
+        heapq.heappush(heap, entry)
+    return found
 
 
 def tagged_standbys(instance: TasksInstance, actives: Mapping[str, TaskRoles], count: int) -> dict[str, TaskRoles]:
     """``actives`` plus ``count`` (< clients) standbys of every stateful task, one by one on the client that
     adds the most tag values the task's hosts lack, then the fewest tasks per thread, then client order
-    (``exact.joint``'s greedy, without its model). Past :data:`TAGGED_STEPS` steps: :func:`spread_standbys`."""
+    (``exact.joint``'s greedy, without its model). The gain depends on a client's tag profile only, so
+    each step compares profiles, each with a heap of its clients: O(copies · (profiles + log clients))."""
     from kipopt.evaluation.tasks import tag_keys
 
     clients = instance.client_ids
-    C = len(clients)
-    stateful = [t for t in instance.task_ids if instance.tasks[t].stateful]
     keys = tag_keys(instance)
-    if count <= 0 or not keys or len(stateful) * count * C > TAGGED_STEPS:
+    if count <= 0 or not keys:
         return spread_standbys(instance, actives, count)
-    values: dict[tuple[str, str], int] = {}
-    code = np.array([[values.setdefault((g, instance.clients[c].tags[g]), len(values))
-                      if g in instance.clients[c].tags else -1 for c in clients] for g in keys])
-    cap = np.array([instance.clients[c].capacity for c in clients], dtype=np.float64)
-    load = np.array([len(actives[c].active) for c in clients], dtype=np.float64)
+    profile_of: dict[tuple, int] = {}
+    member = [profile_of.setdefault(tuple((g, instance.clients[c].tags.get(g)) for g in keys), len(profile_of))
+              for c in clients]
+    profiles = list(profile_of)
+    cap = [instance.clients[c].capacity for c in clients]
+    load = [len(actives[c].active) for c in clients]
+    heaps: list[list] = [[] for _ in profiles]
+    for j, p in enumerate(member):
+        heaps[p].append(((load[j] + 1) / cap[j], j))
+    for h in heaps:
+        heapq.heapify(h)
     where = {t: j for j, c in enumerate(clients) for t in actives[c].active}
-    code[code < 0] = len(values)  # "no value": always counted as seen
     lists: list[list[str]] = [[] for _ in clients]
-    for t in stateful:
-        hosts = [where[t]]
-        have = np.zeros(len(values) + 1, dtype=bool)
-        have[-1] = True
+    for t in instance.task_ids:
+        if not instance.tasks[t].stateful:
+            continue
+        hosts = {where[t]}
+        seen = {pair for pair in profiles[member[where[t]]] if pair[1] is not None}
         for _ in range(count):
-            have[code[:, hosts[-1]]] = True
-            gain = (~have[code]).sum(axis=0)
-            gain[hosts] = -1
-            top = np.flatnonzero(gain == gain.max())
-            j = int(top[np.argmin((load[top] + 1) / cap[top])])
-            hosts.append(j)
+            best = None
+            for p, profile in enumerate(profiles):
+                head = _least_loaded(heaps[p], load, cap, hosts, pop=False)
+                if head is None:
+                    continue
+                gain = sum(1 for pair in profile if pair[1] is not None and pair not in seen)
+                rank = (-gain, (load[head] + 1) / cap[head], head)
+                if best is None or rank < best[0]:
+                    best = (rank, p, head)
+            _, p, j = best
+            _least_loaded(heaps[p], load, cap, hosts, pop=True)  # takes j out
+            hosts.add(j)
+            seen.update(pair for pair in profiles[p] if pair[1] is not None)
             load[j] += 1
+            heapq.heappush(heaps[p], ((load[j] + 1) / cap[j], j))
             lists[j].append(t)
     return {cid: TaskRoles(actives[cid].active, tuple(lists[j])) for j, cid in enumerate(clients)}
 
