@@ -22,6 +22,7 @@ from kipopt.formulations import highs
 from kipopt.formulations.tasks import guard, joint, lag_active, tag_standby
 from kipopt.formulations.tasks.rack import rules as rack_rules
 from kipopt.instance import from_dict, to_dict
+from kipopt.methods import SolveOptions
 from kipopt.solution import Status, TaskRoles
 
 TASK_METHODS = ("exact.rack_active", "exact.balanced_subtopology", "exact.rack_standby", "exact.lag_active",
@@ -57,9 +58,19 @@ def optima():
 @pytest.mark.parametrize("method", TASK_METHODS)
 def test_a_deadline_already_passed_answers_with_the_start_and_a_valid_bound(method, optima):
     x = _instance(method)
-    solution = api.solve(x, method, time_limit=1.0, started=time.perf_counter() - 100)
-    _answers_within_the_rule(solution, optima[method])
-    assert solution.metrics["model"] == "start" and "time limit" in solution.message
+    m = api.get_method(method, "tasks")
+    result = m.run(x, SolveOptions(deadline_at=time.perf_counter() - 1.0))
+    assert result.status is Status.FEASIBLE and result.info["model"] == "start" and "time limit" in result.message
+    scored = api.score(x, result.assignment, m.rule)
+    assert scored["violations"] == 0 and result.objective == scored["objective"]
+    assert result.bound is not None and result.bound <= optima[method] <= result.objective
+
+
+def test_a_read_longer_than_the_limit_still_leaves_the_method_half_of_it():
+    """The promise is the limit plus reading plus evaluating: a small model still finishes after a long read."""
+    x = _instance("exact.rack_active")
+    solution = api.solve(x, "exact.rack_active", time_limit=20.0, started=time.perf_counter() - 100)
+    assert solution.status is Status.OPTIMAL and solution.seconds_reading >= 100
 
 
 @pytest.mark.parametrize("method", TASK_METHODS)

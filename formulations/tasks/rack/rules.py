@@ -118,7 +118,7 @@ def _count_changes(instance: TasksInstance, assignment: Mapping[str, TaskRoles],
 
 
 def _group_counts(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict[tuple[str, int], int]:
-    sub = {t: task.subtopology for t, task in instance.tasks.items()}
+    sub = dict(zip(instance.task_ids, instance.task_subtopologies.tolist()))  # parsed once, not per task id
     counts: Counter = Counter()
     for cid, roles in assignment.items():
         for t in roles.active:
@@ -127,7 +127,7 @@ def _group_counts(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) 
 
 
 def _group_sizes(instance: TasksInstance) -> Counter:
-    return Counter(task.subtopology for task in instance.tasks.values())
+    return Counter(instance.task_subtopologies.tolist())
 
 
 def rack_active_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
@@ -284,11 +284,15 @@ def active_start(rule: str):
     (:mod:`kipopt.formulations.tasks.guard`): the current assignment when it meets ``rule``, else an
     assignment built to meet the rule's counts and bounds."""
     def start(instance: TasksInstance) -> dict[str, TaskRoles]:
-        current = current_assignment(instance)
-        if not RULE_VIOLATIONS[rule](instance, current):
-            return current
+        bounds = active_bounds(instance, rule)
+        if bounds == "none":  # only the per-client counts, which the current assignment has
+            return current_assignment(instance)
+        problem = active_problem(instance, bounds)
+        counts = np.zeros_like(problem.upper)
+        np.add.at(counts, (problem.owner, problem.group), 1)
+        if np.all(counts >= problem.lower) and np.all(counts <= problem.upper):
+            return current_assignment(instance)
         from kipopt.formulations.tasks.rack.balance_priced import feasible_placement
-        problem = active_problem(instance, active_bounds(instance, rule))
         return named(placement_assignment(instance, problem, feasible_placement(problem)),
                      "the starting assignment breaks the rule: an assignment built to meet the rule's bounds")
     return start
