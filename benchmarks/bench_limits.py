@@ -3,8 +3,8 @@
 Each case is generated once (cached in ``--workdir``), then solved in a fresh
 ``kipopt solve`` subprocess per limit; the wall clock is measured here,
 outside kipopt, and peak RSS by ``wait4``. Printed per run: limit, wall,
-the solution's ``seconds_reading``, status, objective, gap, whether an
-assignment came back, peak RSS, and flags:
+the solution's ``seconds_reading`` and ``seconds`` (the method), status and
+model, objective, gap, whether an assignment came back, peak RSS, and flags:
 
 * ``OVER``   wall > L + 2 × reading + 1 s (reading, then evaluating the answer, which takes about as
   long; interpreter start-up is inside the 1 s);
@@ -124,15 +124,17 @@ def run(case: Case, path: Path, limit: float, workdir: Path, hard_stop: float) -
         proc = subprocess.Popen(args, stdout=stdout, stderr=stderr, preexec_fn=_cap_memory)
         code, usage = wait(proc.pid, start + hard_stop)
     wall = time.perf_counter() - start
-    row: dict[str, Any] = {"case": case.name, "method": case.method, "what": case.note, "limit": limit,
+    row: dict[str, Any] = {"case": case.name, "name": case.method, "what": case.note, "limit": limit,
                            "wall": wall, "exit": code, "rss_gb": usage.ru_maxrss / 1024 ** 2}
     try:
         sol = json.loads(out.read_text())
     except ValueError:
         err = out.with_suffix(".err").read_text(errors="replace").strip().splitlines()
-        return dict(row, status="no answer", reading=None, objective=None, gap=None, assignment=False,
+        return dict(row, status="no answer", reading=None, method=None, model=None, objective=None, gap=None,
+                    assignment=False,
                     message=err[-1][:120] if err else "")
-    return dict(row, status=sol["status"], reading=sol.get("seconds_reading"), objective=sol.get("objective"),
+    return dict(row, status=sol["status"], reading=sol.get("seconds_reading"), method=sol.get("seconds"),
+                model=sol["metrics"].get("model"), objective=sol.get("objective"),
                 gap=sol.get("gap"), assignment=bool(sol.get("assignment")), message=(sol.get("message") or "")[:120])
 
 
@@ -151,12 +153,14 @@ def flag(rows: list[dict[str, Any]]) -> None:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| method, instance | limit s | wall s | reading s | status | objective | gap | assignment "
-             "| peak RSS GB | flags |", "|" + "---|" * 10]
+    lines = ["| method, instance | limit s | wall s | reading s | method s | status (model) | objective | gap "
+             "| assignment | peak RSS GB | flags |", "|" + "---|" * 11]
     for r in rows:
         num = (lambda v, f: "" if v is None else format(v, f))
-        lines.append(f"| `{r['method']}` {r['what']} | {r['limit']:g} | {r['wall']:.1f} | {num(r['reading'], '.1f')} "
-                     f"| {r['status']} | {num(r['objective'], 'g')} | {num(r['gap'], '.3g')} "
+        model = f" ({r['model']})" if r["model"] else ""
+        lines.append(f"| `{r['name']}` {r['what']} | {r['limit']:g} | {r['wall']:.1f} | {num(r['reading'], '.1f')} "
+                     f"| {num(r['method'], '.1f')} | {r['status']}{model} | {num(r['objective'], 'g')} "
+                     f"| {num(r['gap'], '.3g')} "
                      f"| {'yes' if r['assignment'] else 'no'} | {num(r['rss_gb'], '.2f')} "
                      f"| {' '.join(r['flags']) or 'ok'} |")
     return "\n".join(lines)

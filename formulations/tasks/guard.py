@@ -75,7 +75,8 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
                                     time_limit=max(MIN_SOLVER_SECONDS, left - grace))
         with tempfile.TemporaryDirectory(prefix="kipopt-start-") as folder:
             kept = Path(folder) / "start.pickle"
-            found = call_highs_before(Deadline(deadline.at), lambda: _outcome(run, instance, inner, start, kept))
+            found = call_highs_before(Deadline(deadline.at),
+                                      lambda: _outcome(run, instance, inner, start, objective, kept))
             if found is None or found[0] != "ok":
                 fallback = _kept(kept)
     if found is not None and found[0] == "ok":
@@ -85,20 +86,28 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
             raise InstanceError(*found[1].args)
         raise found[1]
     if fallback is None:  # no time was left to make it in the child, or the child died first
-        fallback = start(instance)
-    what = fallback.pop(_NAME, None)
+        fallback = _made(start, objective, instance)
+    fallback, what, value = fallback
     if found is not None or not deadline.expired:  # a MemoryError, or the child died (the kernel's OOM killer)
         why = "out of memory" if found is not None else "the solver's process died before the deadline (out of memory?)"
         message = f"{why}: returning {what or 'the start'}"
     else:
         message = f"time limit: the model did not finish in time, returning {what or 'the start'}"
-    return MethodResult(fallback, Status.FEASIBLE, objective(instance, fallback), 0.0, message=message,
+    return MethodResult(fallback, Status.FEASIBLE, value, 0.0, message=message,
                         info={"model": "start", "killed_at_deadline": found is None and left > 0,
                               "start_seconds": round(time.perf_counter() - t0, 6)})
 
 
-def _kept(path: Path) -> dict | None:
-    """The start the child kept in ``path`` before it was stopped, if it got that far."""
+def _made(start: Start, objective: Callable[[TasksInstance, Mapping], float], instance: TasksInstance
+          ) -> tuple[dict[str, TaskRoles], str | None, float]:
+    """The start, what it is (:func:`named`) and its objective."""
+    assignment = start(instance)
+    what = assignment.pop(_NAME, None)
+    return assignment, what, objective(instance, assignment)
+
+
+def _kept(path: Path) -> tuple[dict[str, TaskRoles], str | None, float] | None:
+    """The start the child kept in ``path`` before it was stopped (:func:`_made`), if it got that far."""
     try:
         with open(path, "rb") as handle:
             return pickle.load(handle)
@@ -116,14 +125,15 @@ def named(assignment: dict[str, TaskRoles], what: str) -> dict[str, TaskRoles]:
 
 
 def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions, start: Start,
-             kept: Path) -> tuple[str, object]:
-    """In the child: the start first, kept in ``kept`` (written whole, then renamed, so the parent reads a
-    whole one or none) in case the deadline stops the model; then ``("ok", result)``, ``("memory", None)``
-    or ``("raise", exception)`` for the parent."""
+             objective: Callable[[TasksInstance, Mapping], float], kept: Path) -> tuple[str, object]:
+    """In the child: the start and its objective first, kept in ``kept`` (written whole, then renamed, so
+    the parent reads a whole one or none) in case the deadline stops the model; then ``("ok", result)``,
+    ``("memory", None)`` or ``("raise", exception)`` for the parent."""
     try:
         partial = kept.with_suffix(".part")
+        made = _made(start, objective, instance)
         with open(partial, "wb") as handle:
-            pickle.dump(start(instance), handle, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(made, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(partial, kept)
         return "ok", run(instance, options)
     except MemoryError:
