@@ -6,8 +6,11 @@ outside kipopt, and peak RSS by ``wait4``. Printed per run: limit, wall,
 the solution's ``seconds_reading`` and ``seconds`` (the method), status and
 model, objective, gap, whether an assignment came back, peak RSS, and flags:
 
-* ``OVER``   wall > L + 2 × reading + 1 s (reading, then evaluating the answer, which takes about as
-  long; interpreter start-up is inside the 1 s);
+* ``OVER``   the method (the solution's ``seconds``: from after reading to its answer, before
+  evaluation) took more than L + 1 s, or the wall clock exceeded L + reading + evaluation + 1 s with
+  evaluation estimated as long as reading;
+* ``EVAL``   the rest of the run (start-up, evaluating and printing: wall − reading − method) took longer
+  than reading + 1 s, so the wall clock says little about the limit;
 * ``NONE``   no assignment (no answer, an exit other than 0, or an empty assignment);
 * ``WORSE``  an objective worse than the same case at a longer limit.
 
@@ -142,9 +145,13 @@ def flag(rows: list[dict[str, Any]]) -> None:
     """Mark runs over their limit, without an assignment, or worse than the same case at a longer limit."""
     for r in rows:
         reading = r["reading"] or 0.0
+        r["rest"] = None if r["method"] is None else r["wall"] - reading - r["method"]
         r["flags"] = []
-        if r["wall"] > r["limit"] + 2 * reading + 1.0:
+        if (r["method"] is not None and r["method"] > r["limit"] + 1.0) or (
+                r["wall"] > r["limit"] + 2 * reading + 1.0 and (r["rest"] is None or r["rest"] <= reading + 1.0)):
             r["flags"].append("OVER")
+        if r["rest"] is not None and r["rest"] > reading + 1.0:
+            r["flags"].append("EVAL")
         if not r["assignment"] or r["exit"] != 0:
             r["flags"].append("NONE")
         longer = [o for o in rows if o["case"] == r["case"] and o["limit"] > r["limit"] and o["objective"] is not None]
@@ -153,13 +160,14 @@ def flag(rows: list[dict[str, Any]]) -> None:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| method, instance | limit s | wall s | reading s | method s | status (model) | objective | gap "
-             "| assignment | peak RSS GB | flags |", "|" + "---|" * 11]
+    lines = ["| method, instance | limit s | wall s | reading s | method s | rest s | status (model) | objective "
+             "| gap | assignment | peak RSS GB | flags |", "|" + "---|" * 12]
     for r in rows:
         num = (lambda v, f: "" if v is None else format(v, f))
         model = f" ({r['model']})" if r["model"] else ""
         lines.append(f"| `{r['name']}` {r['what']} | {r['limit']:g} | {r['wall']:.1f} | {num(r['reading'], '.1f')} "
-                     f"| {num(r['method'], '.1f')} | {r['status']}{model} | {num(r['objective'], 'g')} "
+                     f"| {num(r['method'], '.1f')} | {num(r['rest'], '.1f')} | {r['status']}{model} "
+                     f"| {num(r['objective'], 'g')} "
                      f"| {num(r['gap'], '.3g')} "
                      f"| {'yes' if r['assignment'] else 'no'} | {num(r['rss_gb'], '.2f')} "
                      f"| {' '.join(r['flags']) or 'ok'} |")
