@@ -50,17 +50,18 @@ Start = Callable[[TasksInstance], dict[str, TaskRoles]]
 """Makes the start (:func:`named` says what it is, for the answer's message)."""
 
 
-def guarded(run: Runner, start: Start, objective: Callable[[TasksInstance, Mapping], float]) -> Runner:
+def guarded(run: Runner, start: Start) -> Runner:
     """``run`` under a deadline it cannot overrun: see the module docstring."""
     def runner(instance: TasksInstance, options: SolveOptions) -> MethodResult:
-        return run_guarded(instance, options, run, start, objective)
+        return run_guarded(instance, options, run, start)
     runner.__doc__ = run.__doc__
     runner.__name__ = getattr(run, "__name__", "runner")
     return runner
 
 
-def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, start: Start,
-                objective: Callable[[TasksInstance, Mapping], float]) -> MethodResult:
+def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, start: Start) -> MethodResult:
+    """``run(instance, options)`` in a child the deadline kills; its start when it could not finish. The
+    start's objective is left to the caller (:func:`kipopt.api.solve` computes every answer's anyway)."""
     deadline = options.deadline()
     if deadline.at is None:
         return run(instance, options)
@@ -76,7 +77,7 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
         with tempfile.TemporaryDirectory(prefix="kipopt-start-") as folder:
             kept = Path(folder) / "start.pickle"
             found = call_highs_before(Deadline(deadline.at),
-                                      lambda: _outcome(run, instance, inner, start, objective, kept))
+                                      lambda: _outcome(run, instance, inner, start, kept))
             if found is None or found[0] != "ok":
                 fallback = _kept(kept)
     if found is not None and found[0] == "ok":
@@ -86,27 +87,25 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
             raise InstanceError(*found[1].args)
         raise found[1]
     if fallback is None:  # no time was left to make it in the child, or the child died first
-        fallback = _made(start, objective, instance)
-    fallback, what, value = fallback
+        fallback = _made(start, instance)
+    fallback, what = fallback
     if found is not None or not deadline.expired:  # a MemoryError, or the child died (the kernel's OOM killer)
         why = "out of memory" if found is not None else "the solver's process died before the deadline (out of memory?)"
         message = f"{why}: returning {what or 'the start'}"
     else:
         message = f"time limit: the model did not finish in time, returning {what or 'the start'}"
-    return MethodResult(fallback, Status.FEASIBLE, value, 0.0, message=message,
+    return MethodResult(fallback, Status.FEASIBLE, None, 0.0, message=message,
                         info={"model": "start", "killed_at_deadline": found is None and left > 0,
                               "start_seconds": round(time.perf_counter() - t0, 6)})
 
 
-def _made(start: Start, objective: Callable[[TasksInstance, Mapping], float], instance: TasksInstance
-          ) -> tuple[dict[str, TaskRoles], str | None, float]:
-    """The start, what it is (:func:`named`) and its objective."""
+def _made(start: Start, instance: TasksInstance) -> tuple[dict[str, TaskRoles], str | None]:
+    """The start and what it is (:func:`named`)."""
     assignment = start(instance)
-    what = assignment.pop(_NAME, None)
-    return assignment, what, objective(instance, assignment)
+    return assignment, assignment.pop(_NAME, None)
 
 
-def _kept(path: Path) -> tuple[dict[str, TaskRoles], str | None, float] | None:
+def _kept(path: Path) -> tuple[dict[str, TaskRoles], str | None] | None:
     """The start the child kept in ``path`` before it was stopped (:func:`_made`), if it got that far."""
     try:
         with open(path, "rb") as handle:
@@ -125,13 +124,13 @@ def named(assignment: dict[str, TaskRoles], what: str) -> dict[str, TaskRoles]:
 
 
 def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions, start: Start,
-             objective: Callable[[TasksInstance, Mapping], float], kept: Path) -> tuple[str, object]:
-    """In the child: the start and its objective first, kept in ``kept`` (written whole, then renamed, so
+             kept: Path) -> tuple[str, object]:
+    """In the child: the start first, kept in ``kept`` (written whole, then renamed, so
     the parent reads a whole one or none) in case the deadline stops the model; then ``("ok", result)``,
     ``("memory", None)`` or ``("raise", exception)`` for the parent."""
     try:
         partial = kept.with_suffix(".part")
-        made = _made(start, objective, instance)
+        made = _made(start, instance)
         with open(partial, "wb") as handle:
             pickle.dump(made, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(partial, kept)

@@ -425,7 +425,7 @@ def start(instance: TasksInstance) -> dict[str, TaskRoles]:
 
 
 METHODS = [
-    Method("exact.tag_standby", "tasks", "tag_standby", guarded(run_tag_standby, start, tag_standby_objective),
+    Method("exact.tag_standby", "tasks", "tag_standby", guarded(run_tag_standby, start),
            "KIP-708 standbys exactly: distinct tag values per task (enumerated per active profile), then "
            "standby balance per thread (MIP over profile classes)"),
 ]
