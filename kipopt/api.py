@@ -127,6 +127,10 @@ EVALUATION_PER_READ = 1.0
 tasks: 0.95 s against 1.25 s), so a run that knows its reading time leaves at least that much after the method."""
 
 
+METHOD_FLOOR = 0.5
+"""Share of ``time_limit`` a method gets after reading at least, however long reading took."""
+
+
 def solve(instance: Instance, method: str, time_limit: float | None = None, threads: int | None = None,
           seed: int | None = None, priorities: Sequence[str] | str | None = None,
           started: float | None = None) -> Solution:
@@ -152,10 +156,10 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     ``time_limit`` bounds the whole run from ``started`` (a ``time.perf_counter()``
     instant, default now: the command line passes the instant before it read
     the instance); the method gets :data:`METHOD_SHARE` of it, less when
-    reading took long (:data:`EVALUATION_PER_READ`). Interpreter start-up
-    comes before ``started`` and a limit shorter than reading and evaluating
-    the instance cannot hold: the answer then comes as soon as the method's
-    start assignment is evaluated.
+    reading took long (:data:`EVALUATION_PER_READ`), but never less than
+    :data:`METHOD_FLOOR` of it after reading: a run answers within the limit
+    plus its reading time (``seconds_reading`` in the solution) plus
+    evaluating the answer. Interpreter start-up comes before ``started``.
     """
     instance = with_priorities(instance, priorities)
     m = get_method(method, instance.family)
@@ -168,7 +172,9 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     if time_limit is not None:
         began = start if started is None else started
         reserve = max((1 - METHOD_SHARE) * time_limit, EVALUATION_PER_READ * (start - began))
-        deadline_at = began + time_limit - reserve
+        # never less than METHOD_FLOOR of the limit after reading: the promise is the limit plus reading and
+        # evaluating, so a read as long as the limit still leaves a small model time to finish (issue 21)
+        deadline_at = max(began + time_limit - reserve, start + METHOD_FLOOR * time_limit)
     # methods that count a relative limit get what is left of the run's budget, not the whole limit again
     budget = None if deadline_at is None else max(MIN_SOLVER_SECONDS, deadline_at - start)
     options = SolveOptions(budget, threads, seed, deadline_at)
@@ -176,8 +182,10 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
         warnings.simplefilter("ignore")
         result: MethodResult = m.run(instance, options)
     seconds = time.perf_counter() - start
+    reading = None if started is None else max(0.0, start - started)
     solution = Solution(instance.family, m.name, result.assignment, result.status, bound=result.bound,
-                        seconds=seconds, message=result.message, seed=result.seed, target=result.target)
+                        seconds=seconds, message=result.message, seed=result.seed, target=result.target,
+                        seconds_reading=reading)
     if result.status in (Status.INFEASIBLE, Status.ERROR):
         return solution
     answer = Answer(result.assignment, result.target)

@@ -36,6 +36,13 @@ MAX_REPLICAS = 10_000_000
 held in memory as one list per partition (about 150 bytes a replica with the JSON printed), so this
 keeps a run within a few GB; 3.5 times Cruise Control's largest reported cluster (~2.8M replicas)."""
 
+MAX_TASK_COPIES = 10_000_000
+"""Most task copies (``tasks × (1 + num_standby_replicas)``) a tasks instance may ask for: like
+:data:`MAX_REPLICAS`, every answer holds each copy in memory; the exact models are grouped (their size
+grows with task classes, not with copies), and those that are not refuse larger models themselves."""
+MAX_CONSUMER_PARTITIONS = 10_000_000
+"""Most partitions (summed over the topics) a consumers instance may have: the answer lists each one."""
+
 
 # --------------------------------------------------------------------------- ids
 
@@ -308,6 +315,10 @@ class ConsumersInstance:
 def _read_consumers(d: dict) -> ConsumersInstance:
     r.obj(d, "", required=("format", "family", "topics", "members"))
     topics = _read_topics(d["topics"], "topics")
+    partitions = sum(t.partitions for t in topics.values())
+    if partitions > MAX_CONSUMER_PARTITIONS:
+        raise InstanceError("topics", f"{partitions:,} partitions; kipopt assigns at most "
+                                      f"{MAX_CONSUMER_PARTITIONS:,} (the answer would not fit in memory)")
     members = []
     seen: set[str] = set()
     instance_ids: set[str] = set()
@@ -493,6 +504,11 @@ def _read_tasks(d: dict) -> TasksInstance:
     if not clients:
         raise InstanceError("clients", "at least one client is needed")
     instance = TasksInstance(topics, tasks, clients, _read_config(d.get("config", {})))
+    copies = len(tasks) * (1 + min(instance.config.num_standby_replicas, len(clients) - 1))
+    if copies > MAX_TASK_COPIES:
+        raise InstanceError("tasks", f"{len(tasks):,} tasks x (1 + {instance.config.num_standby_replicas} standbys) = "
+                                     f"{copies:,} task copies; kipopt places at most {MAX_TASK_COPIES:,} "
+                                     "(the answer would not fit in memory)")
     if numbers is not None:
         instance.__dict__[PARTITION_NUMBERS] = numbers  # a cache beside the fields, like cached_property
     return instance

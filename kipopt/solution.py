@@ -111,6 +111,10 @@ class Solution:
     message: str | None = None
     seed: int | None = None
     target: Assignment | None = None
+    seconds_reading: float | None = None
+    """Seconds spent reading and validating the instance before the method started (``None`` when the
+    caller did not say when it started reading): a time limit counts them, so a run answers within
+    ``time_limit`` plus about twice this (reading, then evaluating the answer)."""
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)
@@ -130,6 +134,8 @@ class Solution:
         }
         if self.target is not None:
             d["target"] = assignment_to_json(self.family, self.target)
+        if self.seconds_reading is not None:
+            d["seconds_reading"] = round(self.seconds_reading, 6)
         if self.seed is not None:
             d["seed"] = self.seed
         if self.message is not None:
@@ -160,7 +166,7 @@ def json_number(x: float | None) -> float | int | None:
 # --------------------------------------------------------------------------- reading
 
 SOLUTION_FIELDS = ("family", "method", "assignment", "status", "objective", "bound", "gap", "seconds",
-                   "metrics", "message", "seed", "target", "violations")
+                   "seconds_reading", "metrics", "message", "seed", "target", "violations")
 
 
 def parse_solution(instance: Instance, data: Any) -> Assignment:

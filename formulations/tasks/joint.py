@@ -60,6 +60,7 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.highs import ArrayLP, LexResult, SparseBuilder, solve_lexicographic
+from kipopt.formulations.tasks.guard import caught_up_actives, guarded, tagged_standbys, too_large
 from kipopt.formulations.tasks.joint_stages import JointScores, priority_order
 
 READ_BACK_SECONDS = 0.05
@@ -327,9 +328,26 @@ def _scalar_bound(scores: JointScores, rows: list[dict], order: Sequence[str]) -
     return scores.scalar(values, order)
 
 
+def joint_size(instance: TasksInstance) -> str | None:
+    """Refuse an instance whose program would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`):
+    :math:`(|T| + |S|)|C| + |S||V| + 2|C|` columns."""
+    T, C = len(instance.tasks), len(instance.clients)
+    S = sum(1 for t in instance.tasks.values() if t.stateful)
+    V = len(tag_values(instance))
+    return too_large("tasks", f"{T:,} tasks ({S:,} stateful) x {C:,} clients", (T + S) * C + S * V + 2 * C)
+
+
+def joint_start(instance: TasksInstance) -> dict[str, TaskRoles]:
+    """Each task active on its owner (or round robin), and as many standbys as the rule wants spread round
+    robin: what a guarded run answers when its model cannot finish (:mod:`kipopt.formulations.tasks.guard`)."""
+    count = min(JointScores.of(instance).standbys, len(instance.clients) - 1)
+    return tagged_standbys(instance, caught_up_actives(instance), count)
+
+
 METHODS = [
-    Method("exact.joint", "tasks", "joint", run_joint,
+    Method("exact.joint", "tasks", "joint", guarded(run_joint, joint_start),
            "actives and standbys of every task in one lexicographic ILP, per-client counts free (caught-up, "
-           "standby count, tag distinctness, balance, traffic, non-overlap; order config.joint_priorities)"),
+           "standby count, tag distinctness, balance, traffic, non-overlap; order config.joint_priorities)",
+           requires=joint_size),
 ]
 __all__ = ["METHODS", "joint_model", "solve_joint", "run_joint"]

@@ -70,6 +70,7 @@ from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
+from kipopt.formulations.tasks.guard import guarded, tagged_standbys
 from kipopt.formulations.highs import SparseBuilder, solve_lexicographic
 from kipopt.formulations.tasks.rack.model import unique_owners
 from kipopt.formulations.tasks.rules import lexicographic, standby_target, tag_standby_levels, tag_standby_objective
@@ -416,8 +417,15 @@ def _lex_bound(instance: TasksInstance, bounds) -> float:
     return lexicographic(instance, levels[:2])
 
 
+def start(instance: TasksInstance) -> dict[str, TaskRoles]:
+    """The actives as they are and σ standbys per stateful task spread round robin: what a guarded run
+    answers when its model cannot finish (:mod:`kipopt.formulations.tasks.guard`)."""
+    actives = {cid: TaskRoles(instance.clients[cid].active) for cid in instance.client_ids}
+    return tagged_standbys(instance, actives, standby_target(instance))
+
+
 METHODS = [
-    Method("exact.tag_standby", "tasks", "tag_standby", run_tag_standby,
+    Method("exact.tag_standby", "tasks", "tag_standby", guarded(run_tag_standby, start),
            "KIP-708 standbys exactly: distinct tag values per task (enumerated per active profile), then "
            "standby balance per thread (MIP over profile classes)"),
 ]

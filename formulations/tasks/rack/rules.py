@@ -79,6 +79,7 @@ from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, Rule, SolveOptions, Violation
 from kipopt.solution import Status, TaskRoles, current_assignment
 
+from kipopt.formulations.tasks.guard import guarded, named
 from kipopt.formulations.tasks.rack.model import ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap, solve_rack_grouped
 from kipopt.formulations.tasks.rack.standby_grouped import client_level_standbys, place_standbys
 from kipopt.formulations.tasks.rack.standby_model import distinct_tag_pairs
@@ -117,7 +118,7 @@ def _count_changes(instance: TasksInstance, assignment: Mapping[str, TaskRoles],
 
 
 def _group_counts(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> dict[tuple[str, int], int]:
-    sub = {t: task.subtopology for t, task in instance.tasks.items()}
+    sub = dict(zip(instance.task_ids, instance.task_subtopologies.tolist()))  # parsed once, not per task id
     counts: Counter = Counter()
     for cid, roles in assignment.items():
         for t in roles.active:
@@ -126,7 +127,7 @@ def _group_counts(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) 
 
 
 def _group_sizes(instance: TasksInstance) -> Counter:
-    return Counter(task.subtopology for task in instance.tasks.values())
+    return Counter(instance.task_subtopologies.tolist())
 
 
 def rack_active_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
@@ -278,6 +279,25 @@ def _active_result(instance: TasksInstance, rule: str, options: SolveOptions, mo
                         sol.bound, info=sol.info)
 
 
+def active_start(rule: str):
+    """The start a guarded active method answers when its model cannot finish
+    (:mod:`kipopt.formulations.tasks.guard`): the current assignment when it meets ``rule``, else an
+    assignment built to meet the rule's counts and bounds."""
+    def start(instance: TasksInstance) -> dict[str, TaskRoles]:
+        bounds = active_bounds(instance, rule)
+        if bounds == "none":  # only the per-client counts, which the current assignment has
+            return current_assignment(instance)
+        problem = active_problem(instance, bounds)
+        counts = np.zeros_like(problem.upper)
+        np.add.at(counts, (problem.owner, problem.group), 1)
+        if np.all(counts >= problem.lower) and np.all(counts <= problem.upper):
+            return current_assignment(instance)
+        from kipopt.formulations.tasks.rack.balance_priced import feasible_placement
+        return named(placement_assignment(instance, problem, feasible_placement(problem)),
+                     "the starting assignment breaks the rule: an assignment built to meet the rule's bounds")
+    return start
+
+
 def run_rack_active(instance: TasksInstance, options: SolveOptions) -> MethodResult:
     """``exact.rack_active``: the KIP-925 active problem with the configured strategy, solved exactly."""
     return _active_result(instance, "rack_active", options)
@@ -333,10 +353,13 @@ RULES = [
 ]
 
 METHODS = [
-    Method("exact.rack_active", "tasks", "rack_active", run_rack_active,
+    Method("exact.rack_active", "tasks", "rack_active",
+           guarded(run_rack_active, active_start("rack_active")),
            "RackAwareTaskAssignor.optimizeActiveTasks' problem (same counts, strategy, costs) as an LP"),
-    Method("exact.rack_standby", "tasks", "rack_standby", run_rack_standby,
+    Method("exact.rack_standby", "tasks", "rack_standby",
+           guarded(run_rack_standby, current_assignment),
            "standby placement at minimum KIP-925 cost, counts fixed, tag distinctness kept (LP, ILP if fractional)"),
-    Method("exact.balanced_subtopology", "tasks", "balanced_subtopology", run_balanced_subtopology,
+    Method("exact.balanced_subtopology", "tasks", "balanced_subtopology",
+           guarded(run_balanced_subtopology, active_start("balanced_subtopology")),
            "active placement with floor/ceil fair shares per sub-topology (LP)"),
 ]

@@ -212,8 +212,9 @@ def test_expired_deadline_answers_within_the_rule_when_the_start_breaks_it(rule)
     assert result.status is Status.FEASIBLE and "built to meet" in result.message
     assert evaluate_tasks(instance, result.assignment).feasible
     assert rack_tasks.RULE_VIOLATIONS[rule](instance, result.assignment) == []
-    assert result.objective == rack_tasks.active_objective(instance, result.assignment)
-    assert 0 <= result.bound <= result.objective
+    objective = rack_tasks.active_objective(instance, result.assignment)
+    assert result.objective in (None, objective)  # the guard leaves its start's objective to the façade
+    assert 0 <= result.bound <= objective
 
 
 @pytest.mark.parametrize("seed", [32, 38, 42])

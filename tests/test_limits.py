@@ -1,0 +1,202 @@
+"""Issue 21: a time limit is a promise at every size, and a model that cannot fit is refused up front.
+
+Fast checks of the mechanisms; the sizes themselves are measured by ``benchmarks/bench_limits.py``.
+Every exact tasks method, with its deadline already passed and with it passing mid-build, answers
+with an assignment that breaks no rule, a valid bound and status ``feasible`` or ``optimal``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from kipopt import api
+from kipopt.datasets import generate
+from kipopt.errors import InstanceError
+from kipopt.formulations import highs
+from kipopt.formulations.tasks import guard, joint, lag_active, tag_standby
+from kipopt.formulations.tasks.rack import rules as rack_rules
+from kipopt.instance import from_dict, to_dict
+from kipopt.methods import SolveOptions
+from kipopt.solution import Status, TaskRoles
+
+TASK_METHODS = ("exact.rack_active", "exact.balanced_subtopology", "exact.rack_standby", "exact.lag_active",
+                "exact.tag_standby", "exact.joint")
+
+BUILD_STEP = {  # a phase of each method that runs in the guarded child, before HiGHS
+    "exact.rack_active": (rack_rules, "choose_model"),
+    "exact.balanced_subtopology": (rack_rules, "choose_model"),
+    "exact.rack_standby": (rack_rules, "place_standbys"),
+    "exact.lag_active": (lag_active, "build_model"),
+    "exact.tag_standby": (tag_standby, "profiles"),
+    "exact.joint": (joint, "joint_model"),
+}
+
+
+def _instance(method: str):
+    strategy = "balance_subtopology" if method == "exact.rack_active" else "min_traffic"
+    return generate("tasks", 21, tasks=60, clients=8, subtopologies=4, tags=2, num_standby_replicas=1,
+                    strategy=strategy)
+
+
+def _answers_within_the_rule(solution, exact_objective: float) -> None:
+    assert solution.status in (Status.FEASIBLE, Status.OPTIMAL), solution.message
+    assert solution.assignment and solution.metrics["violations"] == []
+    assert solution.bound is not None and solution.bound <= exact_objective + 1e-9 <= solution.objective + 2e-9
+
+
+@pytest.fixture(scope="module")
+def optima():
+    return {m: api.solve(_instance(m), m).objective for m in TASK_METHODS}
+
+
+@pytest.mark.parametrize("method", TASK_METHODS)
+def test_a_deadline_already_passed_answers_with_the_start_and_a_valid_bound(method, optima):
+    x = _instance(method)
+    m = api.get_method(method, "tasks")
+    result = m.run(x, SolveOptions(deadline_at=time.perf_counter() - 1.0))
+    assert result.status is Status.FEASIBLE and result.info["model"] == "start" and "time limit" in result.message
+    scored = api.score(x, result.assignment, m.rule)
+    assert scored["violations"] == 0 and result.objective is None  # the façade computes it
+    assert result.bound is not None and result.bound <= optima[method] <= scored["objective"]
+
+
+def test_a_read_longer_than_the_limit_still_leaves_the_method_half_of_it():
+    """The promise is the limit plus reading plus evaluating: a small model still finishes after a long read."""
+    x = _instance("exact.rack_active")
+    solution = api.solve(x, "exact.rack_active", time_limit=20.0, started=time.perf_counter() - 100)
+    assert solution.status is Status.OPTIMAL and solution.seconds_reading >= 100
+
+
+@pytest.mark.parametrize("method", TASK_METHODS)
+def test_a_deadline_passing_mid_build_kills_the_model_and_answers_in_time(method, optima, monkeypatch):
+    module, name = BUILD_STEP[method]
+    original = getattr(module, name)
+
+    def slow(*args, **kwargs):
+        time.sleep(30)  # a phase that never looks at the clock
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, slow)
+    x = _instance(method)
+    began = time.perf_counter()
+    solution = api.solve(x, method, time_limit=1.5)
+    assert time.perf_counter() - began < 1.5 + 1.0
+    _answers_within_the_rule(solution, optima[method])
+    assert solution.metrics["killed_at_deadline"] is True
+
+
+@pytest.mark.parametrize("method", TASK_METHODS)
+def test_with_time_the_guarded_method_answers_as_the_model_does(method, optima):
+    solution = api.solve(_instance(method), method, time_limit=60)
+    assert solution.status is Status.OPTIMAL and solution.objective == optima[method]
+
+
+def test_memory_exhaustion_is_reported_as_memory_never_as_a_time_limit(monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(joint, "joint_model", exhausted)
+    solution = api.solve(_instance("exact.joint"), "exact.joint", time_limit=30)
+    assert solution.status is Status.FEASIBLE and solution.metrics["violations"] == []
+    assert solution.message.startswith("out of memory") and "time limit" not in solution.message
+
+
+def test_an_error_in_the_guarded_child_is_raised_as_without_it(monkeypatch):
+    def broken(*args, **kwargs):
+        raise InstanceError("tasks", "broken on purpose")
+
+    monkeypatch.setattr(joint, "joint_model", broken)
+    with pytest.raises(InstanceError, match="broken on purpose"):
+        api.solve(_instance("exact.joint"), "exact.joint", time_limit=30)
+
+
+def test_a_small_lp_is_solved_even_after_the_deadline():
+    lp = highs.ArrayLP(cost=np.array([1.0, 2.0]), lower=np.zeros(2), upper=np.ones(2),
+                       row_lower=np.array([1.0]), row_upper=np.array([1.0]),
+                       start=np.array([0, 1, 2]), index=np.array([0, 0]), value=np.array([1.0, 1.0]))
+    res = highs.solve_lp(lp, deadline=highs.Deadline.after(-5.0))
+    assert res.status == "optimal" and res.x.tolist() == [1.0, 0.0]
+    assert highs.solve_lp(lp, integer=True, deadline=highs.Deadline.after(-5.0)).status == "time_limit"
+
+
+def test_starts_meet_their_rules():
+    x = generate("tasks", 5, tasks=300, clients=17, subtopologies=6, tags=2, num_standby_replicas=2)
+    for method, start in (("exact.lag_active", guard.caught_up_actives), ("exact.tag_standby", tag_standby.start),
+                          ("exact.joint", joint.joint_start)):
+        rule = api.get_rule(api.get_method(method, "tasks").rule, "tasks")
+        assignment = start(x)
+        assert rule.violations(x, assignment) == [], method
+        assert api.score(x, assignment, rule.name)["violations"] == 0, method
+
+
+@pytest.mark.parametrize("tags", [0, 1, 3])
+def test_spread_and_tagged_standbys_meet_tag_standby(tags):
+    x = generate("tasks", 6, tasks=200, clients=9, num_standby_replicas=3, tags=tags, rackless_clients=0.3)
+    actives = {c: TaskRoles(x.clients[c].active) for c in x.client_ids}
+    for make in (guard.spread_standbys, guard.tagged_standbys):
+        assert api.score(x, make(x, actives, 3), "tag_standby")["violations"] == 0, make.__name__
+
+
+def test_tagged_standbys_reach_every_tag_value_when_there_is_room():
+    """Three values of one key and two standbys: each task's three hosts carry all three values."""
+    x = generate("tasks", 8, tasks=90, clients=12, num_standby_replicas=2, tags=1, tag_values=3)
+    actives = {c: TaskRoles(x.clients[c].active) for c in x.client_ids}
+    assert len({x.clients[c].tags["zone"] for c in x.client_ids}) == 3
+    assert api.score(x, guard.tagged_standbys(x, actives, 2), "tag_standby")["criteria"]["tag_shortfall"] == 0
+
+
+# --------------------------------------------------------------------------- size caps
+
+
+def test_a_joint_model_too_large_for_memory_is_refused_naming_the_field(monkeypatch):
+    monkeypatch.setattr(guard, "MODEL_MEMORY_BYTES", 1_000_000)
+    with pytest.raises(InstanceError) as caught:
+        api.solve(_instance("exact.joint"), "exact.joint")
+    assert caught.value.field == "tasks" and "GB" in caught.value.message
+
+
+def test_a_lag_model_too_large_for_memory_is_refused_naming_the_field(monkeypatch):
+    monkeypatch.setattr(guard, "MODEL_MEMORY_BYTES", 10_000)
+    with pytest.raises(InstanceError) as caught:
+        api.solve(_instance("exact.lag_active"), "exact.lag_active")
+    assert caught.value.field == "clients"
+
+
+def test_the_command_line_refuses_a_joint_model_too_large_with_exit_2(tmp_path):
+    """2,000 tasks x 1,100 clients: 4.4 million columns, above the 4 GB cap (about 4.4 GB)."""
+    x = generate("tasks", 1, tasks=2_000, clients=1_100, subtopologies=20, stateless_share=0.0)
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(to_dict(x)))
+    run = subprocess.run([sys.executable, "-m", "kipopt", "solve", str(path), "--method", "exact.joint"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    line = run.stderr.strip()
+    assert "\n" not in line and "tasks:" in line and "GB" in line
+
+
+@pytest.mark.parametrize("family", ["tasks", "consumers"])
+def test_instances_above_the_family_cap_are_refused_at_validation(family, monkeypatch):
+    import kipopt.instance as instance_module
+    data = to_dict(generate(family, 2))
+    monkeypatch.setattr(instance_module, "MAX_TASK_COPIES", 10)
+    monkeypatch.setattr(instance_module, "MAX_CONSUMER_PARTITIONS", 10)
+    with pytest.raises(InstanceError) as caught:
+        from_dict(data)
+    assert caught.value.field == {"tasks": "tasks", "consumers": "topics"}[family]
+    assert "would not fit in memory" in caught.value.message
+
+
+def test_solve_prints_its_reading_time(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(to_dict(_instance("exact.joint"))))
+    run = subprocess.run([sys.executable, "-m", "kipopt", "solve", str(path), "--method", "exact.lag_active",
+                          "--time-limit", "30"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    solution = json.loads(run.stdout)
+    assert 0 <= solution["seconds_reading"] < 30
