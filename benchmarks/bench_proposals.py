@@ -26,7 +26,8 @@ same instance (consumers: minus ``exact.balanced``'s, whose rule ranks balance, 
 partitions, then revocations). One run on a shared 2-core machine: times are
 indicative, compare them within a row group.
 
-Run: ``nice python benchmarks/bench_proposals.py [--sizes 1000,3000,10000] [--limit 120] [--part replicas,consumers]``.
+Run: ``nice python benchmarks/bench_proposals.py [--sizes 1000,3000,10000] [--limit 120] [--part replicas,consumers]
+[--scenarios add,skewed] [--racks 3,none]``.
 """
 
 from __future__ import annotations
@@ -147,14 +148,15 @@ def _delta(row: dict, ref: dict, key: str) -> str:
     return f"{row[key] - ref[key]:+d}"
 
 
-def replicas_table(sizes: list[int], limit: float, timeout: float) -> None:
+def replicas_table(sizes: list[int], limit: float, timeout: float, scenarios=("add", "skewed"),
+                   racks_options=(True, False)) -> None:
     head = ("| partitions | scenario | racks | method | status | s | rack short | replica imb | leader imb | moves "
             "| Δ replica | Δ leader | Δ moves |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for partitions in sizes:
-        for scenario in ("add", "skewed"):
-            for racks in (True, False):
+        for scenario in scenarios:
+            for racks in racks_options:
                 rows = {}
                 for method in REPLICA_METHODS:
                     spec = {"part": "replicas", "partitions": partitions, "scenario": scenario, "racks": racks,
@@ -197,6 +199,8 @@ def main() -> int:
     parser.add_argument("--limit", type=float, default=120.0, help="time limit of exact.* and the peer (s)")
     parser.add_argument("--timeout", type=float, default=900.0, help="a row's child is killed after this (s)")
     parser.add_argument("--part", default="replicas,consumers")
+    parser.add_argument("--scenarios", default="add,skewed")
+    parser.add_argument("--racks", default="3,none", help="replicas: 3 (three equal racks) and/or none")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -205,7 +209,8 @@ def main() -> int:
         return 0
     parts = args.part.split(",")
     if "replicas" in parts:
-        replicas_table([int(s) for s in args.sizes.split(",")], args.limit, args.timeout)
+        replicas_table([int(s) for s in args.sizes.split(",")], args.limit, args.timeout,
+                       tuple(args.scenarios.split(",")), tuple(r == "3" for r in args.racks.split(",")))
     if "consumers" in parts:
         print()
         consumers_table(args.limit, args.timeout)

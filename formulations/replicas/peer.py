@@ -112,6 +112,8 @@ def solve_peer(instance: ReplicasInstance, min_factor: float | None = None, max_
                   "Infeasible": "infeasible"}.get(name, "error")
     else:
         status = _solve(prob, mip=True, time_limit=time_limit, threads=threads)
+    if status not in ("optimal", "feasible") and time_limit is not None and time.perf_counter() - start >= time_limit:
+        status = "time_limit"  # CBC reports a run stopped before any solution as infeasible
     if status not in ("optimal", "feasible"):
         return PeerResult(status, {}, None, time.perf_counter() - start)
     assignment = {p: tuple(b for b in instance.broker_ids if (x[p, b].value() or 0) > 0.5) for p in instance.partition_ids}
@@ -150,6 +152,8 @@ def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
     solved = solve_peer(instance, time_limit=options.time_limit, threads=options.threads)
     if solved.status == "infeasible":
         return MethodResult({}, Status.INFEASIBLE, message="no assignment meets the peer's balance band")
+    if solved.status == "time_limit":
+        return MethodResult({}, Status.ERROR, message="the peer's model found no assignment within the time limit")
     if solved.status not in ("optimal", "feasible"):
         return MethodResult({}, Status.ERROR, message=f"the peer's model ended {solved.status}")
     status = Status.OPTIMAL if solved.status == "optimal" else Status.FEASIBLE
