@@ -259,7 +259,7 @@ def build_parser(command: str | None = None, family: str | None = None) -> argpa
     _add_batch(p)
     p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("solve", help="run a method (kafka.* port or exact.* model)")
+    p = sub.add_parser("solve", help="run a method (kafka.* port, proposal.* port of an open Kafka PR, or exact.* model)")
     p.add_argument("instance")
     p.add_argument("--method", required=True)
     p.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")

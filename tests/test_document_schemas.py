@@ -23,7 +23,9 @@ from kipopt.datasets import generate
 from kipopt.instance import to_dict
 from kipopt.schemas import DOCUMENTS, schema
 
-SMALL = {"tasks": {"tasks": 8, "clients": 3}, "replicas": {"brokers": 5, "partitions": 6},
+SMALL = {"tasks": {"tasks": 8, "clients": 3},
+         # a reassignment on one rack: the proposals move a current assignment, the peer has no racks
+         "replicas": {"brokers": 5, "partitions": 6, "racks": 1, "added_brokers": 2},
          "consumers": {"members": 3, "partitions": 8, "conflicts": 0.0}}  # server ports need single owners
 
 

@@ -1,4 +1,4 @@
 """Ports of Kafka's replica placers (KIP-36)."""
 
-PROVIDERS = ("placers",)
+PROVIDERS = ("placers", "proposals.sticky_partition_reassignor")
 """The modules (relative to this package) that register methods, in registry order."""
