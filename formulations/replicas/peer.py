@@ -4,7 +4,7 @@ The model of ``kafka-reassign-optimizer.py`` (github.com/everpeace/kafka-reassig
 "strongly inspired by" killerwhile/kafka-assignment-optimizer), a PuLP binary program over
 x[p, b] = 1 when broker b holds a replica of partition p:
 
-* each partition keeps its replica count (or a new replication factor);
+* each partition has the instance's replication factor;
 * each broker's load Σ_p x[p, b] lies within ``[avg·min_factor, avg·max_factor]``,
   ``avg = replicas / brokers`` (an equality when the two bounds meet);
 * minimise the moves, Σ over (p, b) of x[p, b] where b did not hold p and of
@@ -58,7 +58,7 @@ def _band(instance: ReplicasInstance, min_factor: float | None, max_factor: floa
 
 
 def peer_model(instance: ReplicasInstance, min_factor: float | None = None, max_factor: float | None = None):
-    """The peer's PuLP problem and its variables x[(pid, broker)] (current replica counts kept)."""
+    """The peer's PuLP problem and its variables x[(pid, broker)] (the instance's replication factor everywhere)."""
     import pulp
 
     low, high = _band(instance, min_factor, max_factor)
@@ -66,10 +66,11 @@ def peer_model(instance: ReplicasInstance, min_factor: float | None = None, max_
     prob = pulp.LpProblem("peer_reassign_minimum_moves", pulp.LpMinimize)
     x = {(p, b): pulp.LpVariable(f"x_{p}_{b}", cat="Binary") for p in instance.partition_ids for b in instance.broker_ids}
     held = {(p, b) for p, brokers in current.items() for b in brokers}
-    prob += 0.5 * pulp.lpSum(x[k] if k not in held else 1 - x[k] for k in x)
+    # replicas placed on a broker that did not hold the partition (the evaluator's moves): the peer's half of
+    # the symmetric difference when `current` lists the partition with RF replicas, all of them where it lists none
+    prob += pulp.lpSum(x[k] for k in x if k not in held)
     for p in instance.partition_ids:
-        count = len(current[p]) if p in current else instance.replication_factor
-        prob += pulp.lpSum(x[p, b] for b in instance.broker_ids) == count, f"replicas_{p}"
+        prob += pulp.lpSum(x[p, b] for b in instance.broker_ids) == instance.replication_factor, f"replicas_{p}"
     for b in instance.broker_ids:
         load = pulp.lpSum(x[p, b] for p in instance.partition_ids)
         if low == high:
@@ -117,7 +118,9 @@ def solve_peer(instance: ReplicasInstance, min_factor: float | None = None, max_
     if status not in ("optimal", "feasible"):
         return PeerResult(status, {}, None, time.perf_counter() - start)
     assignment = {p: tuple(b for b in instance.broker_ids if (x[p, b].value() or 0) > 0.5) for p in instance.partition_ids}
-    return PeerResult(status, assignment, round(pulp.value(prob.objective)), time.perf_counter() - start)
+    held = {(p, b) for p, brokers in (instance.current or {}).items() for b in brokers}
+    moves = sum((p, b) not in held for p, brokers in assignment.items() for b in brokers)
+    return PeerResult(status, assignment, moves, time.perf_counter() - start)
 
 
 # --------------------------------------------------------------------------- the rule and the method

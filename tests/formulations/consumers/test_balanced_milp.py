@@ -21,7 +21,7 @@ from kipopt.formulations.consumers.rules import balanced_objective, balanced_vio
 from kipopt.instance import from_dict, to_dict
 from kipopt.solution import Status
 
-from test_exact_consumers import _all_assignments, brute_force, tiny_groups
+from consumer_cases import _all_assignments, brute_force, tiny_groups
 
 LONG = os.environ.get("KIPOPT_LONG") == "1"
 

@@ -14,7 +14,7 @@ from kipopt.formulations.replicas.spread import (Cluster, RackTotals, lexicograp
                                                 spread_objective)
 from kipopt.solution import Status
 
-from test_evaluate_replicas import KIP36_SIX_BROKERS, cluster
+from replica_cases import KIP36_SIX_BROKERS, cluster
 
 
 def brute_force(inst) -> float:
@@ -122,7 +122,7 @@ def test_check_oracle_grades_the_ports():
     exact = solve(inst, "exact.spread")
     admin = solve(inst, "kafka.adminutils")
     assert admin.objective > exact.objective
-    verdict = check(inst, admin.assignment)
+    verdict = check(inst, admin.assignment, "spread")
     assert not verdict.ok and verdict.optimum == exact.objective
 
 

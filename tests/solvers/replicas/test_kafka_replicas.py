@@ -19,7 +19,7 @@ from kipopt.solvers.java_util import JavaRandom, to_int32, to_int64
 from kipopt.solvers.replicas.placers import (KafkaRefusal, RackList, assign_replicas_to_brokers,
                                            rack_alternated_brokers, striped_place)
 
-from test_evaluate_replicas import KIP36_ASSIGNMENT, KIP36_SIX_BROKERS, cluster
+from replica_cases import KIP36_ASSIGNMENT, KIP36_SIX_BROKERS, cluster
 
 
 class MockRandom(JavaRandom):

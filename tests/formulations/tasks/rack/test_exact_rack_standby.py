@@ -293,17 +293,17 @@ def test_cli_check(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["objective"] == out["optimum"] == best.objective and out["gap"] == 0
     start = _write(tmp_path, "start.json", {"assignment": assignment_to_json("tasks", current_assignment(x))})
-    assert main(["check", inst, start]) == 1
+    assert main(["check", inst, start, "--rule", "rack_active"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["objective"] == start_cost and out["gap"] > 0
     loose = (start_cost - best.objective) / best.objective + 1e-9  # tolerance is relative to the optimum
-    assert main(["check", inst, start, "--tolerance", str(loose)]) == 0
+    assert main(["check", inst, start, "--rule", "rack_active", "--tolerance", str(loose)]) == 0
     capsys.readouterr()
     broken = assignment_to_json("tasks", best.assignment)
     donor = next(c for c in broken if broken[c]["active"])
     other = next(c for c in broken if c != donor)
     broken[other]["active"].append(broken[donor]["active"].pop())
-    assert main(["check", inst, _write(tmp_path, "bad.json", {"assignment": broken})]) == 1
+    assert main(["check", inst, _write(tmp_path, "bad.json", {"assignment": broken}), "--rule", "rack_active"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert not out["feasible"] and "active_count_changed" in {v["rule"] for v in out["violations"]}
 

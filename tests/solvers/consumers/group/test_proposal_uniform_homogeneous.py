@@ -90,7 +90,7 @@ def test_owned_partitions_on_the_wrong_rack_are_revoked_even_within_quota():
                                 {"id": "b", "rack": "r2", "topics": ["t"], "owned": ["t-0"]}])
     assignment, _ = proposal_uniform_assign(inst)
     assert assignment == {"a": ("t-0", "t-2"), "b": ("t-1", "t-3")}
-    assert solve(inst, "proposal.server_uniform_rack").metrics["revoked"] == 2
+    assert solve(inst, "proposal.server_uniform_rack").metrics["criteria"]["revoked"] == 2
 
 
 def test_owned_partitions_on_the_right_rack_are_kept():

@@ -1,0 +1,57 @@
+"""Tiny consumer groups and their brute-force optima, shared by the exact models' tests."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import strategies as st
+
+from kipopt import from_dict
+from kipopt.formulations.consumers.groups import layout
+from kipopt.formulations.consumers.rules import (balanced_objective, balanced_violations, range_objective,
+                                                range_violations)
+
+
+def _all_assignments(inst):
+    """Every assignment of each subscribed partition to one of its subscribers."""
+    lay = layout(inst)
+    cells = [(f"{t}-{p}", [m for m, ts in zip(lay.members, lay.member_topics) if t in ts])
+             for t in lay.topics for p in range(inst.topics[t].partitions)]
+    for choice in itertools.product(*(subs for _, subs in cells)):
+        lists = {m: [] for m in lay.members}
+        for (p, _), m in zip(cells, choice):
+            lists[m].append(p)
+        yield {m: tuple(v) for m, v in lists.items()}
+
+
+def brute_force(inst, rule: str) -> tuple[float, float]:
+    """``(rule optimum, optimum over the most balanced assignments)`` by enumeration."""
+    objective = range_objective if rule == "range" else balanced_objective
+    violations = range_violations if rule == "range" else balanced_violations
+    best, squares, best_decmin = float("inf"), None, float("inf")
+    found = []
+    for a in _all_assignments(inst):
+        if not violations(inst, a):
+            value = objective(inst, a)
+            best = min(best, value)
+            found.append((sum(len(v) ** 2 for v in a.values()), value))
+    squares = min(s for s, _ in found)
+    best_decmin = min(v for s, v in found if s == squares)
+    return best, best_decmin
+
+
+racks = st.sampled_from([[], ["a"], ["b"], ["c"], ["a", "b"], ["b", "c"]])
+
+
+@st.composite
+def tiny_groups(draw):
+    topics = {t: {"racks": draw(st.lists(racks, min_size=1, max_size=3))} for t in ("t", "u")}
+    members, total = [], 0
+    for i in range(3):
+        subs = draw(st.sampled_from([["t"], ["u"], ["t", "u"]]))
+        owned = [f"{t}-{p}" for t in subs for p in range(len(topics[t]["racks"])) if draw(st.booleans())]
+        members.append({"id": f"c{i}", "rack": draw(st.sampled_from(["a", "b", "c", None])), "topics": subs,
+                        "owned": owned, "generation": draw(st.integers(1, 2))})
+    for t in topics:
+        total += len(topics[t]["racks"]) * sum(t in m["topics"] for m in members)
+    return from_dict({"format": 1, "family": "consumers", "topics": topics, "members": members})
