@@ -259,9 +259,7 @@ def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, dead
     instance = _present_only(instance)
     fast_assignment, fast_bound = info.pop("_fast_assignment", None), info.pop("_bound", 0)
     if by_bytes and fresh is not None:
-        info["moves_note"] = "bytes moved not proven minimal: the target model's read-back missed its bound"
-        status = Status.FEASIBLE
-        return fast_assignment or fresh.assignment, status, lexicographic_bytes(instance, fresh.d, fresh.l, fast_bound)
+        return _reassign_bytes_by_flow(instance, c, fresh, deadline, threads, info, fast_assignment, fast_bound)
     if fast_assignment is not None and c.partitions * len(c.brokers) > MAX_PAIRS_WITH_AN_ANSWER:
         info["model"] = "targets+greedy"
         info["moves_note"] = (f"not proven minimal: the read-back missed the bound {fast_bound:,} and "
@@ -289,6 +287,28 @@ def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, dead
     moves = evaluate_replicas(instance, assignment).metrics["moves"]  # once more: cheap (vectorised)
     status = Status.OPTIMAL if moves <= moves_bound else Status.FEASIBLE
     return assignment, status, lexicographic(instance, fresh.d, fresh.l, min(moves, max(moves_bound, 0)))
+
+
+def _reassign_bytes_by_flow(instance: ReplicasInstance, c: Cluster, fresh: _Fresh, deadline: float | None,
+                            threads: int | None, info: dict, fast_assignment: dict | None,
+                            fast_bound: int) -> tuple[dict, Status, float | None]:
+    """Bytes moved by the replica flow with each move priced at its partition's bytes, then leaders."""
+    w = weights_of(instance, True)
+    assignment, bound = None, fast_bound
+    if c.one_per_rack or c.partitions * len(c.brokers) <= MAX_BROKER_PAIRS:
+        sets, _, flow_bound = solve_replica_flow(instance, c, fresh.d, deadline, threads, w)
+        bound = max(bound, flow_bound)
+        if sets is not None:
+            assignment = fast_leaders(instance, c, sets, fresh.l) or choose_leaders(instance, c, sets, fresh.l,
+                                                                                   deadline, threads)
+    if assignment is None:
+        info["moves_note"] = "bytes moved not proven minimal (no flow answer in time or size)"
+        return fast_assignment or fresh.assignment, Status.FEASIBLE, lexicographic_bytes(instance, fresh.d, fresh.l,
+                                                                                       bound)
+    info["model"] = "replica_flow_bytes+leaders"
+    moved = evaluate_replicas(instance, assignment).metrics.get("bytes_moved", 0)
+    status = Status.OPTIMAL if moved <= bound and fresh.status is Status.OPTIMAL else Status.FEASIBLE
+    return assignment, status, lexicographic_bytes(instance, fresh.d, fresh.l, min(moved, bound))
 
 
 def _reassign_by_targets(instance: ReplicasInstance, c: Cluster, fresh: _Fresh, deadline: float | None,
