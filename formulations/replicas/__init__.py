@@ -4,5 +4,5 @@
 :mod:`.moves` reassignment with fewest moves; the evaluator is :mod:`kipopt.evaluation.replicas`.
 """
 
-PROVIDERS = ("spread",)
+PROVIDERS = ("spread", "moves_first")
 """The modules (relative to this package) that register methods or rules, in registry order."""

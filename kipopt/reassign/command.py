@@ -30,6 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topics", default=None, metavar="TOPIC,...", help="only these topics")
     p.add_argument("--minimize", choices=("moves", "bytes"), default="moves",
                    help="moves (the rule's definition) or bytes moved (needs --sizes)")
+    p.add_argument("--order", choices=("kip", "operators"), default="kip",
+                   help="kip: replica balance, leader balance, moves (KIP-36's rule spread); operators: replica "
+                        "balance, moves, then leaders (spread_moves_first: a leader change moves no data)")
     p.add_argument("--out", default=None, metavar="DIR", help="write DIR/reassignment.json (for --execute) and "
                    "DIR/rollback.json; without it both documents go into the printed summary")
     p.add_argument("--time-limit", type=float, default=None, help="seconds, for all topics together")
@@ -50,6 +53,8 @@ def scenario_of(args: argparse.Namespace) -> Scenario:
         raise InstanceError("--time-limit", f"must be > 0, got {args.time_limit}")
     if args.minimize == "bytes" and not args.sizes:
         raise InstanceError("--minimize", "bytes needs --sizes (kafka-log-dirs.sh --describe JSON)")
+    if args.order == "operators" and args.minimize == "bytes":
+        raise InstanceError("--order", "operators with --minimize bytes is not offered yet")
     return Scenario(
         brokers=int_list(args.brokers, "--brokers") if args.brokers else None, racks=racks, add_brokers=add,
         decommission=int_list(args.decommission, "--decommission") if args.decommission else (),
@@ -57,7 +62,7 @@ def scenario_of(args: argparse.Namespace) -> Scenario:
         replication_factor=args.replication_factor,
         pin=tuple(x.strip() for x in args.pin.split(",") if x.strip()) if args.pin else (),
         topics=tuple(x.strip() for x in args.topics.split(",") if x.strip()) if args.topics else None,
-        by_bytes=args.minimize == "bytes", time_limit=args.time_limit, threads=args.threads)
+        by_bytes=args.minimize == "bytes", moves_first=args.order == "operators", time_limit=args.time_limit, threads=args.threads)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

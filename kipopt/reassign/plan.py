@@ -45,6 +45,7 @@ class Scenario:
     pin: tuple[str, ...] = ()                        # "topic" or "topic:partition"
     topics: tuple[str, ...] | None = None
     by_bytes: bool = False
+    moves_first: bool = False
     time_limit: float | None = None
     threads: int | None = None
 
@@ -165,7 +166,7 @@ def make_plan(current: list[PartitionReplicas], s: Scenario,
     for p in current:
         if (p.topic, p.partition) in pinned and gone & set(p.replicas):
             raise InstanceError("--pin", f"{p.topic}:{p.partition} is pinned to a broker that leaves")
-    method = "exact.spread_bytes" if s.by_bytes else "exact.spread"
+    method = "exact.spread_bytes" if s.by_bytes else "exact.spread_moves_first" if s.moves_first else "exact.spread"
     proposed: dict[tuple[str, int], tuple[int, ...]] = {}
     per_topic = []
     for k, topic in enumerate(topics):

@@ -45,7 +45,7 @@ def mip_optimum(inst) -> float:
     return spread_objective(inst, assignment)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), brokers=st.integers(3, 8), racks=st.sampled_from([0, 1, 2, 3, 4]),
        partitions=st.integers(1, 14), rf=st.integers(1, 3), departed=st.integers(0, 2),
        old_rf=st.integers(1, 4))
@@ -119,3 +119,24 @@ def test_bytes_moved_prefers_small_partitions():
     # 4 replicas leave brokers 0 and 1; a partition can lose only one (broker 2 is the only other), so three
     # small partitions and one large one move: counting moves alone cannot tell them apart
     assert s.metrics["moves"] == 4 and s.metrics["bytes_moved"] == 1003
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6), brokers=st.integers(3, 4), racks=st.sampled_from([0, 2]),
+       partitions=st.integers(1, 3), departed=st.integers(0, 1))
+def test_moves_first_brute_force(seed, brokers, racks, partitions, departed):
+    """exact.spread_moves_first (D, then moves, then L): optimal answers are the enumerated optimum, and its
+    moves never exceed exact.spread's (which ranks leaders before moves)."""
+    from kipopt.formulations.replicas.moves_first import moves_first_objective
+    inst = random_instance(seed, brokers, racks, partitions, 2, departed, 2)
+    s = solve(inst, "exact.spread_moves_first")
+    assert not evaluate(inst, s.assignment).violations
+    rf = inst.replication_factor
+    choices = [(lead,) + rest for lead in inst.broker_ids
+               for rest in itertools.combinations([b for b in inst.broker_ids if b != lead], rf - 1)]
+    best = min(moves_first_objective(inst, a) for combo in itertools.product(choices, repeat=inst.partitions)
+               if not evaluate(inst, a := dict(zip(inst.partition_ids, combo))).violations)
+    assert s.objective >= best and s.bound <= best
+    if s.status is Status.OPTIMAL:
+        assert s.objective == best
+    assert s.metrics["moves"] <= solve(inst, "exact.spread").metrics["moves"]
