@@ -10,10 +10,13 @@ targets ``t`` with every load in a window ``[lo, lo + D]``
 (``w_p`` = 1, or the partition's bytes), and the forced moves ``Σ_p w_p·f_p``
 (``f_p`` replicas that cannot stay: on departed brokers, beyond the rack rule
 or the replication factor) are a bound as well. Maximising ``Σ_b G_b(t_b)``
-over the window with ``Σ t_b = P·RF`` is a concave separable allocation
-(each ``G_b`` is concave): taking the best marginal unit one at a time is
-optimal, so the bound is the exact minimum of the relaxation — it does not
-grow with partitions × brokers, only with brokers and the window width.
+over the window with ``Σ t_b = P·RF`` and each rack's total within what the
+rack rule allows (``≤ P`` with one replica per rack, ``≥ P`` when every rack
+is used) is a concave separable allocation over a laminar family (brokers in
+racks): taking the best marginal unit one at a time (a rack's required
+minimum first) is optimal, so the bound is the exact minimum of the
+relaxation — it does not grow with partitions × brokers, only with brokers
+and the window width. (The tests hold it to the broker-level MIP.)
 
 The read-back keeps, on every broker, its ``t_b`` heaviest replicas (after
 the drops the rack rule forces, taken on the most overloaded brokers), then
@@ -181,13 +184,11 @@ def fast_replica_sets(instance: ReplicasInstance, c: Cluster, d_max: int, w: np.
     avg = total / N
     best_bound, best = None, None
     for lo in range(max(0, math.ceil(avg) - d_max), math.floor(avg) + 1):
-        relaxed = _allocate(gains, lo, lo + d_max, total, None, None, None)
-        if relaxed is not None:
-            v = relaxed[1]
-            best_bound = v if best_bound is None else max(best_bound, v)
         fitted = _allocate(gains, lo, lo + d_max, total, rack, rack_low, rack_high)
-        if fitted is not None and (best is None or fitted[1] > best[1][1]):
-            best = (lo, fitted)
+        if fitted is not None:
+            best_bound = fitted[1] if best_bound is None else max(best_bound, fitted[1])
+            if best is None or fitted[1] > best[1][1]:
+                best = (lo, fitted)
     everything = int(w.sum()) * rf
     cur_weight = sum(int(w[p]) * len(h) for p, h in enumerate(cur.of_partition))
     counts = np.array([len(lst) for lst in cur.on_broker], dtype=np.int64)
@@ -230,26 +231,37 @@ def _read_back(c: Cluster, cur: _Current, drops: list[set[int]], t: np.ndarray, 
         heapq.heapify(h)
     order = sorted((p for p in range(P) if len(kept[p]) < rf), key=lambda p: len(kept[p]))
     chosen = [list(k) for k in kept]
+    per_rack = {}
     for p in order:
-        per_rack = [0] * R
+        counts = [0] * R
         for j in kept[p]:
-            per_rack[rack_l[j]] += 1
-        banned = set(cur.of_partition[p])
-        for _ in range(rf - len(kept[p])):
-            lacking = [r for r in range(R) if per_rack[r] < low[r]]
-            racks = lacking or [r for r in range(R) if per_rack[r] < high[r]]
-            racks.sort(key=lambda r: -rack_free[r])
-            j = next((j for j in (_roomiest(heaps[r], free_l, banned) for r in racks if rack_free[r] > 0)
-                      if j is not None), None)
-            if j is None:
+            counts[rack_l[j]] += 1
+        per_rack[p] = counts
+    banned = {p: set(cur.of_partition[p]) for p in order}
+
+    def place(p: int, racks: list[int]) -> bool:
+        racks = sorted((r for r in racks if rack_free[r] > 0), key=lambda r: -rack_free[r])
+        j = next((j for j in (_roomiest(heaps[r], free_l, banned[p]) for r in racks) if j is not None), None)
+        if j is None:
+            return False
+        chosen[p].append(j)
+        banned[p].add(j)
+        free_l[j] -= 1
+        rack_free[rack_l[j]] -= 1
+        per_rack[p][rack_l[j]] += 1
+        if free_l[j] > 0:
+            heapq.heappush(heaps[rack_l[j]], (-free_l[j], j))
+        return True
+
+    for p in order:  # first the replicas the rack rule sends to one rack (a rack the partition lacks)
+        for r in range(R):
+            while per_rack[p][r] < low[r]:
+                if not place(p, [r]):
+                    return None
+    for p in order:  # then the rest, to the rack with most room among those the rule allows
+        while len(chosen[p]) < rf:
+            if not place(p, [r for r in range(R) if per_rack[p][r] < high[r]]):
                 return None
-            chosen[p].append(j)
-            banned.add(j)
-            free_l[j] -= 1
-            rack_free[rack_l[j]] -= 1
-            per_rack[rack_l[j]] += 1
-            if free_l[j] > 0:
-                heapq.heappush(heaps[rack_l[j]], (-free_l[j], j))
     return [[c.brokers[j] for j in s] for s in chosen], kept
 
 
