@@ -34,6 +34,17 @@ Exact method, by case (R racks, the "no rack" rack included):
   ("balanced word") pattern and replicas on the RF consecutive brokers after
   each leader; both imbalances then meet their lower bounds (0, or 1 when the
   counts do not divide).
+* **``current`` given, any racks** (first): the target model of
+  :mod:`.targets`. Moves only depend on how many replicas each broker keeps,
+  so a bound comes from per-broker targets (a concave allocation over
+  brokers, each rack's total within the rack rule) and a greedy read-back
+  keeps each broker's targets and places the rest; when its moves meet the
+  bound the answer is optimal (leaders then by a greedy or one max flow).
+  Nothing in it grows with partitions × brokers. Brokers in ``current`` but
+  not in ``brokers`` (decommissioned) lose every replica. Only if the
+  read-back misses its bound do the flows below decide (above
+  :data:`MAX_PAIRS_WITH_AN_ANSWER` pairs the read-back's answer is returned,
+  ``feasible`` with the bound).
 * **``current`` given, R >= RF**: ``D`` and ``L`` are those of the
   aggregated model (``current`` does not change what is feasible). Moves are
   then a min-cost flow: each partition sends RF units through
@@ -260,7 +271,8 @@ def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, dead
     fast_assignment, fast_bound = info.pop("_fast_assignment", None), info.pop("_bound", 0)
     if by_bytes and fresh is not None:
         return _reassign_bytes_by_flow(instance, c, fresh, deadline, threads, info, fast_assignment, fast_bound)
-    if fast_assignment is not None and c.partitions * len(c.brokers) > MAX_PAIRS_WITH_AN_ANSWER:
+    flow_size = c.partitions * ((c.rf + c.num_racks) if c.one_per_rack else len(c.brokers))
+    if fast_assignment is not None and flow_size > MAX_PAIRS_WITH_AN_ANSWER:
         info["model"] = "targets+greedy"
         info["moves_note"] = (f"not proven minimal: the read-back missed the bound {fast_bound:,} and "
                               f"{c.partitions:,} x {len(c.brokers):,} is past the flows' size")
@@ -384,7 +396,8 @@ def _reassign_broker_level(instance: ReplicasInstance, c: Cluster, fresh: _Fresh
 
 
 MAX_PAIRS_WITH_AN_ANSWER = 300_000
-"""Above this many (partition, broker) pairs, a target-model answer that misses its bound is returned as is
+"""Above this many arcs of the replica flow ((partition, broker) pairs; (partition, rack) slots and current
+replicas with one replica per rack), a target-model answer that misses its bound is returned as is
 (``feasible``, with the bound) rather than handed to the flows, which take minutes there."""
 
 MAX_BROKER_PAIRS = 2_000_000
