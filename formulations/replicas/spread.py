@@ -90,7 +90,7 @@ from kipopt.formulations.replicas.moves import (choose_leaders, solve_full, solv
 from kipopt.formulations.replicas.targets import fast_leaders, fast_replica_sets, weights_of
 from kipopt.formulations.replicas.placement import (RackTotals, balanced_placement, extra_counts, partition_racks,  # noqa: F401
                                place_every_rack, place_in_racks, replicas_per_rack, solve_rack_totals,
-                               split_imbalance)
+                               split_imbalance, wrap_placement)
 
 # --------------------------------------------------------------------------- the rule
 
@@ -229,7 +229,8 @@ def _fresh(instance: ReplicasInstance, c: Cluster, deadline: float | None, threa
     if c.one_per_rack:
         info["model"] = "rack_totals"
         totals = solve_rack_totals(c, deadline, threads)
-        build = lambda: place_in_racks(c, totals, partition_racks(c, totals))  # noqa: E731
+        build = lambda: (wrap_placement(c, totals)  # noqa: E731
+                         or place_in_racks(c, totals, partition_racks(c, totals)))
     elif c.num_racks == 1:
         info["model"] = "balanced_word"
         d, l = _lower_bounds(c)

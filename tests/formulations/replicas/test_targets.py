@@ -21,6 +21,8 @@ from kipopt.formulations.replicas.targets import fast_replica_sets, weights_of
 from kipopt.instance import from_dict
 from kipopt.solution import Status
 
+from test_exact_spread import rack_totals
+
 
 def random_instance(seed: int, brokers: int, racks: int, partitions: int, rf: int, departed: int,
                     old_rf: int, sizes: bool = False):
@@ -142,3 +144,27 @@ def test_moves_first_brute_force(seed, brokers, racks, partitions, departed):
     if s.status is Status.OPTIMAL:
         assert s.objective == best
     assert s.metrics["moves"] <= solve(inst, "exact.spread").metrics["moves"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(spec=rack_totals())
+def test_wrap_placement_meets_the_totals_or_declines(spec):
+    """The vectorised de-aggregation (wrap-around, leaders by a max flow) meets any feasible rack totals
+    exactly, one replica per rack, each broker within its even quotas, or returns None."""
+    from kipopt.formulations.replicas.placement import RackTotals, _even, wrap_placement
+    rf, P, T, lam, sizes = spec
+    racks, i = [], 0
+    for n in sizes:
+        racks.append(tuple(range(i, i + n)))
+        i += n
+    c = Cluster(tuple(range(i)), tuple(racks), True, P, rf, 0)
+    a = wrap_placement(c, RackTotals(tuple(T), tuple(lam), 0, 0, True, None))
+    if a is None:
+        return
+    assert sorted(a) == list(range(P))
+    rack_of = {b: r for r, ms in enumerate(racks) for b in ms}
+    assert all(len({rack_of[b] for b in bs}) == rf == len(bs) for bs in a.values())
+    for r, members in enumerate(racks):
+        load = [sum(b in bs for bs in a.values()) for b in members]
+        leads = [sum(bs[0] == b for bs in a.values()) for b in members]
+        assert load == _even(T[r], len(members)) and leads == _even(lam[r], len(members))
