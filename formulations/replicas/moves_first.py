@@ -22,14 +22,13 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from kipopt.evaluation.replicas import evaluate_replicas
 from kipopt.instance import ReplicasInstance
 from kipopt.methods import Method, MethodResult, Rule, SolveOptions
 from kipopt.solution import Status
 
 from kipopt.formulations.replicas.model import Cluster
 from kipopt.formulations.replicas.moves import solve_replica_flow
-from kipopt.formulations.replicas.spread import (MAX_BROKER_PAIRS, _fresh, _present_only, solve_spread,
+from kipopt.formulations.replicas.spread import (MAX_BROKER_PAIRS, _evaluated, _fresh, _present_only, solve_spread,
                                                  spread_violations, weight)
 from kipopt.formulations.replicas.targets import fast_leaders, fast_replica_sets, weights_of
 
@@ -42,12 +41,12 @@ def lexicographic_moves_first(instance: ReplicasInstance, replica_imbalance: flo
 
 
 def moves_first_objective(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> float:
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     return lexicographic_moves_first(instance, m["replica_imbalance"], m.get("moves", 0), m["leader_imbalance"])
 
 
 def moves_first_criteria(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> dict[str, float]:
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     return {"replica_imbalance": m["replica_imbalance"], "moves": m.get("moves", 0),
             "leader_imbalance": m["leader_imbalance"]}
 
@@ -105,7 +104,7 @@ def solve_moves_first(instance: ReplicasInstance, options: SolveOptions = SolveO
     else:
         assignment, least_l = _least_leader_imbalance(instance, c, sets, fresh.l)
         info["model"] += "+least_leader_imbalance"
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     objective = lexicographic_moves_first(instance, m["replica_imbalance"], m["moves"], m["leader_imbalance"])
     optimal = (fresh.status is Status.OPTIMAL and m["moves"] <= moves_bound and least_l == fresh.l)
     bound = objective if optimal else lexicographic_moves_first(instance, fresh.d, min(m["moves"], moves_bound),

@@ -95,6 +95,20 @@ from kipopt.formulations.replicas.placement import (RackTotals, balanced_placeme
 # --------------------------------------------------------------------------- the rule
 
 
+_LAST: list = [None, None, None]  # instance, assignment, evaluation
+
+
+def _evaluated(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]):
+    """The evaluation of the assignment ``exact.spread`` just returned, computed once: the rule's
+    objective, criteria and violations are asked for right after (a second each at a million partitions).
+    Keyed by the objects' identity; any other assignment is evaluated afresh."""
+    if _LAST[0] is instance and _LAST[1] is assignment:
+        return _LAST[2]
+    evaluation = evaluate_replicas(instance, assignment)
+    _LAST[:] = [instance, assignment, evaluation]
+    return evaluation
+
+
 def weight(instance: ReplicasInstance) -> int:
     """``W = partitions·RF + 1``: larger than any leader imbalance or move count."""
     return instance.partitions * instance.replication_factor + 1
@@ -133,32 +147,32 @@ def _moved_bytes(m: Mapping) -> int:
 
 
 def spread_bytes_objective(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> float:
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     return lexicographic_bytes(instance, m["replica_imbalance"], m["leader_imbalance"], _moved_bytes(m))
 
 
 def spread_bytes_criteria(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> dict[str, float]:
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     return {"replica_imbalance": m["replica_imbalance"], "leader_imbalance": m["leader_imbalance"],
             "bytes_moved": _moved_bytes(m)}
 
 
 def spread_objective(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> float:
     """The rule's objective, recomputed from the assignment alone."""
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     return lexicographic(instance, m["replica_imbalance"], m["leader_imbalance"], m.get("moves", 0))
 
 
 def spread_criteria(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> dict[str, float]:
     """The rule's criteria in priority order (the bench reports each one's own gap)."""
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     return {"replica_imbalance": m["replica_imbalance"], "leader_imbalance": m["leader_imbalance"],
             "moves": m.get("moves", 0)}
 
 
 def spread_violations(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> list[Violation]:
     """Missing partitions, wrong replica counts, duplicate brokers, too few racks (by the evaluator's names)."""
-    return evaluate_replicas(instance, assignment).violations
+    return _evaluated(instance, assignment).violations
 
 
 # --------------------------------------------------------------------------- the method
@@ -209,7 +223,7 @@ def solve_spread(instance: ReplicasInstance, options: SolveOptions = SolveOption
             return MethodResult({}, Status.ERROR if stages[-1].status != "infeasible" else Status.INFEASIBLE,
                                 message=f"the broker-level model gave no solution ({stages[-1].status})")
         status, bound = _staged_bound(instance, stages)
-    evaluation = evaluate_replicas(instance, assignment)
+    evaluation = _evaluated(instance, assignment)
     if evaluation.violations:
         raise MethodError("exact.spread built an assignment that breaks "
                           + ", ".join(v.rule for v in evaluation.violations) + " (this is a bug)")
@@ -297,7 +311,7 @@ def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, dead
         assignment, moves_bound = fresh.assignment, fast_bound
     if fresh.status is not Status.OPTIMAL:
         return assignment, Status.FEASIBLE, fresh.bound
-    moves = evaluate_replicas(instance, assignment).metrics["moves"]  # once more: cheap (vectorised)
+    moves = _evaluated(instance, assignment).metrics["moves"]  # once more: cheap (vectorised)
     status = Status.OPTIMAL if moves <= moves_bound else Status.FEASIBLE
     return assignment, status, lexicographic(instance, fresh.d, fresh.l, min(moves, max(moves_bound, 0)))
 
@@ -319,7 +333,7 @@ def _reassign_bytes_by_flow(instance: ReplicasInstance, c: Cluster, fresh: _Fres
         return fast_assignment or fresh.assignment, Status.FEASIBLE, lexicographic_bytes(instance, fresh.d, fresh.l,
                                                                                        bound)
     info["model"] = "replica_flow_bytes+leaders"
-    moved = evaluate_replicas(instance, assignment).metrics.get("bytes_moved", 0)
+    moved = _evaluated(instance, assignment).metrics.get("bytes_moved", 0)
     status = Status.OPTIMAL if moved <= bound and fresh.status is Status.OPTIMAL else Status.FEASIBLE
     return assignment, status, lexicographic_bytes(instance, fresh.d, fresh.l, min(moved, bound))
 
@@ -343,7 +357,7 @@ def _reassign_by_targets(instance: ReplicasInstance, c: Cluster, fresh: _Fresh, 
         return None
     info["model"] = "targets+greedy"
     info.pop("_bound", None)
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     moves = m.get("bytes_moved", m["moves"]) if by_bytes else m["moves"]
     score = lexicographic_bytes if by_bytes else lexicographic
     if fresh.status is not Status.OPTIMAL:
