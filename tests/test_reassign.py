@@ -212,3 +212,25 @@ def test_parse_rules_refuse_what_kafka_refuses():
     assert any("log dirs" in e for e in kafka_parse_errors(
         {"partitions": [{"topic": "t", "partition": 0, "replicas": [0, 1], "log_dirs": ["any"]}]}))
     assert read_assignment(GOOD)[0].replicas == (0, 1)
+
+
+def test_readme_commands_run_on_the_shipped_examples(tmp_path, capsys, monkeypatch):
+    """The README's kipopt reassign commands, run as written (plan/ in a temporary folder), are optimal
+    and write files Kafka's parser rules accept."""
+    import re
+    import shlex
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    block = readme.split("### Reassigning a Kafka cluster", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    commands = [re.sub(r"#.*", "", c).strip() for c in block.replace("\\\n", " ").splitlines()]
+    commands = [c for c in commands if c.startswith("kipopt reassign")]
+    assert len(commands) == 3
+    monkeypatch.chdir(root)
+    for command in commands:
+        argv = [a.replace("plan/", str(tmp_path / "plan")) for a in shlex.split(command)[1:]]
+        capsys.readouterr()
+        assert main(argv) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["status"] == "optimal"
+        doc = json.loads((tmp_path / "plan" / "reassignment.json").read_text())
+        assert_kafka_accepts(doc, {b for p in doc["partitions"] for b in p["replicas"]})

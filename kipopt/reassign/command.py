@@ -16,9 +16,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--current", required=True, metavar="FILE",
                    help="the current assignment, as kafka-reassign-partitions.sh --generate prints it (- for stdin)")
     p.add_argument("--brokers", default=None, metavar="ID,ID", help="the cluster's brokers (default: those in "
-                   "--current and --racks)")
+                   "--current; an empty broker already in the cluster is named here or in --add-brokers)")
     p.add_argument("--racks", default=None, metavar="FILE", help='rack map {"<id>": "<rack>"} or {"brokers": '
-                   '[{"id", "rack"}]}')
+                   '[{"id", "rack"}]} (it may name brokers still to be added)')
     p.add_argument("--sizes", default=None, metavar="FILE", help="kafka-log-dirs.sh --describe JSON")
     p.add_argument("--add-brokers", default=None, metavar="ID[:RACK],...")
     p.add_argument("--add-rack", default=None, metavar="RACK=ID,ID,...")

@@ -36,7 +36,7 @@ JAVA_INT_MAX = 2**31 - 1
 class Scenario:
     """What the operator asks for, besides the current assignment."""
 
-    brokers: tuple[int, ...] | None = None          # the cluster (--brokers); None: brokers seen in the files
+    brokers: tuple[int, ...] | None = None          # the cluster (--brokers); None: brokers in the current assignment
     racks: dict[int, str | None] = field(default_factory=dict)
     add_brokers: dict[int, str | None] = field(default_factory=dict)
     decommission: tuple[int, ...] = ()
@@ -105,8 +105,7 @@ def _cluster(current: list[PartitionReplicas], s: Scenario) -> tuple[list[int], 
     for b, rack in s.add_brokers.items():
         if rack is not None:
             racks[b] = rack
-    base = set(s.brokers) if s.brokers is not None else (
-        {b for p in current for b in p.replicas} | set(s.racks))
+    base = set(s.brokers) if s.brokers is not None else {b for p in current for b in p.replicas}
     for b in s.add_brokers:
         if b in base:
             raise InstanceError("--add-brokers", f"broker {b} is already in the cluster")
