@@ -12,8 +12,8 @@ are balanced within whatever the fewest moves allow:
 Exact method: ``D`` is the fresh optimum (``current`` does not change what
 is feasible); the fewest moves at ``D`` come from the target model (optimal
 when it meets its bound) or else the replica flows; then the smallest leader
-imbalance those replica sets allow, by max flows (a binary search over
-``L``). The answer is ``optimal`` when the moves meet their bound and ``L``
+imbalance those replica sets allow, by max flows (at the fresh ``L`` and
+the two above it, else a greedy). The answer is ``optimal`` when the moves meet their bound and ``L``
 equals the least leader imbalance of any placement (the fresh ``L``);
 otherwise ``feasible`` with that bound.
 """
@@ -30,7 +30,7 @@ from kipopt.formulations.replicas.model import Cluster
 from kipopt.formulations.replicas.moves import solve_replica_flow
 from kipopt.formulations.replicas.spread import (MAX_BROKER_PAIRS, _evaluated, _fresh, _present_only, solve_spread,
                                                  spread_violations, weight)
-from kipopt.formulations.replicas.targets import fast_leaders, fast_replica_sets, weights_of
+from kipopt.formulations.replicas.targets import fast_replica_sets, least_imbalance_leaders, weights_of
 
 
 def lexicographic_moves_first(instance: ReplicasInstance, replica_imbalance: float, moves: float,
@@ -49,24 +49,6 @@ def moves_first_criteria(instance: ReplicasInstance, assignment: Mapping[int, Se
     m = _evaluated(instance, assignment).metrics
     return {"replica_imbalance": m["replica_imbalance"], "moves": m.get("moves", 0),
             "leader_imbalance": m["leader_imbalance"]}
-
-
-def _least_leader_imbalance(instance: ReplicasInstance, c: Cluster, sets: list[list[int]],
-                            lowest: int) -> tuple[dict, int]:
-    """Leaders for fixed replica sets with the smallest imbalance (feasibility is monotone in ``L``)."""
-    found = fast_leaders(instance, c, sets, lowest)
-    if found is not None:
-        return found, lowest
-    lo, hi = lowest + 1, c.partitions
-    best = fast_leaders(instance, c, sets, hi)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        a = fast_leaders(instance, c, sets, mid)
-        if a is not None:
-            best, hi = a, mid
-        else:
-            lo = mid + 1
-    return best, hi
 
 
 def solve_moves_first(instance: ReplicasInstance, options: SolveOptions = SolveOptions()) -> MethodResult:
@@ -102,7 +84,7 @@ def solve_moves_first(instance: ReplicasInstance, options: SolveOptions = SolveO
         info["moves_note"] = "not minimised: no replica sets in time; the balanced placement answers"
         assignment, least_l = fresh.assignment, None
     else:
-        assignment, least_l = _least_leader_imbalance(instance, c, sets, fresh.l)
+        assignment, least_l = least_imbalance_leaders(instance, c, sets, fresh.l)
         info["model"] += "+least_leader_imbalance"
     m = _evaluated(instance, assignment).metrics
     objective = lexicographic_moves_first(instance, m["replica_imbalance"], m["moves"], m["leader_imbalance"])

@@ -87,7 +87,7 @@ from kipopt.solution import Status
 from kipopt.formulations.replicas.model import Cluster, Model, Outcome, solve_model  # noqa: F401  (public names of this module)
 from kipopt.formulations.replicas.moves import (choose_leaders, solve_full, solve_moves_broker_level,  # noqa: F401
                            solve_moves_one_per_rack, solve_replica_flow)
-from kipopt.formulations.replicas.targets import fast_leaders, fast_replica_sets, weights_of
+from kipopt.formulations.replicas.targets import fast_leaders, fast_replica_sets, least_imbalance_leaders, weights_of
 from kipopt.formulations.replicas.placement import (RackTotals, balanced_placement, extra_counts, partition_racks,  # noqa: F401
                                place_every_rack, place_in_racks, replicas_per_rack, solve_rack_totals,
                                split_imbalance, wrap_placement)
@@ -347,10 +347,9 @@ def _reassign_by_targets(instance: ReplicasInstance, c: Cluster, fresh: _Fresh, 
     info["_bound"] = fast.bound
     if fast.sets is None:
         return None
-    assignment = fast_leaders(instance, c, fast.sets, fresh.l)
-    if assignment is None:
-        assignment = choose_leaders(_present_only(instance), c, fast.sets, fresh.l, deadline, threads)
-    if assignment is None:
+    assignment = fast_leaders(instance, c, fast.sets, fresh.l)  # exact: a max flow decides each window
+    if assignment is None:  # these sets allow no leader choice within L: keep the least imbalance as an answer
+        info["_fast_assignment"] = least_imbalance_leaders(instance, c, fast.sets, fresh.l + 1)[0]
         return None
     if fast.moves > fast.bound:
         info["_fast_assignment"] = assignment

@@ -301,6 +301,23 @@ def fast_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]],
     return None
 
 
+def least_imbalance_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]],
+                            lowest: int) -> tuple[dict, int]:
+    """Leaders for fixed replica sets and their imbalance: the max flows at ``lowest``, ``lowest + 1`` and
+    ``lowest + 2`` (each exact for its imbalance), else a greedy (each partition to its least-loaded
+    replica) whose imbalance is then measured. The first is the least possible; the others are answers."""
+    for l in range(lowest, lowest + 3):
+        found = fast_leaders(instance, c, sets, l)
+        if found is not None:
+            return found, l
+    bidx = {b: j for j, b in enumerate(c.brokers)}
+    lead = _greedy_leaders(c, sets, instance.current or {}, bidx, c.partitions, 0)
+    counts = np.bincount(np.array(lead, dtype=np.int64), minlength=len(c.brokers))
+    out = {c.start + p: (c.brokers[lead[p]],) + tuple(sorted(b for b in sets[p] if b != c.brokers[lead[p]]))
+           for p in range(c.partitions)}
+    return out, int(counts.max() - counts.min())
+
+
 def _flow_leaders(c: Cluster, sets: list[list[int]], bidx: dict, hi: int, lo: int) -> list[int] | None:
     """Leaders with every broker's count in ``[lo, hi]``, by one maximum flow (scipy's Dinic) on the
     lower-bound reduction: S' feeds each partition 1 and the sink ``lo`` per broker, each broker sends
