@@ -258,7 +258,11 @@ def _read_back(c: Cluster, cur: _Current, drops: list[set[int]], t: np.ndarray, 
             while per_rack[p][r] < low[r]:
                 if not place(p, [r]):
                     return None
-    for p in order:  # then the rest, to the rack with most room among those the rule allows
+    # then the rest, to the rack with most room among those the rule allows; partitions with the fewest
+    # allowed racks first (they are the ones the last free slots might not fit)
+    order.sort(key=lambda p: (sum(per_rack[p][r] < high[r] for r in range(R)) - (rf - len(chosen[p])),
+                              len(chosen[p])))
+    for p in order:
         while len(chosen[p]) < rf:
             if not place(p, [r for r in range(R) if per_rack[p][r] < high[r]]):
                 return None
