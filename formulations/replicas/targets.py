@@ -238,6 +238,7 @@ def _read_back(c: Cluster, cur: _Current, drops: list[set[int]], t: np.ndarray, 
             counts[rack_l[j]] += 1
         per_rack[p] = counts
     banned = {p: set(cur.of_partition[p]) for p in order}
+    added_in: list[list[tuple[int, int]]] = [[] for _ in range(R)]  # (partition, broker) placed per rack
 
     def place(p: int, racks: list[int]) -> bool:
         racks = sorted((r for r in racks if rack_free[r] > 0), key=lambda r: -rack_free[r])
@@ -249,14 +250,44 @@ def _read_back(c: Cluster, cur: _Current, drops: list[set[int]], t: np.ndarray, 
         free_l[j] -= 1
         rack_free[rack_l[j]] -= 1
         per_rack[p][rack_l[j]] += 1
+        added_in[rack_l[j]].append((p, j))
         if free_l[j] > 0:
             heapq.heappush(heaps[rack_l[j]], (-free_l[j], j))
         return True
 
+    def swap_in(p: int, racks: list[int]) -> bool:
+        """No allowed rack has room for p: a partition q placed earlier on a broker j of an allowed rack
+        moves that replica to a rack with room that q may use, and p takes j (the moves stay the same)."""
+        for r in racks:
+            for k, (q, j) in enumerate(added_in[r]):
+                if j in banned[p] or per_rack[q][r] - 1 < low[r]:
+                    continue
+                for r2 in range(R):
+                    if r2 == r or rack_free[r2] <= 0 or per_rack[q][r2] >= high[r2]:
+                        continue
+                    j2 = _roomiest(heaps[r2], free_l, banned[q])
+                    if j2 is None:
+                        continue
+                    chosen[q][chosen[q].index(j)] = j2
+                    banned[q].add(j2)
+                    per_rack[q][r] -= 1
+                    per_rack[q][r2] += 1
+                    free_l[j2] -= 1
+                    rack_free[r2] -= 1
+                    if free_l[j2] > 0:
+                        heapq.heappush(heaps[r2], (-free_l[j2], j2))
+                    added_in[r2].append((q, j2))
+                    added_in[r][k] = (p, j)
+                    chosen[p].append(j)
+                    banned[p].add(j)
+                    per_rack[p][r] += 1
+                    return True
+        return False
+
     for p in order:  # first the replicas the rack rule sends to one rack (a rack the partition lacks)
         for r in range(R):
             while per_rack[p][r] < low[r]:
-                if not place(p, [r]):
+                if not place(p, [r]) and not swap_in(p, [r]):
                     return None
     # then the rest, to the rack with most room among those the rule allows; partitions with the fewest
     # allowed racks first (they are the ones the last free slots might not fit)
@@ -264,7 +295,8 @@ def _read_back(c: Cluster, cur: _Current, drops: list[set[int]], t: np.ndarray, 
                               len(chosen[p])))
     for p in order:
         while len(chosen[p]) < rf:
-            if not place(p, [r for r in range(R) if per_rack[p][r] < high[r]]):
+            allowed = [r for r in range(R) if per_rack[p][r] < high[r]]
+            if not place(p, allowed) and not swap_in(p, allowed):
                 return None
     return [[c.brokers[j] for j in s] for s in chosen], kept
 
