@@ -142,6 +142,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reassign(args: argparse.Namespace) -> int:
+    from .reassign.command import run
+    summary = run(args)
+    _print_json(summary)
+    print(f"kipopt reassign: {summary['status']}: {summary['partitions_changed']:,} partitions change, "
+          f"{summary['moves']:,} replicas move", file=sys.stderr)
+    return 0 if summary["status"] in ("optimal", "feasible") else 1
+
+
 def cmd_vectors(args: argparse.Namespace) -> int:
     from . import vectors
     if args.list:
@@ -302,6 +311,12 @@ def build_parser(command: str | None = None, family: str | None = None) -> argpa
     p.add_argument("family", choices=FAMILIES + DOCUMENTS, metavar="FAMILY|DOCUMENT",
                    help=f"one of {', '.join(FAMILIES + DOCUMENTS)}")
     p.set_defaults(func=cmd_schema)
+
+    p = sub.add_parser("reassign", help="Kafka's current assignment and a scenario in, "
+                                        "kafka-reassign-partitions.sh --execute and rollback files out")
+    from .reassign.command import add_arguments
+    add_arguments(p)
+    p.set_defaults(func=cmd_reassign)
 
     _add_bench(sub)
     return parser

@@ -197,6 +197,7 @@ class ReplicasInstance:
     start_index: int = 0
     start_partition_id: int = 0
     current: Mapping[int, tuple[int, ...]] | None = None
+    sizes: Mapping[int, int] | None = None
     family: str = field(default="replicas", init=False)
 
     @cached_property
@@ -216,10 +217,22 @@ class ReplicasInstance:
     def partition_ids(self) -> range:
         return range(self.start_partition_id, self.start_partition_id + self.partitions)
 
+    @cached_property
+    def departing(self) -> tuple[int, ...]:
+        """Brokers named in ``current`` but not in ``brokers``: being decommissioned, every replica on them moves."""
+        known = set(self.broker_ids)
+        return tuple(sorted({b for bs in (self.current or {}).values() for b in bs} - known))
+
+    def size_of(self, pid: int) -> int:
+        """Bytes of a partition (1 when the instance has no ``sizes``; 0 for a partition it omits)."""
+        if self.sizes is None:
+            return 1
+        return self.sizes.get(pid, 0)
+
 
 def _read_replicas(d: dict) -> ReplicasInstance:
     r.obj(d, "", required=("format", "family", "brokers", "partitions", "replication_factor"),
-          optional=("start_index", "start_partition_id", "current"))
+          optional=("start_index", "start_partition_id", "current", "sizes"))
     brokers = []
     seen: set[int] = set()
     for i, b in enumerate(r.array(d["brokers"], "brokers")):
@@ -250,17 +263,30 @@ def _read_replicas(d: dict) -> ReplicasInstance:
             pid = int(key)
             if not start_pid <= pid < start_pid + partitions:
                 raise InstanceError(cpath, f"partition {pid} is outside {start_pid}..{start_pid + partitions - 1}")
-            ids = [r.integer(x, f"{cpath}[{j}]", 0) for j, x in enumerate(r.array(replicas, cpath))]
-            for j, x in enumerate(ids):
-                if x not in seen:
-                    raise InstanceError(f"{cpath}[{j}]", f"broker {x} is not in brokers")
+            # a broker not in brokers is being decommissioned: allowed, every replica on it moves
+            ids = [r.integer(x, f"{cpath}[{j}]", 0, r.JAVA_INT_MAX) for j, x in enumerate(r.array(replicas, cpath))]
             if len(set(ids)) != len(ids):
                 raise InstanceError(cpath, "a broker is listed twice")
             if not ids:
                 raise InstanceError(cpath, "an existing assignment lists at least one broker")
             current[pid] = tuple(ids)
         current = dict(sorted(current.items()))
-    return ReplicasInstance(tuple(brokers), partitions, rf, start_index, start_pid, current)
+    sizes = _read_sizes(d["sizes"], start_pid, partitions) if "sizes" in d else None
+    return ReplicasInstance(tuple(brokers), partitions, rf, start_index, start_pid, current, sizes)
+
+
+def _read_sizes(raw: Any, start_pid: int, partitions: int) -> dict[int, int]:
+    """``sizes``: partition id (string key) to its bytes (what ``kafka-log-dirs.sh`` reports, largest replica)."""
+    sizes = {}
+    for key, value in r.mapping(raw, "sizes").items():
+        spath = f"sizes.{key}"
+        if not _canonical_nonnegative(key):
+            raise InstanceError(spath, f"partition id {key!r} is not a non-negative integer")
+        pid = int(key)
+        if not start_pid <= pid < start_pid + partitions:
+            raise InstanceError(spath, f"partition {pid} is outside {start_pid}..{start_pid + partitions - 1}")
+        sizes[pid] = r.integer(value, spath, 0, 2**62)
+    return dict(sorted(sizes.items()))
 
 
 def _replicas_to_dict(x: ReplicasInstance) -> dict:
@@ -272,6 +298,8 @@ def _replicas_to_dict(x: ReplicasInstance) -> dict:
     }
     if x.current is not None:
         d["current"] = {str(p): list(bs) for p, bs in x.current.items()}
+    if x.sizes is not None:
+        d["sizes"] = {str(p): v for p, v in x.sizes.items()}
     return d
 
 

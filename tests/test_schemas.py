@@ -83,7 +83,7 @@ def test_generated_instances_validate(family, seed):
 _CROSS_REFERENCES = {
     "partition-not-in-topic", "partition-unknown-topic", "changelog-beyond-topic", "lag-unknown-task",
     "stateful-without-changelog", "active-unknown-task", "active-and-standby", "member-duplicate-id",
-    "member-unknown-topic", "broker-duplicate-id", "current-unknown-broker", "current-out-of-range",
+    "member-unknown-topic", "broker-duplicate-id", "current-out-of-range", "sizes-out-of-range",
     "partition-negative",  # "input--1" is a well-formed partition of a topic named "input-"
 }
 STRUCTURAL = [c for c in ERROR_CASES if c[0] not in _CROSS_REFERENCES]

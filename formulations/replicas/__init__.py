@@ -5,5 +5,5 @@
 (``exact.peer_reassign``, a benchmark peer); the evaluator is :mod:`kipopt.evaluation.replicas`.
 """
 
-PROVIDERS = ("spread", "peer")
+PROVIDERS = ("spread", "moves_first", "peer")
 """The modules (relative to this package) that register methods or rules, in registry order."""

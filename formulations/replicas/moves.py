@@ -117,7 +117,8 @@ class _Network:
     sink: np.ndarray        # arc b -> sink, one per broker
 
 
-def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int) -> _Network:
+def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int,
+                     w: np.ndarray | None = None) -> _Network:
     """Min-cost flow: partitions send RF units through (partition, rack) slots to brokers.
 
     A slot exists for every rack where the partition has current replicas; it
@@ -158,8 +159,8 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
 
     arcs(S, slot_p, node_slot + np.arange(S), 1, 0)
     keep = arcs(len(keep_p), node_slot + keep_s, node_b + keep_b, 1, 0)
-    slot_add = arcs(S, node_slot + np.arange(S), node_pool + slot_r, 1, 1)
-    dir_add = arcs(len(direct), dir_p, node_pool + dir_r, 1, 1)
+    slot_add = arcs(S, node_slot + np.arange(S), node_pool + slot_r, 1, 1 if w is None else w[slot_p])
+    dir_add = arcs(len(direct), dir_p, node_pool + dir_r, 1, 1 if w is None else w[dir_p])
     b_rack = np.array([rack_of[b] for b in c.brokers], dtype=np.int64)
     to_broker = arcs(N, node_pool + b_rack, node_b + np.arange(N), P, 0)
     sink_lb, sink_ub = lo, lo + d_max
@@ -206,7 +207,8 @@ class _EveryRackNetwork:
     arc_b: np.ndarray   # broker index
 
 
-def _every_rack_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int) -> _EveryRackNetwork:
+def _every_rack_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int,
+                        w: np.ndarray | None = None) -> _EveryRackNetwork:
     """Min-cost flow: partition p sends RF units to nodes (p, r) (between 1 and ``min(n_r, RF − R + 1)``
     each: every rack used), each to distinct brokers of rack r (cost 1 unless p is on that broker now),
     and each broker's total lies in ``[lo, lo + d_max]``. A node-arc incidence matrix: integral vertices."""
@@ -224,7 +226,7 @@ def _every_rack_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: 
     m.lower[-1] = np.array(low, dtype=float)[pr_r]
     m.upper[-1] = np.array(high, dtype=float)[pr_r]
     arc_p, arc_b = np.divmod(np.arange(P * N), N)
-    arc = m.add_vars(P * N, 0, 1, integer=False, cost=np.where(held.reshape(-1), 0.0, 1.0))
+    arc = m.add_vars(P * N, 0, 1, integer=False, cost=np.where(held.reshape(-1), 0.0, 1.0 if w is None else w[arc_p]))
     sink = m.add_vars(N, lo, lo + d_max, integer=False)
     # rows: partitions (P), (p, r) nodes (P·R), brokers (N); +1 out of a node, -1 into it
     node_pr, node_b = P, P + P * R
@@ -238,8 +240,11 @@ def _every_rack_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: 
 
 
 def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadline: float | None,
-                       threads: int | None) -> tuple[list[list[int]] | None, int | None, int]:
+                       threads: int | None, w: np.ndarray | None = None
+                       ) -> tuple[list[list[int]] | None, int | None, int]:
     """Fewest moves with replica imbalance <= ``d_max`` (leaders ignored): sets, moves, lower bound.
+
+    With ``w`` (one weight per partition row) a move costs its partition's weight (bytes moved).
 
     The window ``[lo, lo + d_max]`` of broker loads must contain the average
     load, which leaves ``d_max + 1`` values of ``lo`` at most; each is a pure
@@ -257,7 +262,7 @@ def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadl
     for brokers in (instance.current or {}).values():
         for b in brokers:
             held[b] += 1
-    bound = sum(max(0, candidates[0] - k) for k in held.values())
+    bound = sum(max(0, candidates[0] - k) for k in held.values()) if w is None else 0
     solved: dict[int, tuple[float, object, np.ndarray | None]] = {}
     exact = True
 
@@ -266,9 +271,9 @@ def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadl
         nonlocal exact
         if lo not in solved:
             if c.one_per_rack:
-                net, presolve = _replica_network(instance, c, d_max, lo), True
+                net, presolve = _replica_network(instance, c, d_max, lo, w), True
             else:  # presolve took 40 times longer than the solve on this network (measured, 1,000 x 20)
-                net, presolve = _every_rack_network(instance, c, d_max, lo), False
+                net, presolve = _every_rack_network(instance, c, d_max, lo, w), False
             o = _lp_solve(net.model, deadline, threads, presolve)
             exact &= o.status in ("optimal", "infeasible")
             good = o.x is not None and o.status == "optimal" and _integral(o.x)

@@ -284,3 +284,86 @@ def balanced_placement(c: Cluster) -> dict[int, tuple[int, ...]]:
     return out
 
 
+
+
+# --------------------------------------------------------------------------- R >= RF, vectorised
+
+
+def wrap_placement(c: Cluster, totals: RackTotals) -> dict[int, tuple[int, ...]] | None:
+    """The rack totals as a placement in array operations (a million partitions in seconds), or None.
+
+    Racks' replicas are laid end to end over the slots ``k = row·P + p`` (McNaughton's wrap-around):
+    rack r covers a cyclic run of ``T_r <= P`` partitions, so no partition gets a rack twice, and the
+    runs' ends cut the partitions into at most ``R + 1`` intervals with one rack set each. Leaders are
+    a transportation problem between those intervals and the racks' leader totals ``Λ_r`` (a max flow);
+    within a rack, leaders and followers go to its brokers' even quotas as in :func:`place_in_racks`.
+    None when the transportation has no solution (the greedy :func:`partition_racks` then decides).
+    """
+    P, R, rf = c.partitions, c.num_racks, c.rf
+    T, lam = np.array(totals.replicas, dtype=np.int64), np.array(totals.leaders, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(T)[:-1]))
+    cuts = np.unique(np.concatenate(([0, P], starts % P)))
+    lows, highs = cuts[:-1], cuts[1:]
+    has = np.zeros((len(lows), R), dtype=bool)  # interval i holds rack r
+    for r in range(R):
+        if T[r] == 0:
+            continue
+        a = starts[r] % P
+        inside = ((lows - a) % P) < T[r]
+        has[inside, r] = True
+    if not np.all(has.sum(axis=1) == rf):
+        return None
+    lead = _interval_leaders(has, (highs - lows), lam)
+    if lead is None:
+        return None
+    leader_rack = np.empty(P, dtype=np.int64)
+    for i, (lo, hi) in enumerate(zip(lows, highs)):
+        at = lo
+        for r in np.flatnonzero(lead[i]):
+            leader_rack[at:at + lead[i, r]] = r
+            at += lead[i, r]
+    return _brokers_for(c, totals, has, lows, highs, leader_rack)
+
+
+def _interval_leaders(has: np.ndarray, sizes: np.ndarray, lam: np.ndarray) -> np.ndarray | None:
+    """Leaders per (interval, rack): interval i leads ``sizes[i]`` among its racks, rack r ``lam[r]``."""
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import maximum_flow
+
+    n, R = has.shape
+    src, sink = n + R, n + R + 1
+    ii, rr = np.nonzero(has)
+    tails = np.concatenate([np.full(n, src), ii, n + np.arange(R)])
+    heads = np.concatenate([np.arange(n), n + rr, np.full(R, sink)])
+    caps = np.concatenate([sizes, sizes[ii], lam]).astype(np.int64)
+    if caps.max(initial=0) > np.iinfo(np.int32).max:
+        return None
+    graph = csr_array((caps.astype(np.int32), (tails, heads)), shape=(n + R + 2,) * 2)
+    result = maximum_flow(graph, src, sink)
+    if result.flow_value != sizes.sum():
+        return None
+    flow = result.flow.toarray() if hasattr(result, "flow") else result.residual.toarray()
+    out = np.zeros((n, R), dtype=np.int64)
+    out[ii, rr] = flow[ii, n + rr]
+    return out
+
+
+def _brokers_for(c: Cluster, totals: RackTotals, has: np.ndarray, lows: np.ndarray, highs: np.ndarray,
+                 leader_rack: np.ndarray) -> dict[int, tuple[int, ...]]:
+    """Each rack's leader and follower entries, in partition order, onto its brokers' even quotas."""
+    P, R = c.partitions, c.num_racks
+    interval = np.repeat(np.arange(len(lows)), highs - lows)
+    leader = np.empty(P, dtype=np.int64)
+    followers = np.empty((P, c.rf - 1), dtype=np.int64)
+    filled = np.zeros(P, dtype=np.int64)
+    for r, members in enumerate(c.racks):
+        ids = np.array(members, dtype=np.int64)
+        rho = np.array(_even(totals.replicas[r], len(members)), dtype=np.int64)
+        lm = np.array(_even(totals.leaders[r], len(members)), dtype=np.int64)
+        led = np.flatnonzero(leader_rack == r)
+        leader[led] = np.repeat(ids, lm)
+        follows = np.flatnonzero(has[interval, r] & (leader_rack != r))
+        followers[follows, filled[follows]] = np.repeat(ids, rho - lm)
+        filled[follows] += 1
+    rows = np.column_stack([leader, followers]).tolist()
+    return dict(zip(range(c.start, c.start + P), map(tuple, rows)))

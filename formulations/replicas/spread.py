@@ -34,6 +34,17 @@ Exact method, by case (R racks, the "no rack" rack included):
   ("balanced word") pattern and replicas on the RF consecutive brokers after
   each leader; both imbalances then meet their lower bounds (0, or 1 when the
   counts do not divide).
+* **``current`` given, any racks** (first): the target model of
+  :mod:`.targets`. Moves only depend on how many replicas each broker keeps,
+  so a bound comes from per-broker targets (a concave allocation over
+  brokers, each rack's total within the rack rule) and a greedy read-back
+  keeps each broker's targets and places the rest; when its moves meet the
+  bound the answer is optimal (leaders then by a greedy or one max flow).
+  Nothing in it grows with partitions × brokers. Brokers in ``current`` but
+  not in ``brokers`` (decommissioned) lose every replica. Only if the
+  read-back misses its bound do the flows below decide (above
+  :data:`MAX_PAIRS_WITH_AN_ANSWER` pairs the read-back's answer is returned,
+  ``feasible`` with the bound).
 * **``current`` given, R >= RF**: ``D`` and ``L`` are those of the
   aggregated model (``current`` does not change what is feasible). Moves are
   then a min-cost flow: each partition sends RF units through
@@ -60,10 +71,12 @@ Exact method, by case (R racks, the "no rack" rack included):
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from kipopt.errors import MethodError
 from kipopt.evaluation.replicas import evaluate_replicas
@@ -74,11 +87,26 @@ from kipopt.solution import Status
 from kipopt.formulations.replicas.model import Cluster, Model, Outcome, solve_model  # noqa: F401  (public names of this module)
 from kipopt.formulations.replicas.moves import (choose_leaders, solve_full, solve_moves_broker_level,  # noqa: F401
                            solve_moves_one_per_rack, solve_replica_flow)
+from kipopt.formulations.replicas.targets import fast_leaders, fast_replica_sets, least_imbalance_leaders, weights_of
 from kipopt.formulations.replicas.placement import (RackTotals, balanced_placement, extra_counts, partition_racks,  # noqa: F401
                                place_every_rack, place_in_racks, replicas_per_rack, solve_rack_totals,
-                               split_imbalance)
+                               split_imbalance, wrap_placement)
 
 # --------------------------------------------------------------------------- the rule
+
+
+_LAST: list = [None, None, None]  # instance, assignment, evaluation
+
+
+def _evaluated(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]):
+    """The evaluation of the assignment ``exact.spread`` just returned, computed once: the rule's
+    objective, criteria and violations are asked for right after (a second each at a million partitions).
+    Keyed by the objects' identity; any other assignment is evaluated afresh."""
+    if _LAST[0] is instance and _LAST[1] is assignment:
+        return _LAST[2]
+    evaluation = evaluate_replicas(instance, assignment)
+    _LAST[:] = [instance, assignment, evaluation]
+    return evaluation
 
 
 def weight(instance: ReplicasInstance) -> int:
@@ -100,22 +128,51 @@ def lexicographic(instance: ReplicasInstance, replica_imbalance: float, leader_i
     return float(replica_imbalance * w * w + leader_imbalance * w + moves)
 
 
+def bytes_weight(instance: ReplicasInstance) -> int:
+    """``W = RF·Σ sizes + 1`` (or ``partitions·RF + 1`` without sizes): more than any bytes moved."""
+    if instance.sizes is None:
+        return weight(instance)
+    return instance.replication_factor * sum(instance.sizes.values()) + 1
+
+
+def lexicographic_bytes(instance: ReplicasInstance, replica_imbalance: float, leader_imbalance: float,
+                        bytes_moved: float) -> float:
+    """``D·W² + L·W + B`` with ``W`` = :func:`bytes_weight` (exact in a float up to 2^53; the criteria always)."""
+    w = bytes_weight(instance)
+    return float(int(replica_imbalance) * w * w + int(leader_imbalance) * w + int(bytes_moved))
+
+
+def _moved_bytes(m: Mapping) -> int:
+    return m.get("bytes_moved", m.get("moves", 0))
+
+
+def spread_bytes_objective(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> float:
+    m = _evaluated(instance, assignment).metrics
+    return lexicographic_bytes(instance, m["replica_imbalance"], m["leader_imbalance"], _moved_bytes(m))
+
+
+def spread_bytes_criteria(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> dict[str, float]:
+    m = _evaluated(instance, assignment).metrics
+    return {"replica_imbalance": m["replica_imbalance"], "leader_imbalance": m["leader_imbalance"],
+            "bytes_moved": _moved_bytes(m)}
+
+
 def spread_objective(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> float:
     """The rule's objective, recomputed from the assignment alone."""
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     return lexicographic(instance, m["replica_imbalance"], m["leader_imbalance"], m.get("moves", 0))
 
 
 def spread_criteria(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> dict[str, float]:
     """The rule's criteria in priority order (the bench reports each one's own gap)."""
-    m = evaluate_replicas(instance, assignment).metrics
+    m = _evaluated(instance, assignment).metrics
     return {"replica_imbalance": m["replica_imbalance"], "leader_imbalance": m["leader_imbalance"],
             "moves": m.get("moves", 0)}
 
 
 def spread_violations(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> list[Violation]:
     """Missing partitions, wrong replica counts, duplicate brokers, too few racks (by the evaluator's names)."""
-    return evaluate_replicas(instance, assignment).violations
+    return _evaluated(instance, assignment).violations
 
 
 # --------------------------------------------------------------------------- the method
@@ -127,18 +184,21 @@ def _lower_bounds(c: Cluster) -> tuple[int, int]:
     return int(c.partitions * c.rf % n != 0), int(c.partitions % n != 0)
 
 
-@dataclass(frozen=True)
 class _Fresh:
-    """A placement meeting the optimal imbalances ``d`` and ``l`` (moves ignored), its status and bound."""
+    """A placement meeting the optimal imbalances ``d`` and ``l`` (moves ignored), its status and bound.
 
-    assignment: dict[int, tuple[int, ...]]
-    d: int
-    l: int
-    status: Status
-    bound: float | None
+    The placement itself is built on first use: a reassignment the target model answers never needs it."""
+
+    def __init__(self, build: Callable[[], dict | None], d: int, l: int, status: Status, bound: float | None):
+        self._build, self.d, self.l, self.status, self.bound = build, d, l, status, bound
+
+    @functools.cached_property
+    def assignment(self) -> dict[int, tuple[int, ...]] | None:
+        return self._build()
 
 
-def solve_spread(instance: ReplicasInstance, options: SolveOptions = SolveOptions()) -> MethodResult:
+def solve_spread(instance: ReplicasInstance, options: SolveOptions = SolveOptions(),
+                 by_bytes: bool = False) -> MethodResult:
     """``exact.spread``: see the module docstring for the model used in each case.
 
     The deadline of ``options`` bounds everything: a reassignment cut short
@@ -153,7 +213,7 @@ def solve_spread(instance: ReplicasInstance, options: SolveOptions = SolveOption
     info: dict = {}
     fresh = _fresh(instance, c, deadline, options.threads, info)
     if instance.current is not None:
-        assignment, status, bound = _reassign(instance, c, fresh, deadline, options.threads, info)
+        assignment, status, bound = _reassign(instance, c, fresh, deadline, options.threads, info, by_bytes)
     elif fresh is not None:
         assignment, status, bound = fresh.assignment, fresh.status, fresh.bound
     else:
@@ -163,12 +223,15 @@ def solve_spread(instance: ReplicasInstance, options: SolveOptions = SolveOption
             return MethodResult({}, Status.ERROR if stages[-1].status != "infeasible" else Status.INFEASIBLE,
                                 message=f"the broker-level model gave no solution ({stages[-1].status})")
         status, bound = _staged_bound(instance, stages)
-    evaluation = evaluate_replicas(instance, assignment)
+    evaluation = _evaluated(instance, assignment)
     if evaluation.violations:
         raise MethodError("exact.spread built an assignment that breaks "
                           + ", ".join(v.rule for v in evaluation.violations) + " (this is a bug)")
     m = evaluation.metrics
-    objective = lexicographic(instance, m["replica_imbalance"], m["leader_imbalance"], m.get("moves", 0))
+    if by_bytes:
+        objective = lexicographic_bytes(instance, m["replica_imbalance"], m["leader_imbalance"], _moved_bytes(m))
+    else:
+        objective = lexicographic(instance, m["replica_imbalance"], m["leader_imbalance"], m.get("moves", 0))
     if status is Status.OPTIMAL:
         bound = objective if bound is None or bound <= objective else bound
     return MethodResult(assignment, status, objective=objective, bound=bound, info=info)
@@ -180,24 +243,55 @@ def _fresh(instance: ReplicasInstance, c: Cluster, deadline: float | None, threa
     if c.one_per_rack:
         info["model"] = "rack_totals"
         totals = solve_rack_totals(c, deadline, threads)
-        assignment = place_in_racks(c, totals, partition_racks(c, totals))
+        build = lambda: (wrap_placement(c, totals)  # noqa: E731
+                         or place_in_racks(c, totals, partition_racks(c, totals)))
     elif c.num_racks == 1:
         info["model"] = "balanced_word"
         d, l = _lower_bounds(c)
-        return _Fresh(balanced_placement(c), d, l, Status.OPTIMAL, lexicographic(instance, d, l, 0))
+        return _Fresh(lambda: balanced_placement(c), d, l, Status.OPTIMAL, lexicographic(instance, d, l, 0))
     else:
         info["model"] = "rack_totals_every_rack"
         totals = solve_rack_totals(c, deadline, threads)
-        assignment = place_every_rack(c, totals)
-        if assignment is None:
+        if instance.current is None and place_every_rack(c, totals) is None:
             return None
+        build = lambda: place_every_rack(c, totals)  # noqa: E731
     status, bound = _status_and_bound(instance, totals)
-    return _Fresh(assignment, totals.replica_imbalance, totals.leader_imbalance, status, bound)
+    return _Fresh(build, totals.replica_imbalance, totals.leader_imbalance, status, bound)
+
+
+def _present_only(instance: ReplicasInstance) -> ReplicasInstance:
+    """``current`` without the brokers being decommissioned (for the models indexed by broker: moves are the
+    same, since no assignment can use a departed broker)."""
+    if not instance.departing:
+        return instance
+    known = set(instance.broker_ids)
+    current = {p: tuple(b for b in bs if b in known) for p, bs in instance.current.items()}
+    return dataclasses.replace(instance, current=current)
 
 
 def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, deadline: float | None,
-              threads: int | None, info: dict) -> tuple[dict, Status, float | None]:
-    """Fewest moves at the fresh placement's imbalances; the fresh placement if time runs out first."""
+              threads: int | None, info: dict, by_bytes: bool = False) -> tuple[dict, Status, float | None]:
+    """Fewest moves at the fresh placement's imbalances; the fresh placement if time runs out first.
+
+    The target model (:mod:`.targets`) answers first; it is optimal when its moves meet its bound, else
+    the flows below decide (unweighted moves only: with bytes its sets, or the fresh placement, answer
+    with the bound)."""
+    if fresh is not None:
+        fast = _reassign_by_targets(instance, c, fresh, deadline, threads, info, by_bytes)
+        if fast is not None:
+            return fast
+    if fresh is not None and fresh.assignment is None:  # R < RF and the greedy order got stuck
+        fresh = None
+    instance = _present_only(instance)
+    fast_assignment, fast_bound = info.pop("_fast_assignment", None), info.pop("_bound", 0)
+    if by_bytes and fresh is not None:
+        return _reassign_bytes_by_flow(instance, c, fresh, deadline, threads, info, fast_assignment, fast_bound)
+    flow_size = c.partitions * ((c.rf + c.num_racks) if c.one_per_rack else len(c.brokers))
+    if fast_assignment is not None and flow_size > MAX_PAIRS_WITH_AN_ANSWER:
+        info["model"] = "targets+greedy"
+        info["moves_note"] = (f"not proven minimal: the read-back missed the bound {fast_bound:,} and "
+                              f"{c.partitions:,} x {len(c.brokers):,} is past the flows' size")
+        return fast_assignment, Status.FEASIBLE, lexicographic(instance, fresh.d, fresh.l, fast_bound)
     if fresh is None:  # R < RF and the greedy order got stuck: the three-stage broker-level MIP
         info["model"] = "broker_level"
         assignment, stages = solve_full(instance, c, deadline, threads)
@@ -208,14 +302,67 @@ def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, dead
         assignment, moves_bound = _reassign_one_per_rack(instance, c, fresh, deadline, threads, info)
     else:
         assignment, moves_bound = _reassign_broker_level(instance, c, fresh, deadline, threads, info)
+    if not assignment and fast_assignment is not None:
+        info["model"] = "targets+greedy"
+        info.setdefault("moves_note", "not proven minimal: the time limit came first")
+        assignment, moves_bound = fast_assignment, fast_bound
     if not assignment:
         info.setdefault("moves_note", "not minimised: the time limit came first")
-        assignment, moves_bound = fresh.assignment, 0
+        assignment, moves_bound = fresh.assignment, fast_bound
     if fresh.status is not Status.OPTIMAL:
         return assignment, Status.FEASIBLE, fresh.bound
-    moves = evaluate_replicas(instance, assignment).metrics["moves"]  # once more: cheap (vectorised)
+    moves = _evaluated(instance, assignment).metrics["moves"]  # once more: cheap (vectorised)
     status = Status.OPTIMAL if moves <= moves_bound else Status.FEASIBLE
     return assignment, status, lexicographic(instance, fresh.d, fresh.l, min(moves, max(moves_bound, 0)))
+
+
+def _reassign_bytes_by_flow(instance: ReplicasInstance, c: Cluster, fresh: _Fresh, deadline: float | None,
+                            threads: int | None, info: dict, fast_assignment: dict | None,
+                            fast_bound: int) -> tuple[dict, Status, float | None]:
+    """Bytes moved by the replica flow with each move priced at its partition's bytes, then leaders."""
+    w = weights_of(instance, True)
+    assignment, bound = None, fast_bound
+    if c.one_per_rack or c.partitions * len(c.brokers) <= MAX_BROKER_PAIRS:
+        sets, _, flow_bound = solve_replica_flow(instance, c, fresh.d, deadline, threads, w)
+        bound = max(bound, flow_bound)
+        if sets is not None:
+            assignment = fast_leaders(instance, c, sets, fresh.l) or choose_leaders(instance, c, sets, fresh.l,
+                                                                                   deadline, threads)
+    if assignment is None:
+        info["moves_note"] = "bytes moved not proven minimal (no flow answer in time or size)"
+        return fast_assignment or fresh.assignment, Status.FEASIBLE, lexicographic_bytes(instance, fresh.d, fresh.l,
+                                                                                       bound)
+    info["model"] = "replica_flow_bytes+leaders"
+    moved = _evaluated(instance, assignment).metrics.get("bytes_moved", 0)
+    status = Status.OPTIMAL if moved <= bound and fresh.status is Status.OPTIMAL else Status.FEASIBLE
+    return assignment, status, lexicographic_bytes(instance, fresh.d, fresh.l, min(moved, bound))
+
+
+def _reassign_by_targets(instance: ReplicasInstance, c: Cluster, fresh: _Fresh, deadline: float | None,
+                         threads: int | None, info: dict, by_bytes: bool) -> tuple[dict, Status, float | None] | None:
+    """Targets, bound and greedy read-back (:func:`fast_replica_sets`), leaders greedily or by the leader flow.
+    None unless the moves meet the bound (the caller then runs the flows)."""
+    w = weights_of(instance, by_bytes)
+    fast = fast_replica_sets(instance, c, fresh.d, w)
+    info["_bound"] = fast.bound
+    if fast.sets is None:
+        return None
+    assignment = fast_leaders(instance, c, fast.sets, fresh.l)  # exact: a max flow decides each window
+    if assignment is None:  # these sets allow no leader choice within L: keep the least imbalance as an answer
+        info["_fast_assignment"] = least_imbalance_leaders(instance, c, fast.sets, fresh.l + 1)[0]
+        return None
+    if fast.moves > fast.bound:
+        info["_fast_assignment"] = assignment
+        return None
+    info["model"] = "targets+greedy"
+    info.pop("_bound", None)
+    m = _evaluated(instance, assignment).metrics
+    moves = m.get("bytes_moved", m["moves"]) if by_bytes else m["moves"]
+    score = lexicographic_bytes if by_bytes else lexicographic
+    if fresh.status is not Status.OPTIMAL:
+        return assignment, Status.FEASIBLE, fresh.bound
+    status = Status.OPTIMAL if moves <= fast.bound else Status.FEASIBLE
+    return assignment, status, score(instance, fresh.d, fresh.l, min(moves, fast.bound))
 
 
 def _reassign_one_per_rack(instance: ReplicasInstance, c: Cluster, fresh: _Fresh, deadline: float | None,
@@ -262,6 +409,11 @@ def _reassign_broker_level(instance: ReplicasInstance, c: Cluster, fresh: _Fresh
     return assignment, math.ceil(out.bound - 1e-6) if out.bound is not None else 0
 
 
+MAX_PAIRS_WITH_AN_ANSWER = 300_000
+"""Above this many arcs of the replica flow ((partition, broker) pairs; (partition, rack) slots and current
+replicas with one replica per rack), a target-model answer that misses its bound is returned as is
+(``feasible``, with the bound) rather than handed to the flows, which take minutes there."""
+
 MAX_BROKER_PAIRS = 2_000_000
 """Largest partitions x brokers for which the reassignment models over (partition, broker) pairs are built."""
 
@@ -299,9 +451,18 @@ def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
     return solve_spread(instance, options)
 
 
+def _run_bytes(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
+    return solve_spread(instance, options, by_bytes=True)
+
+
 RULES = [Rule("spread", "replicas", "exact.spread", spread_objective, spread_violations,
               "KIP-36: min(RF, #racks) racks per partition; then replica imbalance, leader imbalance, "
-              "moves, lexicographically (D·W² + L·W + M, W = partitions·RF + 1)", criteria=spread_criteria)]
+              "moves, lexicographically (D·W² + L·W + M, W = partitions·RF + 1)", criteria=spread_criteria),
+         Rule("spread_bytes", "replicas", "exact.spread_bytes", spread_bytes_objective, spread_violations,
+              "spread with each move weighed by its partition's bytes (instance sizes): replica imbalance, "
+              "leader imbalance, bytes moved (D·W² + L·W + B, W = RF·Σ sizes + 1)", criteria=spread_bytes_criteria)]
 METHODS = [Method("exact.spread", "replicas", "spread", _run,
-                  "rack spread as hard constraints, then replica and leader balance, then fewest moves, exactly")]
+                  "rack spread as hard constraints, then replica and leader balance, then fewest moves, exactly"),
+           Method("exact.spread_bytes", "replicas", "spread_bytes", _run_bytes,
+                  "exact.spread with the fewest bytes moved (a move weighs its partition's size)")]
 

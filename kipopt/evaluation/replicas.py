@@ -10,7 +10,11 @@ Replica counts use the distinct brokers of each partition (a duplicated
 broker holds one replica); the preferred leader is the first broker listed.
 Moves, counted only when the instance has ``current``, are replicas on a
 broker that did not hold the partition before (every replica of a partition
-absent from ``current`` is a move).
+absent from ``current`` is a move). ``current`` may name brokers that are no
+longer in ``brokers`` (being decommissioned): no assignment can use them, so
+every replica they held moves. With ``sizes``, ``bytes_moved`` weighs each
+move by its partition's size. A new preferred leader alone (the same brokers
+reordered) moves no data: it is not a move, only ``leaders_changed`` counts it.
 
 A partition the assignment leaves out is a ``missing_partition`` violation
 and, holding no replica, an ``unassigned_partition`` too: as a member or
@@ -66,9 +70,10 @@ class _Flat:
     leader: np.ndarray
 
 
-def _flatten(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> _Flat:
+def _flatten(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]],
+             broker_ids: Sequence[int] | None = None) -> _Flat:
     P, start = instance.partitions, instance.start_partition_id
-    ids = np.asarray(instance.broker_ids, dtype=np.int64)
+    ids = np.asarray(instance.broker_ids if broker_ids is None else broker_ids, dtype=np.int64)
     rows = np.fromiter(assignment.keys(), dtype=np.int64, count=len(assignment)) - start
     lens = np.fromiter(map(len, assignment.values()), dtype=np.int64, count=len(assignment))
     flat = np.fromiter(chain.from_iterable(assignment.values()), dtype=np.int64, count=int(lens.sum()))
@@ -97,16 +102,31 @@ def _distinct(row: np.ndarray, value: np.ndarray, width: int, rows: int) -> tupl
     return keys, np.bincount(keys // width, minlength=rows)
 
 
-def _moves(instance: ReplicasInstance, f: _Flat, pairs: np.ndarray, n: int) -> dict:
+def _moves(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]], f: _Flat, pairs: np.ndarray,
+           n: int) -> dict:
     """Moves against ``current``: distinct (partition, broker) pairs not held before."""
     current = instance.current or {}
-    before = _flatten(instance, current)
+    if instance.departing:  # index brokers being decommissioned too (after the others: no pair can use them)
+        ids = sorted(instance.broker_ids + instance.departing)
+        n = len(ids)
+        f = _flatten(instance, assignment, ids)
+        pairs, _ = _distinct(f.row, f.broker, n, instance.partitions)
+        before = _flatten(instance, current, ids)
+    else:
+        before = _flatten(instance, current)
     held, _ = _distinct(before.row, before.broker, n, instance.partitions)
     at = np.minimum(np.searchsorted(held, pairs), max(len(held) - 1, 0))
     new = ~(held[at] == pairs) if len(held) else np.ones(len(pairs), dtype=bool)
     moved_rows = np.count_nonzero(np.bincount(pairs[new] // n, minlength=instance.partitions))
     changed = (f.length > 0) & (f.leader != before.leader)
-    return {"moves": int(new.sum()), "partitions_moved": int(moved_rows), "leaders_changed": int(changed.sum())}
+    out = {"moves": int(new.sum()), "partitions_moved": int(moved_rows), "leaders_changed": int(changed.sum())}
+    if instance.sizes is not None:
+        size = np.zeros(instance.partitions, dtype=np.int64)
+        keys = np.fromiter(instance.sizes.keys(), dtype=np.int64, count=len(instance.sizes))
+        size[keys - instance.start_partition_id] = np.fromiter(instance.sizes.values(), dtype=np.int64,
+                                                               count=len(instance.sizes))
+        out["bytes_moved"] = int(size[pairs[new] // n].sum())
+    return out
 
 
 def evaluate_replicas(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> Evaluation:
@@ -160,5 +180,5 @@ def evaluate_replicas(instance: ReplicasInstance, assignment: Mapping[int, Seque
         "wrong_replica_count": int(wrong.sum()),
     }
     if instance.current is not None:
-        metrics.update(_moves(instance, f, pairs, n))
+        metrics.update(_moves(instance, assignment, f, pairs, n))
     return Evaluation("replicas", metrics, log.violations())
