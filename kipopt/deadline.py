@@ -82,10 +82,16 @@ def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
         return fn()
     import os
     import pickle
+    import sys
 
     from . import interrupts
 
     parent = os.getpid()
+    for stream in (sys.stdout, sys.stderr):  # a child must not inherit unwritten output (Jupyter would show it twice)
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # closed or replaced streams
+            pass
     read_fd, write_fd = os.pipe()
     watch_read, watch_write = os.pipe()  # the child's lifeline: end of file when the parent is gone
     pid = os.fork()
