@@ -309,14 +309,22 @@ def _chosen(level: tuple[np.ndarray, np.ndarray], v: np.ndarray) -> int:
 def solve_levels(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
                  threads: int | None = None):
     """``(assignment or None, status, bound in rule units, info)`` of the level MILP."""
+    return timed_solve(lambda: level_model(instance, lay), read_back, time_limit, threads, "level")
+
+
+def timed_solve(build_model, read, time_limit: float | None, threads: int | None, prefix: str):
+    """Build a consumer MILP (``.lp``, ``.owned_total``), solve it in what the build left of ``time_limit``
+    and read it back with ``read(model, x)``: ``(assignment or None, status, bound in rule units, info)``,
+    ``info`` keys starting with ``prefix``."""
     t0 = time.perf_counter()
-    model = level_model(instance, lay)
+    model = build_model()
     build = time.perf_counter() - t0
     left = None if time_limit is None else max(0.01, time_limit - build)
     result = solve_lp(model.lp, time_limit=left, threads=threads)
-    info = {"level_columns": model.lp.num_col, "level_rows": model.lp.num_row, "level_status": result.status,
-            "level_build_seconds": round(build, 6), "level_seconds": round(time.perf_counter() - t0, 6)}
+    info = {f"{prefix}_columns": model.lp.num_col, f"{prefix}_rows": model.lp.num_row,
+            f"{prefix}_status": result.status, f"{prefix}_build_seconds": round(build, 6),
+            f"{prefix}_seconds": round(time.perf_counter() - t0, 6)}
     bound = None if result.bound is None else float(result.bound) + model.owned_total
     if result.x is None:
         return None, result.status, bound, info
-    return read_back(model, result.x), result.status, bound, info
+    return read(model, result.x), result.status, bound, info

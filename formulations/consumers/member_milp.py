@@ -23,7 +23,6 @@ grows with members × partition groups, never with partitions.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,9 +30,9 @@ import numpy as np
 from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import Layout, subscription_classes, topic_levels
-from kipopt.formulations.consumers.levels import owned_by_group
+from kipopt.formulations.consumers.levels import owned_by_group, timed_solve
 from kipopt.formulations.consumers.rules import owners
-from kipopt.formulations.highs import ArrayLP, SparseBuilder, solve_lp
+from kipopt.formulations.highs import ArrayLP, SparseBuilder
 
 
 @dataclass(frozen=True)
@@ -131,14 +130,4 @@ def read_back(model: MemberModel, x: np.ndarray) -> dict[str, tuple[str, ...]]:
 def solve_members(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
                   threads: int | None = None, best: np.ndarray | None = None):
     """``(assignment or None, status, bound in rule units, info)``; ``best`` as in :func:`member_model`."""
-    t0 = time.perf_counter()
-    model = member_model(instance, lay, best)
-    build = time.perf_counter() - t0
-    left = None if time_limit is None else max(0.01, time_limit - build)
-    result = solve_lp(model.lp, time_limit=left, threads=threads)
-    info = {"milp_columns": model.lp.num_col, "milp_rows": model.lp.num_row, "milp_status": result.status,
-            "milp_build_seconds": round(build, 6), "milp_seconds": round(time.perf_counter() - t0, 6)}
-    bound = None if result.bound is None else float(result.bound) + model.owned_total
-    if result.x is None:
-        return None, result.status, bound, info
-    return read_back(model, result.x), result.status, bound, info
+    return timed_solve(lambda: member_model(instance, lay, best), read_back, time_limit, threads, "milp")
