@@ -13,8 +13,8 @@ from kipopt.schemas import schema
 
 ROOT = Path(__file__).resolve().parents[1]
 
-EXAMPLE_OUTPUTS = {"vectors/"}
-"""Paths the README names as what a command writes (``kipopt vectors ... --out vectors/``), not as files."""
+EXAMPLE_OUTPUTS = {"vectors/", "plan/", "plan/reassignment.json", "plan/rollback.json"}
+"""Paths the README names as what a command writes (``kipopt vectors ... --out vectors/``, ``kipopt reassign ... --out plan/``), not as files."""
 
 
 def _readme() -> str:
