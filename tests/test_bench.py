@@ -125,11 +125,18 @@ def kit_grid(methods, partitions=(6, 12), seeds=2, extra=""):
 
 @pytest.fixture(scope="module")
 def kit_dir(tmp_path_factory):
+    """The test kit's provider module on the path; afterwards the process registry is as before (the grids
+    merge the kit's methods and rules into it, and later test modules iterate over every registered name)."""
+    from kipopt import methods as registry
+    before = dict(registry.methods()), dict(registry.rules())
     folder = tmp_path_factory.mktemp("kit")
     (folder / f"{KIT}.py").write_text(KIT_SOURCE)
     sys.path.insert(0, str(folder))
     yield folder
     sys.path.remove(str(folder))
+    for live, kept in zip((registry.methods(), registry.rules()), before):
+        live.clear()
+        live.update(kept)
 
 
 @pytest.fixture(scope="module")
