@@ -299,12 +299,16 @@ class SparseBuilder:
     >>> lp = b.build(cost=np.array([3.0, 2.0]))
     >>> np.rint(solve_lp(lp).x).astype(int).tolist()
     [0, 1]
+
+    A column's cost may come with it instead (``add_cols(..., cost=...)``); ``build()`` without ``cost``
+    then uses those.
     """
 
     def __init__(self) -> None:
         self.lower: list[np.ndarray] = []
         self.upper: list[np.ndarray] = []
         self.integer: list[np.ndarray] = []
+        self.cost: list[np.ndarray] = []
         self.row_lo: list[float] = []
         self.row_hi: list[float] = []
         self.rows: list[np.ndarray] = []
@@ -317,8 +321,9 @@ class SparseBuilder:
         return len(self.row_lo)
 
     def add_cols(self, n: int, lower: float | np.ndarray = 0.0, upper: float | np.ndarray = np.inf,
-                 integer: bool = False) -> np.ndarray:
+                 integer: bool = False, cost: float | np.ndarray = 0.0) -> np.ndarray:
         """``n`` new columns; returns their indices."""
+        self.cost.append(np.broadcast_to(np.asarray(cost, dtype=np.float64), (n,)).copy())
         self.lower.append(np.broadcast_to(np.asarray(lower, dtype=np.float64), (n,)).copy())
         self.upper.append(np.broadcast_to(np.asarray(upper, dtype=np.float64), (n,)).copy())
         self.integer.append(np.full(n, integer))
@@ -353,7 +358,7 @@ class SparseBuilder:
         start, index, value = build_csc(n, cat(self.cols, np.int64), cat(self.rows, np.int64),
                                         cat(self.vals, np.float64))
         integer = cat(self.integer, bool)
-        return ArrayLP(np.zeros(n) if cost is None else np.asarray(cost, dtype=np.float64),
+        return ArrayLP(cat(self.cost, np.float64) if cost is None else np.asarray(cost, dtype=np.float64),
                        cat(self.lower, np.float64), cat(self.upper, np.float64),
                        np.asarray(self.row_lo, dtype=np.float64), np.asarray(self.row_hi, dtype=np.float64),
                        start, index, value, integer if integer.any() else None)

@@ -145,12 +145,9 @@ def level_model(instance: ConsumersInstance, lay: Layout) -> LevelModel:
     weight = len(owners(instance)) + 1
     groups = member_groups(lay, owned, member_class)
     b = SparseBuilder()
-    cost: list[np.ndarray] = []
 
     def cols(n, lower=0.0, upper=np.inf, integer=True, price=0.0):
-        idx = b.add_cols(n, lower, upper, integer)
-        cost.append(np.broadcast_to(np.asarray(price, dtype=np.float64), (n,)).copy())
-        return idx
+        return b.add_cols(n, lower, upper, integer, price)
 
     lam_hi = {t: min(int(U[c]) for c, ts in enumerate(classes) if t in ts) for t in lay.topics}
     lam_lo = {t: min(min(int(L[c]) for c, ts in enumerate(classes) if t in ts), lam_hi[t]) for t in lay.topics}
@@ -182,7 +179,7 @@ def level_model(instance: ConsumersInstance, lay: Layout) -> LevelModel:
                len(grp.members))
     for g, members in per_partition_group.items():
         b.add_row(members, 1.0, lay.groups[g].size, lay.groups[g].size)
-    lp = b.build(np.concatenate(cost) if cost else None)
+    lp = b.build()
     return LevelModel(lay, groups, owned, len(owners(instance)), base, lam,
                       np.array(flows, dtype=np.int64).reshape(-1, 3), np.array(keeps, dtype=np.int64).reshape(-1, 3), lp)
 

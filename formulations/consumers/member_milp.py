@@ -55,12 +55,9 @@ def member_model(instance: ConsumersInstance, lay: Layout, best: np.ndarray | No
     owned = owned_by_group(instance, lay)
     weight = len(owners(instance)) + 1
     b = SparseBuilder()
-    cost: list[np.ndarray] = []
 
     def cols(n, lower=0.0, upper=np.inf, integer=True, price=0.0):
-        idx = b.add_cols(n, lower, upper, integer)
-        cost.append(np.broadcast_to(np.asarray(price, dtype=np.float64), (n,)).copy())
-        return idx
+        return b.add_cols(n, lower, upper, integer, price)
 
     lam = {t: int(cols(1, lam_lo[t], lam_hi[t])[0]) for t in lay.topics}
     base = {c: int(cols(1, int(L[c]), int(U[c]))[0]) for c, ts in enumerate(classes) if ts}
@@ -98,7 +95,7 @@ def member_model(instance: ConsumersInstance, lay: Layout, best: np.ndarray | No
         b.add_row(mine + [x], np.r_[np.ones(len(mine)), -1.0], 0.0, 0.0)
     for g, ys in enumerate(per_group):
         b.add_row(ys, 1.0, lay.groups[g].size, lay.groups[g].size)
-    lp = b.build(np.concatenate(cost) if cost else None)
+    lp = b.build()
     return MemberModel(lay, owned, len(owners(instance)), np.array(flows, dtype=np.int64).reshape(-1, 3),
                        np.array(keeps, dtype=np.int64).reshape(-1, 3), lp)
 
