@@ -258,11 +258,7 @@ def _read_replicas(d: dict) -> ReplicasInstance:
         current = {}
         for key, replicas in r.mapping(d["current"], "current").items():
             cpath = f"current.{key}"
-            if not _canonical_nonnegative(key):
-                raise InstanceError(cpath, f"partition id {key!r} is not a non-negative integer")
-            pid = int(key)
-            if not start_pid <= pid < start_pid + partitions:
-                raise InstanceError(cpath, f"partition {pid} is outside {start_pid}..{start_pid + partitions - 1}")
+            pid = _partition_key(key, cpath, start_pid, partitions)
             # a broker not in brokers is being decommissioned: allowed, every replica on it moves
             ids = [r.integer(x, f"{cpath}[{j}]", 0, r.JAVA_INT_MAX) for j, x in enumerate(r.array(replicas, cpath))]
             if len(set(ids)) != len(ids):
@@ -280,13 +276,18 @@ def _read_sizes(raw: Any, start_pid: int, partitions: int) -> dict[int, int]:
     sizes = {}
     for key, value in r.mapping(raw, "sizes").items():
         spath = f"sizes.{key}"
-        if not _canonical_nonnegative(key):
-            raise InstanceError(spath, f"partition id {key!r} is not a non-negative integer")
-        pid = int(key)
-        if not start_pid <= pid < start_pid + partitions:
-            raise InstanceError(spath, f"partition {pid} is outside {start_pid}..{start_pid + partitions - 1}")
-        sizes[pid] = r.integer(value, spath, 0, 2**62)
+        sizes[_partition_key(key, spath, start_pid, partitions)] = r.integer(value, spath, 0, 2**62)
     return dict(sorted(sizes.items()))
+
+
+def _partition_key(key: str, path: str, start_pid: int, partitions: int) -> int:
+    """A partition id written as an object key (``current``, ``sizes``), within the instance's range."""
+    if not _canonical_nonnegative(key):
+        raise InstanceError(path, f"partition id {key!r} is not a non-negative integer")
+    pid = int(key)
+    if not start_pid <= pid < start_pid + partitions:
+        raise InstanceError(path, f"partition {pid} is outside {start_pid}..{start_pid + partitions - 1}")
+    return pid
 
 
 def _replicas_to_dict(x: ReplicasInstance) -> dict:
