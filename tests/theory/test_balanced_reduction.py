@@ -64,8 +64,9 @@ def _allowed(instance: ConsumersInstance, criterion: str) -> dict[str, list[str]
 def zero_cost_assignment(instance: ConsumersInstance, criterion: str) -> dict[str, tuple[str, ...]] | None:
     """A valid assignment with ``criterion`` 0, or None: depth-first over every partition's holders.
 
-    Generic in the instance. Pruning only uses the balance inequality with loads bounded from above by
-    what a member can still receive; the leaf is judged by the rule's own ``balanced_violations``.
+    Generic in the instance. Pruning (after each step, on the topics of the members it changed) only uses the balance inequality with loads bounded from above by
+    what a member can still receive (sound, and exact once every partition is placed); the tests judge
+    what it finds again with the rule's own ``balanced_violations``.
     """
     allowed = _allowed(instance, criterion)
     order = sorted(allowed, key=lambda p: len(allowed[p]))
@@ -82,9 +83,9 @@ def zero_cost_assignment(instance: ConsumersInstance, criterion: str) -> dict[st
     holds: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))   # topic -> holder -> count
     chosen: dict[str, str] = {}
 
-    def hopeless() -> bool:
+    def hopeless(touched: set[str]) -> bool:
         return any(load[o] > min(load[m] + room[m] for m in subscribers[t]) + 1
-                   for t, held in holds.items() for o, k in held.items() if k)
+                   for t in touched for o, k in holds[t].items() if k)
 
     def search(i: int) -> bool:
         if i == len(order):
@@ -93,11 +94,12 @@ def zero_cost_assignment(instance: ConsumersInstance, criterion: str) -> dict[st
         t = p.rpartition("-")[0]
         for m in allowed[p]:
             room[m] -= 1
+        touched = {u for m in allowed[p] for u in topics[m]}
         for m in allowed[p]:
             load[m] += 1
             holds[t][m] += 1
             chosen[p] = m
-            if not hopeless() and search(i + 1):
+            if not hopeless(touched) and search(i + 1):
                 return True
             load[m] -= 1
             holds[t][m] -= 1
