@@ -69,12 +69,13 @@ def zero_cost_assignment(instance: ConsumersInstance, criterion: str) -> dict[st
     what it finds again with the rule's own ``balanced_violations``.
     """
     allowed = _allowed(instance, criterion)
-    order = sorted(allowed, key=lambda p: len(allowed[p]))
     topics = {m.id: m.topics for m in instance.members}
     subscribers = defaultdict(list)
     for m in instance.members:
         for t in m.topics:
             subscribers[t].append(m.id)
+    # forced placements first, then partitions of the most widely subscribed topics (their balance prunes most)
+    order = sorted(allowed, key=lambda p: (len(allowed[p]) > 1, -len(subscribers[p.rpartition("-")[0]])))
     load = {m: 0 for m in topics}
     room = {m: 0 for m in topics}
     for p in order:
