@@ -1,7 +1,10 @@
 """Complexity results about kipopt's rules, stated as executable constructions.
 
 :mod:`kipopt.theory.balanced_reduction` reduces satisfiability to the consumer
-rule ``balanced`` (strong NP-hardness of both of its criteria); the proofs are
-in ``paper/notes/balanced_complexity.tex`` and the tests in ``tests/theory/``
-run them on random formulas.
+rule ``balanced`` (strong NP-hardness of each of its criteria; proof in
+``paper/notes/balanced_complexity.tex``), and :mod:`kipopt.theory.tag_reduction`
+reduces 3-dimensional matching to the KIP-708 tag rules (``tag_standby``,
+``joint``, tagged ``rack_standby``; ``paper/notes/complexity.tex``). The tests
+in ``tests/theory/`` run both on random small instances against the exact
+methods and brute force.
 """
