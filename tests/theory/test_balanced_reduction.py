@@ -65,8 +65,9 @@ def zero_cost_assignment(instance: ConsumersInstance, criterion: str) -> dict[st
     """A valid assignment with ``criterion`` 0, or None: depth-first over every partition's holders.
 
     Generic in the instance. Pruning (after each step, on the topics of the members it changed) only
-    uses the balance inequality with loads bounded from above by what a member can still receive (sound, and exact once every partition is placed); the tests judge
-    what it finds again with the rule's own ``balanced_violations``.
+    uses the balance inequality with loads bounded from above by what a member can still receive:
+    sound, and exact once every partition is placed. The tests judge what it finds again with the
+    rule's own ``balanced_violations``.
     """
     allowed = _allowed(instance, criterion)
     topics = {m.id: m.topics for m in instance.members}
