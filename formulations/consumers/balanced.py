@@ -66,8 +66,8 @@ cheaper and its dual bound, with the balance-free relaxation's (each
 partition to its cheapest subscriber), is the reported bound. ``optimal``
 means the answer meets that bound. The class-level model of
 :mod:`~kipopt.formulations.consumers.levels` is exact too, but its
-relaxation is weaker; it is kept as a cross-check. The rule's complexity is
-stated there.
+relaxation is weaker; it is kept as a cross-check. The rule is strongly
+NP-hard in each criterion (stated there; :mod:`kipopt.theory.balanced_reduction`).
 
 >>> from kipopt.instance import from_dict
 >>> x = from_dict({"format": 1, "family": "consumers",

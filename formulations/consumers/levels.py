@@ -54,22 +54,30 @@ HiGHS proves the (member, partition group) MILP of
 mixed: seconds against over 20 s); ``exact.balanced`` uses that one and this
 model is an exact cross-check (tests).
 
-Complexity of the rule (what is proven, and what is not). The decision
-version ("a valid assignment of value at most k?") is in NP: an assignment is
-as long as the instance and :func:`~kipopt.formulations.consumers.rules.balanced_violations`
-and the objective check it in linear time. With one subscription class
-(uniform subscriptions) the rule is "every member holds ``floor(P/M)`` or
-``ceil(P/M)``" and the problem is a transportation problem with an interval
-row per member group: totally unimodular, so polynomial (the dec-min stage
-solves it). In general the class argument above shows that once the topic
-levels ``λ`` are fixed, every member independently holds either ``Λ_c``
-partitions from ``A ∪ B`` or ``Λ_c + 1`` from ``A`` alone; the set of a
-member's feasible (A, B) counts, ``{(Λ - j, j)} ∪ {(Λ + 1, 0)}``, is not
-M♮-convex (``(Λ+1, 0)`` and ``(0, Λ)`` admit no exchange), so the usual flow
-argument does not apply, and the number of level vectors is exponential in
-the number of topics. Neither a polynomial algorithm nor an NP-hardness
-reduction is known to us: the rule's complexity is open. Both MILPs are exact
-whatever it is; only their running time depends on it.
+Complexity of the rule. The decision version ("a valid assignment of value
+at most k?") is NP-complete in the strong sense, and each criterion alone is
+already hard (:mod:`kipopt.theory.balanced_reduction`, proof in
+``paper/notes/balanced_complexity.tex``): satisfiability with every literal
+occurring at most twice (NP-complete, Tovey 1984) reduces to "zero
+cross-rack partitions?" with two racks and nothing owned, and to "zero
+revocations?" with no racks, on instances whose topics have one partition,
+whose topics have at most four subscribers and whose members subscribe to at
+most four topics. The gadget is the low/high choice above: a member holding
+0 caps a witness at 1, the witness caps a clause topic's holders at 2, so a
+literal node (holding its own partition) takes a clause's partition only
+while it holds none of its variable's 4-cycle of topics; those nodes are
+then independent on the cycle, all positive or all negative. In NP: an assignment is as long
+as the instance and :func:`~kipopt.formulations.consumers.rules.balanced_violations`
+and the objective check it in linear time. As the reduced optimum is 0
+exactly on yes-instances, no polynomial algorithm approximates either
+criterion (or the scalar objective) within any factor unless P = NP.
+Polynomial cases: one subscription class (every member holds ``floor(P/M)``
+or ``ceil(P/M)``: a transportation problem with an interval row per member
+group, totally unimodular; the dec-min stage solves it), and no racks with
+nothing owned (every valid assignment costs 0, and moving a partition from a
+holder to a subscriber holding two fewer lowers ``Σ x_m²``, so such moves
+reach one in ``O(P²)`` steps). Both MILPs are exact in general; only their
+running time depends on the instance's hardness.
 """
 
 from __future__ import annotations
