@@ -112,3 +112,24 @@ def test_no_import_circles():
     graph = _import_graph()
     assert graph.number_of_nodes() > 50
     assert list(nx.simple_cycles(graph)) == []
+
+
+def _declared_packages() -> tuple[dict[str, str], set[str]]:
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    return setuptools["package-dir"], set(setuptools["packages"])
+
+
+def test_every_package_folder_is_in_the_distribution():
+    """A wheel holds only the packages pyproject lists: a folder left out installs nowhere but in editable mode."""
+    folders, declared = _declared_packages()
+    found = set()
+    for name, folder in folders.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join((name, *parts)))
+    assert found - declared == set()
+    for package in declared - found:  # a data folder (no __init__.py) must still exist
+        root = next(name for name in sorted(folders, key=len, reverse=True) if package.startswith(name))
+        assert (ROOT / folders[root] / Path(*package[len(root):].split(".")[1:])).is_dir(), package
