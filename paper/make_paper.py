@@ -11,7 +11,11 @@ LaTeX table, the macro file ``numbers.tex`` (every number the text cites) and
 the figures (PDF and PNG) from that Parquet alone; ``pdf`` then builds
 ``paper/kipopt.pdf`` with latexmk and pdflatex, or names the Debian package
 that is missing and exits 2. The tables are a pure function of the Parquet
-(tests/test_paper.py regenerates them and compares with the committed ones).
+and of two small JSON files beside it: ``conformance.json`` (written by
+``paper/conformance.py``, every committed Java vector replayed on its port)
+and ``kafka_python.json`` (written by ``paper/case_kafka_python.py``, the
+client-library case study); tests/test_paper.py regenerates them all and
+compares with the committed ones.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ COLUMNS = ("item_id", "family", "params", "seed", "size", "nodes", "method", "ru
 """The result columns the paper reads; ``metrics`` keeps only :data:`METRIC_KEYS`."""
 METRIC_KEYS = ("first_shortfall", "shortfall")
 
-TABLES = ("grid", "summary", "criteria", "staging", "scaling", "findings", "numbers")
+TABLES = ("grid", "summary", "criteria", "staging", "scaling", "findings", "conformance", "clients", "numbers")
 """The generated ``.tex`` files (``numbers.tex`` holds the macros the text cites)."""
 
 JAVA_REFERENCE = ((120, 30, 0.58), (300, 30, 6.2), (500, 50, 51.5), (1000, 100, 2053.0))
@@ -50,7 +54,7 @@ TEX_PACKAGES = {
     "amssymb.sty": "texlive-base", "hyperref.sty": "texlive-latex-base", "graphicx.sty": "texlive-latex-base",
     "geometry.sty": "texlive-latex-base", "booktabs.sty": "texlive-latex-recommended",
     "microtype.sty": "texlive-latex-recommended", "lmodern.sty": "lmodern",
-    "ptmr7t.tfm": "texlive-fonts-recommended",
+    "ptmr7t.tfm": "texlive-fonts-recommended", "placeins.sty": "texlive-latex-extra",
 }
 """What ``make paper`` needs from TeX, and the Debian package that provides it."""
 
@@ -276,6 +280,78 @@ def findings_table(rows: Any) -> str:
     return tabular("llrrrrr", ["Kafka port", "rule", "optimal", "share", "mean gap", "worst gap", "broken"], body)
 
 
+# --------------------------------------------------------------------------- runs beside the grid
+
+CONFORMANCE = "conformance.json"
+"""Written by ``paper/conformance.py``: every committed Java vector replayed on its port."""
+CLIENTS = "kafka_python.json"
+"""Written by ``paper/case_kafka_python.py``: kafka-python's assignors checked by the oracle."""
+
+
+def _side_data(data_dir: Path, name: str) -> dict:
+    return json.loads((data_dir / name).read_text(encoding="utf-8"))
+
+
+def conformance_table(data_dir: Path) -> str:
+    """Per (port, vector file): the Java class, how outputs are compared, cases and identical answers."""
+    records = _side_data(data_dir, CONFORMANCE)["records"]
+    body = [[code(r["port"]), tex_escape(r["java_class"]), tex_escape(r["compared"]), count(r["cases"]),
+             count(r["identical"]), code(Path(r["source"]).name)] for r in records]
+    return tabular("lllrrl", ["port", "Kafka class", "compared", "cases", "identical", "vectors"], body)
+
+
+def clients_table(data_dir: Path) -> str:
+    """kafka-python's assignors: crashes, broken rules, cross-rack above the optimum, same as Java, hash seed."""
+    found = _side_data(data_dir, CLIENTS)
+    body = []
+    for r in found["rows"]:
+        crashed = count(r["crashed"]) + (f" ({tex_escape(', '.join(r['errors']))})" if r["errors"] else "")
+        answered = r["answered"]
+        java = "--" if r["same_as_java"] is None or not answered else f"{count(r['same_as_java'])}/{count(answered)}"
+        body.append([code(r["assignor"]), code(r["rule"]), crashed,
+                     count(r["broken"]) if answered else "--",
+                     f"{count(r['above_optimum'])}/{count(answered)}" if answered else "--",
+                     f"+{count(r['worst_excess'])}" if answered else "--", java, count(r["hash_seed_dependent"])])
+    return tabular("llrrrrrr", ["assignor", "rule", "crashed", "broken", "cross-rack $>$ opt.", "worst",
+                                "same as Java", "hash seed"], body)
+
+
+def exact_numbers(rows: Any) -> dict[str, str]:
+    """How far the exact methods can be trusted in these data: ``exact/runs`` (their applicable runs),
+    ``exact/proven`` (status optimal, bound = objective), and over every other method's scored run
+    (``dominance/runs``) those with a lower objective than the exact answer and no broken rule
+    (``dominance/better``) or with one (``dominance/better-broken``)."""
+    own = rows[(rows["method"] == rows["exact_method"]) & (rows["status"] != "not_applicable")]
+    others = rows[(rows["method"] != rows["exact_method"]) & rows["status"].isin(["optimal", "feasible"])]
+    broken = others["violations"].fillna(0) > 0
+    return {"exact/runs": count(len(own)), "exact/proven": count(int((own["status"] == "optimal").sum())),
+            "dominance/runs": count(len(others)),
+            "dominance/better": count(int((others["beats_bound"].fillna(False) & ~broken).sum())),
+            "dominance/better-broken": count(int((others["beats_bound"].fillna(False) & broken).sum()))}
+
+
+def side_numbers(data_dir: Path) -> dict[str, str]:
+    """Numbers the text cites from the conformance run and the case study (``conformance/*``, ``clients/*``)."""
+    records = _side_data(data_dir, CONFORMANCE)["records"]
+    out = {"conformance/ports": count(len({r["port"] for r in records})),
+           "conformance/files": count(len({r["source"] for r in records})),
+           "conformance/cases": count(sum(r["cases"] for r in records)),
+           "conformance/identical": count(sum(r["identical"] for r in records))}
+    found = _side_data(data_dir, CLIENTS)
+    out["clients/groups"] = count(found["seeds"][1] - found["seeds"][0] + 1)
+    out["clients/version"] = tex_escape(found["version"])
+    for key, value in found["shape"].items():
+        out[f"clients/{key}"] = count(value) if isinstance(value, int) else tex_escape(value)
+    for r in found["rows"]:
+        name = r["assignor"]
+        for key in ("crashed", "broken", "above_optimum", "worst_excess", "hash_seed_dependent", "answered",
+                    "proven"):
+            out[f"clients/{name}/{key}"] = count(r[key])
+        if r["same_as_java"] is not None:
+            out[f"clients/{name}/same_as_java"] = count(r["same_as_java"])
+    return out
+
+
 # --------------------------------------------------------------------------- numbers the text cites
 
 
@@ -331,7 +407,8 @@ def _scaling_numbers(rows: Any) -> dict[str, str]:
 
 
 def numbers_tex(values: dict[str, str]) -> str:
-    lines = ["% Generated by paper/make_paper.py from paper/data/results.parquet: do not edit.",
+    lines = ["% Generated by paper/make_paper.py from paper/data/ (results.parquet, conformance.json, "
+             "kafka_python.json): do not edit.",
              r"% \kipnum{key} prints a number; an unknown key stops the build.",
              r"\makeatletter",
              r"\newcommand{\kipnum}[1]{\@ifundefined{kipnum@#1}{\errmessage{kipnum: no number #1}}"
@@ -421,21 +498,27 @@ def _draw_staging(plt: Any, rows: Any) -> Any:
 # --------------------------------------------------------------------------- build
 
 
-def render(rows: Any) -> dict[str, str]:
-    """Every generated ``.tex`` file's text, by name (a pure function of the rows)."""
+def render(rows: Any, data_dir: Path = DATA.parent) -> dict[str, str]:
+    """Every generated ``.tex`` file's text, by name: a pure function of the rows and, for the conformance
+    and case-study tables, of :data:`CONFORMANCE` and :data:`CLIENTS` in ``data_dir``."""
     makers: dict[str, Callable[[Any], str]] = {
         "grid": grid_table, "summary": summary_table, "criteria": criteria_table, "staging": staging_table,
-        "scaling": scaling_table, "findings": findings_table, "numbers": lambda r: numbers_tex(numbers(r))}
-    header = "% Generated by paper/make_paper.py from paper/data/results.parquet: do not edit.\n"
-    return {name: (text if name == "numbers" else header + text) for name, text in
-            ((name, makers[name](rows)) for name in TABLES)}
+        "scaling": scaling_table, "findings": findings_table,
+        "conformance": lambda r: conformance_table(data_dir), "clients": lambda r: clients_table(data_dir),
+        "numbers": lambda r: numbers_tex(numbers(r) | exact_numbers(r) | side_numbers(data_dir))}
+    sources = {"conformance": f"paper/data/{CONFORMANCE} (paper/conformance.py)",
+               "clients": f"paper/data/{CLIENTS} (paper/case_kafka_python.py)"}
+    return {name: (text if name == "numbers" else
+                   f"% Generated by paper/make_paper.py from {sources.get(name, 'paper/data/results.parquet')}: "
+                   "do not edit.\n" + text)
+            for name, text in ((name, makers[name](rows)) for name in TABLES)}
 
 
 def write_tables(data: Path, into: Path, with_figures: bool = True) -> list[Path]:
     rows = load(data)
     into.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in render(rows).items():
+    for name, text in render(rows, data.parent).items():
         path = into / f"{name}.tex"
         path.write_text(text, encoding="utf-8")
         written.append(path)
