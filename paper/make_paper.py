@@ -293,11 +293,18 @@ def _side_data(data_dir: Path, name: str) -> dict:
 
 
 def conformance_table(data_dir: Path) -> str:
-    """Per (port, vector file): the Java class, how outputs are compared, cases and identical answers."""
+    """Per vector file (a header row), per port: the Java class, how outputs are compared, cases, identical."""
     records = _side_data(data_dir, CONFORMANCE)["records"]
-    body = [[code(r["port"]), tex_escape(r["java_class"]), tex_escape(r["compared"]), count(r["cases"]),
-             count(r["identical"]), code(Path(r["source"]).name)] for r in records]
-    return tabular("lllrrl", ["port", "Kafka class", "compared", "cases", "identical", "vectors"], body)
+    lines = [r"\begin{tabular}{lllrr}", r"\toprule", r"port & Kafka class & compared & cases & identical \\"]
+    source = None
+    for r in records:
+        if r["source"] != source:
+            source = r["source"]
+            lines += [r"\midrule", r"\multicolumn{5}{@{}l}{\small vectors: " + code(source) + r"} \\"]
+        lines.append(" & ".join([code(r["port"]), tex_escape(r["java_class"]), tex_escape(r["compared"]),
+                                 count(r["cases"]), count(r["identical"])]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", ""]
+    return "\n".join(lines)
 
 
 def clients_table(data_dir: Path) -> str:
@@ -328,6 +335,14 @@ def exact_numbers(rows: Any) -> dict[str, str]:
             "dominance/runs": count(len(others)),
             "dominance/better": count(int((others["beats_bound"].fillna(False) & ~broken).sum())),
             "dominance/better-broken": count(int((others["beats_bound"].fillna(False) & broken).sum()))}
+
+
+def largest_scaling_numbers(rows: Any) -> dict[str, str]:
+    """``scaling/largest/<method>``: each method's median seconds at the largest size of the scaling table."""
+    frame = scaling_frame(rows)
+    if frame.empty:
+        return {}
+    return {f"scaling/largest/{method}": seconds(value) for method, value in frame.iloc[-1].items()}
 
 
 def side_numbers(data_dir: Path) -> dict[str, str]:
@@ -505,7 +520,8 @@ def render(rows: Any, data_dir: Path = DATA.parent) -> dict[str, str]:
         "grid": grid_table, "summary": summary_table, "criteria": criteria_table, "staging": staging_table,
         "scaling": scaling_table, "findings": findings_table,
         "conformance": lambda r: conformance_table(data_dir), "clients": lambda r: clients_table(data_dir),
-        "numbers": lambda r: numbers_tex(numbers(r) | exact_numbers(r) | side_numbers(data_dir))}
+        "numbers": lambda r: numbers_tex(numbers(r) | exact_numbers(r) | largest_scaling_numbers(r)
+                                               | side_numbers(data_dir))}
     sources = {"conformance": f"paper/data/{CONFORMANCE} (paper/conformance.py)",
                "clients": f"paper/data/{CLIENTS} (paper/case_kafka_python.py)"}
     return {name: (text if name == "numbers" else
