@@ -479,13 +479,11 @@ def _draw_scaling(plt: Any, rows: Any) -> Any:
     sizes = [size for size, _ in frame.index]
     for method in frame.columns:
         ax.plot(sizes, frame[method].to_numpy(float), marker="o", label=f"{method} (this grid)")
-    ax.plot([t for t, _, _ in JAVA_REFERENCE], [s for _, _, s in JAVA_REFERENCE], marker="s", linestyle="--",
-            color="gray", label="Kafka Java cycle canceling (solver notes)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("tasks")
     ax.set_ylabel("median seconds")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -493,7 +491,7 @@ def _draw_scaling(plt: Any, rows: Any) -> Any:
 def _draw_staging(plt: Any, rows: Any) -> Any:
     from kipopt.bench.summary import staging
     table = staging(rows)
-    fig, ax = plt.subplots(figsize=(5.6, 3.2))
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
     methods = sorted(table["method"].unique()) if len(table) else []
     stages = list(dict.fromkeys(table["stage"])) if len(table) else []
     left = [0.0] * len(methods)
@@ -504,7 +502,9 @@ def _draw_staging(plt: Any, rows: Any) -> Any:
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of items: first stage short of exact.joint")
     if stages:
-        ax.legend(fontsize=7, title="stage", title_fontsize=7)
+        # beside the axes: the bars fill the whole [0, 1] range, so any legend inside covers some
+        ax.legend(fontsize=7, title="stage", title_fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                  borderaxespad=0.0)
     ax.tick_params(axis="y", labelsize=7)
     fig.tight_layout()
     return fig
