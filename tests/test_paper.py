@@ -198,6 +198,8 @@ def test_every_input_and_figure_exists():
             assert (PAPER / (name if name.endswith(".tex") else name + ".tex")).exists(), name
     for name in re.findall(r"\\includegraphics(?:\[[^]]*\])?\{([^}]*)\}", TEX):
         assert (PAPER / name).exists(), name
+    # \InputIfFileExists does not add .tex: without it an existing file is silently skipped
+    assert all(name.endswith(".tex") for name in re.findall(r"\\InputIfFileExists\{([^}]*)\}", TEX))
 
 
 def test_conformance_counts_come_from_a_rerun():
