@@ -14,7 +14,8 @@ that is missing and exits 2. The tables are a pure function of the Parquet
 and of two small JSON files beside it: ``conformance.json`` (written by
 ``paper/conformance.py``, every committed Java vector replayed on its port)
 and ``kafka_python.json`` (written by ``paper/case_kafka_python.py``, the
-client-library case study); tests/test_paper.py regenerates them all and
+client-library case study), whose tables and numbers live in
+``paper/paper_extras.py``; tests/test_paper.py regenerates them all and
 compares with the committed ones.
 """
 
@@ -31,6 +32,9 @@ from typing import Any, Callable, Iterable
 
 PAPER = Path(__file__).resolve().parent
 ROOT = PAPER.parent
+if str(PAPER) not in sys.path:
+    sys.path.insert(0, str(PAPER))  # paper_extras.py, which imports this module's helpers back by name
+sys.modules.setdefault("make_paper", sys.modules[__name__])  # one copy when run as a script
 GRID = PAPER / "grid.toml"
 DATA = PAPER / "data" / "results.parquet"
 GENERATED = PAPER / "generated"
@@ -280,93 +284,6 @@ def findings_table(rows: Any) -> str:
     return tabular("llrrrrr", ["Kafka port", "rule", "optimal", "share", "mean gap", "worst gap", "broken"], body)
 
 
-# --------------------------------------------------------------------------- runs beside the grid
-
-CONFORMANCE = "conformance.json"
-"""Written by ``paper/conformance.py``: every committed Java vector replayed on its port."""
-CLIENTS = "kafka_python.json"
-"""Written by ``paper/case_kafka_python.py``: kafka-python's assignors checked by the oracle."""
-
-
-def _side_data(data_dir: Path, name: str) -> dict:
-    return json.loads((data_dir / name).read_text(encoding="utf-8"))
-
-
-def conformance_table(data_dir: Path) -> str:
-    """Per vector file (a header row), per port: the Java class, how outputs are compared, cases, identical."""
-    records = _side_data(data_dir, CONFORMANCE)["records"]
-    lines = [r"\begin{tabular}{lllrr}", r"\toprule", r"port & Kafka class & compared & cases & identical \\"]
-    source = None
-    for r in records:
-        if r["source"] != source:
-            source = r["source"]
-            lines += [r"\midrule", r"\multicolumn{5}{@{}l}{\small vectors: " + code(source) + r"} \\"]
-        lines.append(" & ".join([code(r["port"]), tex_escape(r["java_class"]), tex_escape(r["compared"]),
-                                 count(r["cases"]), count(r["identical"])]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", ""]
-    return "\n".join(lines)
-
-
-def clients_table(data_dir: Path) -> str:
-    """kafka-python's assignors: crashes, broken rules, cross-rack above the optimum, same as Java, hash seed."""
-    found = _side_data(data_dir, CLIENTS)
-    body = []
-    for r in found["rows"]:
-        crashed = count(r["crashed"]) + (f" ({tex_escape(', '.join(r['errors']))})" if r["errors"] else "")
-        answered = r["answered"]
-        java = "--" if r["same_as_java"] is None or not answered else f"{count(r['same_as_java'])}/{count(answered)}"
-        body.append([code(r["assignor"]), code(r["rule"]), crashed,
-                     count(r["broken"]) if answered else "--",
-                     f"{count(r['above_optimum'])}/{count(answered)}" if answered else "--",
-                     f"+{count(r['worst_excess'])}" if answered else "--", java, count(r["hash_seed_dependent"])])
-    return tabular("llrrrrrr", ["assignor", "rule", "crashed", "broken", "cross-rack $>$ opt.", "worst",
-                                "same as Java", "hash seed"], body)
-
-
-def exact_numbers(rows: Any) -> dict[str, str]:
-    """How far the exact methods can be trusted in these data: ``exact/runs`` (their applicable runs),
-    ``exact/proven`` (status optimal, bound = objective), and over every other method's scored run
-    (``dominance/runs``) those with a lower objective than the exact answer and no broken rule
-    (``dominance/better``) or with one (``dominance/better-broken``)."""
-    own = rows[(rows["method"] == rows["exact_method"]) & (rows["status"] != "not_applicable")]
-    others = rows[(rows["method"] != rows["exact_method"]) & rows["status"].isin(["optimal", "feasible"])]
-    broken = others["violations"].fillna(0) > 0
-    return {"exact/runs": count(len(own)), "exact/proven": count(int((own["status"] == "optimal").sum())),
-            "dominance/runs": count(len(others)),
-            "dominance/better": count(int((others["beats_bound"].fillna(False) & ~broken).sum())),
-            "dominance/better-broken": count(int((others["beats_bound"].fillna(False) & broken).sum()))}
-
-
-def largest_scaling_numbers(rows: Any) -> dict[str, str]:
-    """``scaling/largest/<method>``: each method's median seconds at the largest size of the scaling table."""
-    frame = scaling_frame(rows)
-    if frame.empty:
-        return {}
-    return {f"scaling/largest/{method}": seconds(value) for method, value in frame.iloc[-1].items()}
-
-
-def side_numbers(data_dir: Path) -> dict[str, str]:
-    """Numbers the text cites from the conformance run and the case study (``conformance/*``, ``clients/*``)."""
-    records = _side_data(data_dir, CONFORMANCE)["records"]
-    out = {"conformance/ports": count(len({r["port"] for r in records})),
-           "conformance/files": count(len({r["source"] for r in records})),
-           "conformance/cases": count(sum(r["cases"] for r in records)),
-           "conformance/identical": count(sum(r["identical"] for r in records))}
-    found = _side_data(data_dir, CLIENTS)
-    out["clients/groups"] = count(found["seeds"][1] - found["seeds"][0] + 1)
-    out["clients/version"] = tex_escape(found["version"])
-    for key, value in found["shape"].items():
-        out[f"clients/{key}"] = count(value) if isinstance(value, int) else tex_escape(value)
-    for r in found["rows"]:
-        name = r["assignor"]
-        for key in ("crashed", "broken", "above_optimum", "worst_excess", "hash_seed_dependent", "answered",
-                    "proven"):
-            out[f"clients/{name}/{key}"] = count(r[key])
-        if r["same_as_java"] is not None:
-            out[f"clients/{name}/same_as_java"] = count(r["same_as_java"])
-    return out
-
-
 # --------------------------------------------------------------------------- numbers the text cites
 
 
@@ -515,7 +432,9 @@ def _draw_staging(plt: Any, rows: Any) -> Any:
 
 def render(rows: Any, data_dir: Path = DATA.parent) -> dict[str, str]:
     """Every generated ``.tex`` file's text, by name: a pure function of the rows and, for the conformance
-    and case-study tables, of :data:`CONFORMANCE` and :data:`CLIENTS` in ``data_dir``."""
+    and case-study tables, of the JSON files of :mod:`paper_extras` in ``data_dir``."""
+    from paper_extras import (CLIENTS, CONFORMANCE, clients_table, conformance_table, exact_numbers,
+                              largest_scaling_numbers, side_numbers)
     makers: dict[str, Callable[[Any], str]] = {
         "grid": grid_table, "summary": summary_table, "criteria": criteria_table, "staging": staging_table,
         "scaling": scaling_table, "findings": findings_table,

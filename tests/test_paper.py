@@ -32,6 +32,7 @@ def _make_paper():
 
 
 M = _make_paper()
+import paper_extras as X  # noqa: E402  (importable once make_paper put paper/ on the path)
 
 
 def _packaged(kind: str) -> dict:
@@ -210,7 +211,7 @@ def test_conformance_counts_come_from_a_rerun():
     sys.modules["paper_conformance"] = module
     spec.loader.exec_module(module)
     fresh = [vars(r) for r in module.run_all()]
-    committed = json.loads((M.DATA.parent / M.CONFORMANCE).read_text())["records"]
+    committed = json.loads((M.DATA.parent / X.CONFORMANCE).read_text())["records"]
     assert fresh == committed, "paper/data/conformance.json is stale: run python paper/conformance.py"
     assert all(r["identical"] == r["cases"] > 0 for r in fresh)
     sources = {r["source"] for r in fresh}
@@ -222,7 +223,7 @@ def test_conformance_counts_come_from_a_rerun():
 def test_case_study_covers_every_kafka_python_assignor():
     """The case-study JSON has a row per kafka-python assignor of the adapter, with consistent counts."""
     from kipopt.clients.kafka_python import ASSIGNORS
-    found = json.loads((M.DATA.parent / M.CLIENTS).read_text())
+    found = json.loads((M.DATA.parent / X.CLIENTS).read_text())
     assert [r["assignor"] for r in found["rows"]] == list(ASSIGNORS)
     for r in found["rows"]:
         assert r["answered"] + r["crashed"] == r["groups"]
