@@ -34,7 +34,8 @@ PAPER = Path(__file__).resolve().parent
 ROOT = PAPER.parent
 if str(PAPER) not in sys.path:
     sys.path.insert(0, str(PAPER))  # paper_extras.py, which imports this module's helpers back by name
-sys.modules.setdefault("make_paper", sys.modules[__name__])  # one copy when run as a script
+if __name__ == "__main__":
+    sys.modules.setdefault("make_paper", sys.modules[__name__])  # one copy when run as a script
 GRID = PAPER / "grid.toml"
 DATA = PAPER / "data" / "results.parquet"
 GENERATED = PAPER / "generated"
