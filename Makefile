@@ -4,7 +4,7 @@
 # paper: `make paper-data` (the paper grid on Spark, 9 min 3 s measured on a 2-core
 # machine, resumable; compacted into paper/data/results.parquet) and `make paper` (tables,
 # figures and paper/kipopt.pdf from that Parquet; the PDF needs Debian's latexmk,
-# texlive-latex-base, texlive-latex-recommended, texlive-fonts-recommended and lmodern).
+# texlive-latex-base, texlive-latex-recommended, texlive-latex-extra, texlive-fonts-recommended and lmodern).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import re
 import sys
 import tomllib
@@ -31,6 +32,7 @@ def _make_paper():
 
 
 M = _make_paper()
+import paper_extras as X  # noqa: E402  (importable once make_paper put paper/ on the path)
 
 
 def _packaged(kind: str) -> dict:
@@ -62,8 +64,10 @@ def test_figures_are_written(rows, tmp_path):
 
 
 def _findings(tex: str) -> str:
-    start, end = tex.index("% BEGIN FINDINGS"), tex.index("% END FINDINGS")
-    return tex[start:end]
+    """Every findings block (there may be several), joined."""
+    blocks = re.findall(r"% BEGIN FINDINGS.*?% END FINDINGS", tex, flags=re.S)
+    assert blocks, "no findings block"
+    return "\n".join(block[: -len("% END FINDINGS")] for block in blocks)
 
 
 def test_findings_cite_only_generated_numbers():
@@ -77,7 +81,7 @@ def test_findings_cite_only_generated_numbers():
     defined = set(re.findall(r"\\@namedef\{kipnum@([^}]*)\}", (M.GENERATED / "numbers.tex").read_text()))
     assert set(cited) <= defined, f"cited but not generated: {sorted(set(cited) - defined)}"
     stripped = re.sub(r"\\(kipnum|ref|label|input|includegraphics|cite|texttt)(\[[^]]*\])?\{[^}]*\}", "", body)
-    stripped = re.sub(r"KIP-\d+", "", stripped)
+    stripped = re.sub(r"(KIP|KAFKA)-\d+", "", stripped)  # proposal and issue names, not results
     typed = re.findall(r".{0,30}\d.{0,30}", stripped)
     assert not typed, f"hand-typed digits in the findings: {typed[:5]}"
 
@@ -164,3 +168,66 @@ def test_citation_cff_has_the_required_keys():
     assert data["cff-version"] == "1.2.0"
     assert data["message"] and data["title"] and data["authors"]
     assert all("name" in a or "family-names" in a for a in data["authors"])
+
+
+TEX = (PAPER / "kipopt.tex").read_text(encoding="utf-8")
+
+
+def test_every_cited_number_is_generated():
+    """Every \\kipnum anywhere in the paper exists in numbers.tex (an unknown key stops the build)."""
+    defined = set(re.findall(r"\\@namedef\{kipnum@([^}]*)\}", (M.GENERATED / "numbers.tex").read_text()))
+    cited = set(re.findall(r"\\kipnum\{([^}]*)\}", TEX))
+    assert cited <= defined, sorted(cited - defined)
+
+
+def test_every_reference_is_cited_and_every_citation_has_a_reference():
+    items = set(re.findall(r"\\bibitem\{([^}]*)\}", TEX))
+    cited = {key.strip() for group in re.findall(r"\\cite\{([^}]*)\}", TEX) for key in group.split(",")}
+    assert items == cited, f"uncited: {sorted(items - cited)}, missing: {sorted(cited - items)}"
+
+
+def test_floats_stay_beside_their_text():
+    """Floats may go here, top, bottom or on a float page, and all are placed before the references."""
+    placements = re.findall(r"\\begin\{(?:table|figure)\}(\[[^]]*\])?", TEX)
+    assert placements and all(p in ("[htbp]", "[t]", "[tbp]") for p in placements), placements
+    assert "placeins" in TEX and TEX.index("\\FloatBarrier") < TEX.index("\\begin{thebibliography}")
+
+
+def test_every_input_and_figure_exists():
+    for name in re.findall(r"\\(?:input|fittable)\{([^}]*)\}", TEX):
+        if name != "#1":
+            assert (PAPER / (name if name.endswith(".tex") else name + ".tex")).exists(), name
+    for name in re.findall(r"\\includegraphics(?:\[[^]]*\])?\{([^}]*)\}", TEX):
+        assert (PAPER / name).exists(), name
+    # \InputIfFileExists does not add .tex: without it an existing file is silently skipped
+    assert all(name.endswith(".tex") for name in re.findall(r"\\InputIfFileExists\{([^}]*)\}", TEX))
+
+
+def test_conformance_counts_come_from_a_rerun():
+    """paper/data/conformance.json is what paper/conformance.py answers now: every committed Java vector
+    replayed on its port, and every port identical on every case."""
+    spec = importlib.util.spec_from_file_location("paper_conformance", PAPER / "conformance.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["paper_conformance"] = module
+    spec.loader.exec_module(module)
+    fresh = [vars(r) for r in module.run_all()]
+    committed = json.loads((M.DATA.parent / X.CONFORMANCE).read_text())["records"]
+    assert fresh == committed, "paper/data/conformance.json is stale: run python paper/conformance.py"
+    assert all(r["identical"] == r["cases"] > 0 for r in fresh)
+    sources = {r["source"] for r in fresh}
+    found = {str(p.relative_to(PAPER.parent)) for p in (PAPER.parent / "tests").rglob("data/*.json")
+             if "vectors" in p.name or "java" in p.name or "kafka_outputs" in p.name}
+    assert found <= sources, f"committed vectors not replayed: {sorted(found - sources)}"
+
+
+def test_case_study_covers_every_kafka_python_assignor():
+    """The case-study JSON has a row per kafka-python assignor of the adapter, with consistent counts."""
+    from kipopt.clients.kafka_python import ASSIGNORS
+    found = json.loads((M.DATA.parent / X.CLIENTS).read_text())
+    assert [r["assignor"] for r in found["rows"]] == list(ASSIGNORS)
+    for r in found["rows"]:
+        assert r["answered"] + r["crashed"] == r["groups"]
+        counted = [r["broken"], r["above_optimum"], r["proven"]] + ([r["same_as_java"]] if r["same_as_java"] else [])
+        assert all(0 <= n <= r["answered"] for n in counted) and 0 <= r["hash_seed_dependent"] <= r["groups"]
+        assert (r["worst_excess"] > 0) == (r["above_optimum"] > 0)
+        assert r["rule"] == ASSIGNORS[r["assignor"]].rule
