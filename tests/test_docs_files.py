@@ -100,3 +100,22 @@ def test_readme_describes_schema_check_as_what_it_prints():
     line = next(line for line in _readme().splitlines() if line.startswith("kipopt schema check"))
     assert schema("check")["title"].startswith("kipopt check verdict")
     assert "check verdict" in line and "every document" not in line
+
+
+def test_oracle_docs_case_study_table_is_the_committed_run():
+    """docs/oracle.md §5 quotes paper/data/kafka_python.json (written by paper/case_kafka_python.py)."""
+    import json
+
+    run = json.loads((ROOT / "paper" / "data" / "kafka_python.json").read_text())
+    lines = (ROOT / "docs" / "oracle.md").read_text().splitlines()
+    for row in run["rows"]:
+        cells = next([c.strip() for c in line.strip("|").split("|")] for line in lines
+                     if line.startswith(f"| `{row['assignor']}` |"))
+        assert cells[1] == f"`{row['rule']}`"
+        assert cells[2].split()[0] == str(row["crashed"])
+        if row["answered"]:
+            assert cells[3] == str(row["broken"])
+            assert cells[4] == f"{row['above_optimum']} / {row['groups']}"
+            assert cells[5] == f"+{row['worst_excess']}"
+            assert cells[6].startswith(f"{row['same_as_java']} / {row['groups']}")
+        assert cells[7] == str(row["hash_seed_dependent"])
