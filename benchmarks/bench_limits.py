@@ -26,16 +26,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _measure import kipopt_solve, measure, read_json  # noqa: E402
+
 TASKS_SHAPE = dict(subtopologies=100, inputs=2, changelogs=1, replication_factor=2, racks=3, stateless_share=0.0)
-KIPOPT = Path(sys.executable).with_name("kipopt")
 LIMITS = (5.0, 20.0)
 MEMORY_CAP = 6_000_000_000
 """Address-space cap of every ``kipopt solve`` run (bytes): a run that needs more fails as it would on a
@@ -102,40 +101,15 @@ def instance_path(case: Case, workdir: Path, seed: int) -> Path:
     return path
 
 
-def _cap_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
-def wait(pid: int, hard_stop: float) -> tuple[int, Any]:
-    """Exit code and resource usage of child ``pid``, killed at ``hard_stop`` (a ``perf_counter`` instant)."""
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status), usage
-        if time.perf_counter() > hard_stop:
-            os.kill(pid, 9)
-            _, status, usage = os.wait4(pid, 0)
-            return os.waitstatus_to_exitcode(status), usage
-        time.sleep(0.02)
-
-
 def run(case: Case, path: Path, limit: float, workdir: Path, hard_stop: float) -> dict[str, Any]:
     out = workdir / f"{case.name}.{limit:g}.out.json"
-    args = [str(KIPOPT), "solve", str(path), "--method", case.method, "--time-limit", f"{limit:g}"]
-    start = time.perf_counter()
-    with open(out, "wb") as stdout, open(out.with_suffix(".err"), "wb") as stderr:
-        proc = subprocess.Popen(args, stdout=stdout, stderr=stderr, preexec_fn=_cap_memory)
-        code, usage = wait(proc.pid, start + hard_stop)
-    wall = time.perf_counter() - start
+    m = measure(kipopt_solve(path, case.method, limit), out, memory_bytes=MEMORY_CAP, hard_stop=hard_stop)
     row: dict[str, Any] = {"case": case.name, "name": case.method, "what": case.note, "limit": limit,
-                           "wall": wall, "exit": code, "rss_gb": usage.ru_maxrss / 1024 ** 2}
-    try:
-        sol = json.loads(out.read_text())
-    except ValueError:
-        err = out.with_suffix(".err").read_text(errors="replace").strip().splitlines()
+                           "wall": m.wall, "cpu": m.cpu, "exit": m.exit, "rss_gb": m.rss_gb}
+    sol = read_json(out)
+    if sol is None:
         return dict(row, status="no answer", reading=None, method=None, model=None, objective=None, gap=None,
-                    assignment=False,
-                    message=err[-1][:120] if err else "")
+                    assignment=False, message=m.last_error)
     return dict(row, status=sol["status"], reading=sol.get("seconds_reading"), method=sol.get("seconds"),
                 model=sol["metrics"].get("model"), objective=sol.get("objective"),
                 gap=sol.get("gap"), assignment=bool(sol.get("assignment")), message=(sol.get("message") or "")[:120])
@@ -160,12 +134,12 @@ def flag(rows: list[dict[str, Any]]) -> None:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| method, instance | limit s | wall s | reading s | method s | rest s | status (model) | objective "
+    lines = ["| method, instance | limit s | wall s (CPU s) | reading s | method s | rest s | status (model) | objective "
              "| gap | assignment | peak RSS GB | flags |", "|" + "---|" * 12]
     for r in rows:
         num = (lambda v, f: "" if v is None else format(v, f))
         model = f" ({r['model']})" if r["model"] else ""
-        lines.append(f"| `{r['name']}` {r['what']} | {r['limit']:g} | {r['wall']:.1f} | {num(r['reading'], '.1f')} "
+        lines.append(f"| `{r['name']}` {r['what']} | {r['limit']:g} | {r['wall']:.1f} ({r['cpu']:.1f}) | {num(r['reading'], '.1f')} "
                      f"| {num(r['method'], '.1f')} | {num(r['rest'], '.1f')} | {r['status']}{model} "
                      f"| {num(r['objective'], 'g')} "
                      f"| {num(r['gap'], '.3g')} "
