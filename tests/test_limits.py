@@ -200,3 +200,25 @@ def test_solve_prints_its_reading_time(tmp_path):
     assert run.returncode == 0, run.stderr
     solution = json.loads(run.stdout)
     assert 0 <= solution["seconds_reading"] < 30
+
+
+def _exhausted(*args, **kwargs):
+    raise MemoryError
+
+
+def test_memory_exhausted_outside_the_guard_is_exit_2_saying_so_never_an_internal_error(tmp_path, monkeypatch, capsys):
+    """A method without a child (``exact.range``) or the evaluation of its answer running out of memory."""
+    from kipopt import cli
+    from kipopt.formulations.consumers import range as range_model
+
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps(to_dict(generate("consumers", 3, partitions=40, members=5))))
+    monkeypatch.setattr(range_model, "range_problem", _exhausted)
+    monkeypatch.setattr(range_model, "PULP_MAX_PAIRS", 0)
+    assert cli.main(["solve", str(path), "--method", "exact.range", "--time-limit", "5"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "out of memory" in line and "time limit" not in line
+    monkeypatch.undo()
+    monkeypatch.setattr(api, "evaluate_answer", _exhausted)
+    with pytest.raises(InstanceError, match="out of memory"):
+        api.solve(from_dict(json.loads(path.read_text())), "kafka.range")
