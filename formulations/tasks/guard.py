@@ -48,18 +48,22 @@ GRACE_MIN = 0.2
 
 Start = Callable[[TasksInstance], dict[str, TaskRoles]]
 """Makes the start (:func:`named` says what it is, for the answer's message)."""
+Objective = Callable[[TasksInstance, Mapping[str, TaskRoles]], float]
+"""The rule's objective: a model stopped by the deadline whose incumbent is worse than the start answers
+the start (with the model's bound), so a longer limit never answers worse than the start."""
 
 
-def guarded(run: Runner, start: Start) -> Runner:
+def guarded(run: Runner, start: Start, objective: Objective | None = None) -> Runner:
     """``run`` under a deadline it cannot overrun: see the module docstring."""
     def runner(instance: TasksInstance, options: SolveOptions) -> MethodResult:
-        return run_guarded(instance, options, run, start)
+        return run_guarded(instance, options, run, start, objective)
     runner.__doc__ = run.__doc__
     runner.__name__ = getattr(run, "__name__", "runner")
     return runner
 
 
-def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, start: Start) -> MethodResult:
+def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, start: Start,
+                objective: Objective | None = None) -> MethodResult:
     """``run(instance, options)`` in a child the deadline kills; its start when it could not finish. The
     start's objective is left to the caller (:func:`kipopt.api.solve` computes every answer's anyway)."""
     deadline = options.deadline()
@@ -77,7 +81,7 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
         with tempfile.TemporaryDirectory(prefix="kipopt-start-") as folder:
             kept = Path(folder) / "start.pickle"
             found = call_highs_before(Deadline(deadline.at),
-                                      lambda: _outcome(run, instance, inner, start, kept))
+                                      lambda: _outcome(run, instance, inner, start, kept, objective))
             if found is None or found[0] != "ok":
                 fallback = _kept(kept)
     if found is not None and found[0] == "ok":
@@ -124,7 +128,7 @@ def named(assignment: dict[str, TaskRoles], what: str) -> dict[str, TaskRoles]:
 
 
 def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions, start: Start,
-             kept: Path) -> tuple[str, object]:
+             kept: Path, objective: Objective | None = None) -> tuple[str, object]:
     """In the child: the start first, kept in ``kept`` (written whole, then renamed, so
     the parent reads a whole one or none) in case the deadline stops the model; then ``("ok", result)``,
     ``("memory", None)`` or ``("raise", exception)`` for the parent."""
@@ -134,11 +138,28 @@ def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions, start:
         with open(partial, "wb") as handle:
             pickle.dump(made, handle, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(partial, kept)
-        return "ok", run(instance, options)
+        return "ok", better_of(instance, run(instance, options), made, objective)
     except MemoryError:
         return "memory", None
     except Exception as exc:  # noqa: BLE001 - re-raised in the parent, as it would be without the child
         return "raise", _portable(exc)
+
+
+def better_of(instance: TasksInstance, result: MethodResult, made: tuple[dict[str, TaskRoles], str | None],
+              objective: Objective | None) -> MethodResult:
+    """``result``, or the start ``made`` (:func:`_made`) with ``result``'s bound when the model was stopped
+    with an incumbent worse than the start."""
+    if objective is None or result.status is not Status.FEASIBLE or result.objective is None:
+        return result
+    assignment, what = made
+    mine = objective(instance, assignment)
+    if mine >= result.objective:
+        return result
+    bound = 0.0 if result.bound is None else min(result.bound, mine)
+    message = (f"{result.message or 'stopped'}; the model's incumbent ({result.objective:g}) is worse than "
+               f"{what or 'the start'} ({mine:g}): returning the start")
+    return MethodResult(assignment, Status.FEASIBLE, mine, bound, message=message,
+                        info=dict(result.info, model="start", incumbent=result.objective))
 
 
 def _portable(exc: Exception) -> Exception:

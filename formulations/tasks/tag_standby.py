@@ -443,7 +443,7 @@ def start(instance: TasksInstance) -> dict[str, TaskRoles]:
 
 
 METHODS = [
-    Method("exact.tag_standby", "tasks", "tag_standby", guarded(run_tag_standby, start),
+    Method("exact.tag_standby", "tasks", "tag_standby", guarded(run_tag_standby, start, tag_standby_objective),
            "KIP-708 standbys exactly: distinct tag values per task (enumerated per active profile), then "
            "standby balance per thread (MIP over profile classes)"),
 ]

@@ -354,12 +354,12 @@ RULES = [
 
 METHODS = [
     Method("exact.rack_active", "tasks", "rack_active",
-           guarded(run_rack_active, active_start("rack_active")),
+           guarded(run_rack_active, active_start("rack_active"), active_objective),
            "RackAwareTaskAssignor.optimizeActiveTasks' problem (same counts, strategy, costs) as an LP"),
     Method("exact.rack_standby", "tasks", "rack_standby",
-           guarded(run_rack_standby, current_assignment),
+           guarded(run_rack_standby, current_assignment, standby_objective),
            "standby placement at minimum KIP-925 cost, counts fixed, tag distinctness kept (LP, ILP if fractional)"),
     Method("exact.balanced_subtopology", "tasks", "balanced_subtopology",
-           guarded(run_balanced_subtopology, active_start("balanced_subtopology")),
+           guarded(run_balanced_subtopology, active_start("balanced_subtopology"), active_objective),
            "active placement with floor/ceil fair shares per sub-topology (LP)"),
 ]
