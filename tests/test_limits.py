@@ -247,7 +247,9 @@ def test_the_guard_keeps_the_better_start_end_to_end(monkeypatch):
 
     x = _instance("exact.tag_standby")
     bad = tag_standby.start(x)
-    poor = lambda instance, options: MethodResult(bad, Status.FEASIBLE, 10 ** 9, 0.0, message="time limit")  # noqa: E731
+    def poor(instance, options):
+        return MethodResult(bad, Status.FEASIBLE, 10 ** 9, 0.0, message="time limit")
+
     runner = guard.guarded(poor, tag_standby.start, lambda instance, a: 3.0)
     result = runner(x, SolveOptions(time_limit=30, deadline_at=time.perf_counter() + 30))
     assert result.objective == 3.0 and result.info["model"] == "start" and result.bound == 0.0

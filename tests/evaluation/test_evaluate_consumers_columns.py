@@ -22,9 +22,11 @@ from kipopt.solution import left_out
 
 def instance_of(rng: random.Random):
     racks = ["a", "b", "c", None][: rng.randint(1, 4)]
-    topics = {f"t{k}-x" if k % 2 else f"t{k}": {"racks": [sorted({r for r in rng.sample(racks, rng.randint(0, len(racks)))
-                                                                  if r is not None})
-                                                          for _ in range(rng.randint(1, 6))]}
+
+    def replica_racks():
+        return sorted({r for r in rng.sample(racks, rng.randint(0, len(racks))) if r is not None})
+
+    topics = {f"t{k}-x" if k % 2 else f"t{k}": {"racks": [replica_racks() for _ in range(rng.randint(1, 6))]}
               for k in range(rng.randint(1, 4))}
     names = list(topics)
     members = []
