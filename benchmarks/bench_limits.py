@@ -1,8 +1,10 @@
 """Time limits at every size (issue 21): every exact method through ``kipopt solve --time-limit L``.
 
 Each case is generated once (cached in ``--workdir``), then solved in a fresh
-``kipopt solve`` subprocess per limit; the wall clock is measured here,
-outside kipopt, and peak RSS by ``wait4``. Printed per run: limit, wall,
+``kipopt solve`` subprocess per limit under a 6 GB address-space cap
+(``benchmarks/_measure.py``): the wall clock is measured here, outside
+kipopt, CPU seconds (user + system, the guarded solver child included) and
+peak RSS by ``wait4``. Printed per run: limit, wall (CPU),
 the solution's ``seconds_reading`` and ``seconds`` (the method), status and
 model, objective, gap, whether an assignment came back, peak RSS, and flags:
 
