@@ -148,15 +148,40 @@ def balanced_violations(instance: TasksInstance, assignment: Mapping[str, TaskRo
     """Per-client active counts changed; a (client, sub-topology) count outside floor/ceil of its share."""
     found = _violation("active_count_changed", _count_changes(instance, assignment, "active"))
     total, sizes, counts = len(instance.tasks), _group_sizes(instance), _group_counts(instance, assignment)
+    return found + _violation("subtopology_share", _off_share(instance, total, sizes, counts))
+
+
+SHARE_CHUNK = 4_000_000
+"""(client, sub-topology) pairs :func:`_off_share` checks at once (bounds its arrays' memory)."""
+
+
+def _off_share(instance: TasksInstance, total: int, sizes: Counter, counts: Mapping[tuple[str, int], int]
+               ) -> list[str]:
+    """Every (client, sub-topology) count outside :func:`fair_bounds`, clients then sub-topologies sorted: a
+    numpy pass over the pairs (clients × sub-topologies of them, most with no task), strings only for those
+    outside."""
+    cids, groups = sorted(instance.clients), sorted(sizes)
+    row, col = {c: i for i, c in enumerate(cids)}, {g: j for j, g in enumerate(groups)}
+    orig = np.array([len(instance.clients[c].active) for c in cids], dtype=np.int64)
+    size = np.array([sizes[g] for g in groups], dtype=np.int64)
+    placed = [(row[c], col[g], n) for (c, g), n in counts.items() if c in row]
+    at = np.array([(i, j) for i, j, _ in placed], dtype=np.int64).reshape(-1, 2)
+    got = np.array([n for _, _, n in placed], dtype=np.int64)
+    order = np.argsort(at[:, 0], kind="stable")
+    at, got = at[order], got[order]
+    step = max(1, SHARE_CHUNK // max(1, len(groups)))
     off = []
-    for cid in sorted(instance.clients):
-        orig = len(instance.clients[cid].active)
-        for g in sorted(sizes):
-            lo, hi = fair_bounds(orig, total, sizes[g])
-            n = counts.get((cid, g), 0)
-            if not lo <= n <= hi:
-                off.append(f"{cid}: {n} active tasks of sub-topology {g}, fair share allows {lo}..{hi}")
-    return found + _violation("subtopology_share", off)
+    for first in range(0, len(cids), step):
+        rows = slice(first, min(first + step, len(cids)))
+        share = np.outer(orig[rows], size)
+        lo, hi = share // total, -((-share) // total)
+        n = np.zeros_like(share)
+        mine = slice(*np.searchsorted(at[:, 0], [rows.start, rows.stop]))
+        n[at[mine, 0] - first, at[mine, 1]] = got[mine]
+        for i, j in zip(*np.nonzero((n < lo) | (n > hi))):
+            off.append(f"{cids[first + i]}: {n[i, j]} active tasks of sub-topology {groups[j]}, "
+                       f"fair share allows {lo[i, j]}..{hi[i, j]}")
+    return off
 
 
 def rack_standby_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
