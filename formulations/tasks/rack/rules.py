@@ -205,10 +205,26 @@ def _distinctness_drops(instance: TasksInstance, assignment: Mapping[str, TaskRo
     """Stateful tasks whose hosts carry fewer distinct tag pairs than in the instance (tags configured)."""
     if not instance.config.rack_aware_assignment_tags:
         return []
-    before = distinct_tag_pairs(instance, current_assignment(instance))
+    before = _distinct_before(instance)
     after = distinct_tag_pairs(instance, assignment)
     return [f"{t}: {after[t]} distinct tag pairs, had {before[t]}" for t in instance.task_ids
             if t in before and after[t] < before[t]]
+
+
+_BEFORE: dict[int, tuple[TasksInstance, dict]] = {}
+
+
+def _distinct_before(instance: TasksInstance) -> dict:
+    """:func:`distinct_tag_pairs` of the instance's own assignment, kept for the last few instances (every
+    scoring of an answer compares with it: ``solve`` and ``check`` score twice, a batch many times)."""
+    hit = _BEFORE.get(id(instance))
+    if hit is not None and hit[0] is instance:
+        return hit[1]
+    found = distinct_tag_pairs(instance, current_assignment(instance))
+    if len(_BEFORE) >= 8:
+        _BEFORE.pop(next(iter(_BEFORE)))
+    _BEFORE[id(instance)] = (instance, found)
+    return found
 
 
 # --------------------------------------------------------------------------- solving
