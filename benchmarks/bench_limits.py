@@ -1,8 +1,10 @@
 """Time limits at every size (issue 21): every exact method through ``kipopt solve --time-limit L``.
 
 Each case is generated once (cached in ``--workdir``), then solved in a fresh
-``kipopt solve`` subprocess per limit; the wall clock is measured here,
-outside kipopt, and peak RSS by ``wait4``. Printed per run: limit, wall,
+``kipopt solve`` subprocess per limit under a 6 GB address-space cap
+(``benchmarks/_measure.py``): the wall clock is measured here, outside
+kipopt, CPU seconds (user + system, the guarded solver child included) and
+peak RSS by ``wait4``. Printed per run: limit, wall (CPU),
 the solution's ``seconds_reading`` and ``seconds`` (the method), status and
 model, objective, gap, whether an assignment came back, peak RSS, and flags:
 
@@ -19,6 +21,32 @@ Run it with ``nice`` and a memory cap::
 
     nice python benchmarks/bench_limits.py --workdir /tmp/limits-bench --only range-2m joint-5k
     nice python benchmarks/bench_limits.py --list
+
+One run (2026-11-25, branch ``limits2``, every case but the three ``exact.spread`` ones, 6 GB cap each, the
+shared 2-core machine under a load average of 5-11: wall is about 2.5 times CPU; read with the README's
+"Time limits at every size")::
+
+    load average at the end: 5.4 on 2 CPUs (shared machine)
+    | method, instance | limit s | wall s (CPU s) | reading s | method s | rest s | status (model) | objective | gap | assignment | peak RSS GB | flags |
+    |---|---|---|---|---|---|---|---|---|---|---|---|
+    | `exact.rack_active` min_traffic, 300,000 x 10,000 | 5 | 26.3 (10.2) | 12.4 | 2.6 | 11.3 | feasible (start) | 1.56331e+06 | 1 | yes | 0.78 | WORSE |
+    | `exact.rack_active` min_traffic, 300,000 x 10,000 | 20 | 43.3 (14.2) | 19.9 | 9.1 | 14.3 | optimal (transport) | 154251 | 0 | yes | 0.78 | ok |
+    | `exact.rack_active` balance_subtopology, 100,000 x 5,000 | 5 | 22.1 (6.9) | 5.8 | 9.1 | 7.2 | feasible (start) | 524411 | 1 | yes | 0.52 | OVER EVAL |
+    | `exact.rack_active` balance_subtopology, 100,000 x 5,000 | 20 | 22.1 (7.5) | 7.6 | 10.1 | 4.4 | feasible (start) | 524411 | 1 | yes | 0.69 | ok |
+    | `exact.balanced_subtopology` 100,000 x 5,000 | 5 | 16.9 (6.8) | 5.1 | 6.2 | 5.6 | feasible (start) | 524411 | 1 | yes | 0.48 | OVER |
+    | `exact.balanced_subtopology` 100,000 x 5,000 | 20 | 20.1 (9.5) | 4.2 | 11.8 | 4.1 | feasible (start) | 524411 | 1 | yes | 0.78 | ok |
+    | `exact.lag_active` 50,000 x 2,500 | 5 | 12.6 (5.7) | 3.1 | 6.6 | 2.9 | feasible (start) | 1.75445e+10 | 1 | yes | 0.16 | OVER |
+    | `exact.lag_active` 50,000 x 2,500 | 20 | 20.0 (11.6) | 2.1 | 15.9 | 2.0 | feasible (start) | 1.75445e+10 | 1 | yes | 1.00 | ok |
+    | `exact.tag_standby` 100,000 x 5,000, 2 tags | 5 | 13.6 (8.8) | 3.2 | 7.3 | 3.1 | feasible (start) | 15 | 1 | yes | 0.28 | OVER |
+    | `exact.tag_standby` 100,000 x 5,000, 2 tags | 20 | 19.9 (13.7) | 2.7 | 14.6 | 2.6 | feasible (start) | 15 | 1 | yes | 0.37 | ok |
+    | `exact.joint` 5,000 x 250 | 5 | 5.0 (3.5) | 0.3 | 4.3 | 0.4 | feasible (start) | 3.90246e+08 | 1 | yes | 1.25 | ok |
+    | `exact.joint` 5,000 x 250 | 20 | 14.0 (9.2) | 0.3 | 13.2 | 0.5 | feasible | 3.90246e+08 | 1 | yes | 1.51 | ok |
+    | `exact.rack_standby` 100,000 x 5,000, two standbys | 5 | 13.0 (8.5) | 3.3 | 2.6 | 7.1 | feasible (start) | 519510 | 1 | yes | 0.52 | EVAL |
+    | `exact.rack_standby` 100,000 x 5,000, two standbys | 20 | 24.9 (16.5) | 3.4 | 13.5 | 7.9 | feasible (start) | 519510 | 1 | yes | 1.52 | EVAL |
+    | `exact.balanced` 500,000 partitions x 5,000 members | 5 | 40.9 (26.9) | 2.2 | 31.3 | 7.5 | feasible | 4.96988e+10 | 1 | yes | 0.62 | OVER EVAL |
+    | `exact.balanced` 500,000 partitions x 5,000 members | 20 | 45.7 (32.1) | 2.9 | 35.6 | 7.1 | feasible | 4.96988e+10 | 1 | yes | 0.62 | OVER EVAL |
+    | `exact.range` 2,000,000 partitions x 10,000 members | 5 | 34.5 (21.2) | 8.4 | 4.9 | 21.2 | optimal (grouped) | 0 | 0 | yes | 0.92 | EVAL |
+    | `exact.range` 2,000,000 partitions x 10,000 members | 20 | 36.9 (19.8) | 10.7 | 5.8 | 20.4 | optimal (grouped) | 0 | 0 | yes | 0.92 | EVAL |
 """
 
 from __future__ import annotations
@@ -26,16 +54,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _measure import kipopt_solve, measure, read_json  # noqa: E402
+
 TASKS_SHAPE = dict(subtopologies=100, inputs=2, changelogs=1, replication_factor=2, racks=3, stateless_share=0.0)
-KIPOPT = Path(sys.executable).with_name("kipopt")
 LIMITS = (5.0, 20.0)
 MEMORY_CAP = 6_000_000_000
 """Address-space cap of every ``kipopt solve`` run (bytes): a run that needs more fails as it would on a
@@ -102,40 +129,15 @@ def instance_path(case: Case, workdir: Path, seed: int) -> Path:
     return path
 
 
-def _cap_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
-
-
-def wait(pid: int, hard_stop: float) -> tuple[int, Any]:
-    """Exit code and resource usage of child ``pid``, killed at ``hard_stop`` (a ``perf_counter`` instant)."""
-    while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status), usage
-        if time.perf_counter() > hard_stop:
-            os.kill(pid, 9)
-            _, status, usage = os.wait4(pid, 0)
-            return os.waitstatus_to_exitcode(status), usage
-        time.sleep(0.02)
-
-
 def run(case: Case, path: Path, limit: float, workdir: Path, hard_stop: float) -> dict[str, Any]:
     out = workdir / f"{case.name}.{limit:g}.out.json"
-    args = [str(KIPOPT), "solve", str(path), "--method", case.method, "--time-limit", f"{limit:g}"]
-    start = time.perf_counter()
-    with open(out, "wb") as stdout, open(out.with_suffix(".err"), "wb") as stderr:
-        proc = subprocess.Popen(args, stdout=stdout, stderr=stderr, preexec_fn=_cap_memory)
-        code, usage = wait(proc.pid, start + hard_stop)
-    wall = time.perf_counter() - start
+    m = measure(kipopt_solve(path, case.method, limit), out, memory_bytes=MEMORY_CAP, hard_stop=hard_stop)
     row: dict[str, Any] = {"case": case.name, "name": case.method, "what": case.note, "limit": limit,
-                           "wall": wall, "exit": code, "rss_gb": usage.ru_maxrss / 1024 ** 2}
-    try:
-        sol = json.loads(out.read_text())
-    except ValueError:
-        err = out.with_suffix(".err").read_text(errors="replace").strip().splitlines()
+                           "wall": m.wall, "cpu": m.cpu, "exit": m.exit, "rss_gb": m.rss_gb}
+    sol = read_json(out)
+    if sol is None:
         return dict(row, status="no answer", reading=None, method=None, model=None, objective=None, gap=None,
-                    assignment=False,
-                    message=err[-1][:120] if err else "")
+                    assignment=False, message=m.last_error)
     return dict(row, status=sol["status"], reading=sol.get("seconds_reading"), method=sol.get("seconds"),
                 model=sol["metrics"].get("model"), objective=sol.get("objective"),
                 gap=sol.get("gap"), assignment=bool(sol.get("assignment")), message=(sol.get("message") or "")[:120])
@@ -160,12 +162,12 @@ def flag(rows: list[dict[str, Any]]) -> None:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| method, instance | limit s | wall s | reading s | method s | rest s | status (model) | objective "
+    lines = ["| method, instance | limit s | wall s (CPU s) | reading s | method s | rest s | status (model) | objective "
              "| gap | assignment | peak RSS GB | flags |", "|" + "---|" * 12]
     for r in rows:
         num = (lambda v, f: "" if v is None else format(v, f))
         model = f" ({r['model']})" if r["model"] else ""
-        lines.append(f"| `{r['name']}` {r['what']} | {r['limit']:g} | {r['wall']:.1f} | {num(r['reading'], '.1f')} "
+        lines.append(f"| `{r['name']}` {r['what']} | {r['limit']:g} | {r['wall']:.1f} ({r['cpu']:.1f}) | {num(r['reading'], '.1f')} "
                      f"| {num(r['method'], '.1f')} | {num(r['rest'], '.1f')} | {r['status']}{model} "
                      f"| {num(r['objective'], 'g')} "
                      f"| {num(r['gap'], '.3g')} "

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,9 @@ from typing import Any
 
 from kipopt import to_dict
 from kipopt.datasets import generate
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _measure import kipopt_solve, measure  # noqa: E402
 
 TASKS_SHAPE = dict(subtopologies=100, inputs=2, changelogs=1, replication_factor=2, racks=3, stateless_share=0.0)
 
@@ -105,24 +107,21 @@ def json_load_seconds(path: Path, repeat: int = 3) -> float:
     return best
 
 
+MEMORY_CAP = 6_000_000_000
+"""Address-space cap of every ``kipopt solve`` run (bytes), as in ``bench_limits.py``."""
+
+
 def run_cli(args: list[str], out: Path) -> tuple[int, float, float, float]:
     """Exit code, wall seconds, CPU seconds (user + system) and peak RSS (GB) of one ``kipopt`` run."""
-    start = time.perf_counter()
-    with open(out, "wb") as stdout:
-        proc = subprocess.Popen(args, stdout=stdout, stderr=subprocess.PIPE)
-        _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024 ** 2
+    m = measure(args, out, memory_bytes=MEMORY_CAP)
+    return m.exit, m.wall, m.cpu, m.rss_gb
 
 
 def run_case(case: Case, workdir: Path, seed: int) -> dict[str, Any]:
     path = workdir / f"{case.name}.json"
     if not path.exists():
         path.write_text(json.dumps(to_dict(generate(case.family, seed, **case.params))))
-    cli = [str(Path(sys.executable).with_name("kipopt")), "solve", str(path), "--method", case.method]
-    if case.time_limit is not None:
-        cli += ["--time-limit", str(case.time_limit)]
+    cli = kipopt_solve(path, case.method, case.time_limit)
     parse = json_load_seconds(path)
     code, wall, cpu, rss = run_cli(cli, workdir / f"{case.name}.out.json")
     row: dict[str, Any] = {"case": case.name, "what": case.note, "mb": path.stat().st_size / 1e6,

@@ -27,9 +27,11 @@ from typing import Callable, Iterator, TypeVar
 import highspy
 import numpy as np
 
-from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline, call_before  # noqa: F401  (Deadline re-exported)
+from kipopt.deadline import (MIN_SOLVER_SECONDS, Deadline, call_before,  # noqa: F401  (Deadline re-exported)
+                             call_before_with)
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 INTEGRALITY_TOL = 1e-6
 
@@ -73,6 +75,21 @@ def call_highs_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
         return fn()
 
     return fn() if deadline.at is None or _KILLABLE else call_before(deadline, fresh_pool)
+
+
+def call_highs_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callable[[], U]) -> tuple[T | None, U]:
+    """:func:`call_highs_before` with ``meanwhile()`` run in this process while the child works
+    (:func:`kipopt.deadline.call_before_with`): ``(fn's result or None, meanwhile's result)``."""
+    if deadline.at is None or _KILLABLE:
+        return fn(), meanwhile()
+
+    def fresh_pool() -> T:
+        global _KILLABLE
+        _KILLABLE = True
+        new_highs().resetGlobalScheduler(True)
+        return fn()
+
+    return call_before_with(deadline, fresh_pool, meanwhile)
 
 
 _KILLABLE = False

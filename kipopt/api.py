@@ -178,9 +178,25 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     # methods that count a relative limit get what is left of the run's budget, not the whole limit again
     budget = None if deadline_at is None else max(MIN_SOLVER_SECONDS, deadline_at - start)
     options = SolveOptions(budget, threads, seed, deadline_at)
-    with warnings.catch_warnings():  # PuLP's and HiGHS's warnings are kipopt's business, not the caller's
-        warnings.simplefilter("ignore")
-        result: MethodResult = m.run(instance, options)
+    try:
+        with warnings.catch_warnings():  # PuLP's and HiGHS's warnings are kipopt's business, not the caller's
+            warnings.simplefilter("ignore")
+            result: MethodResult = m.run(instance, options)
+        return _scored(instance, m, rule, result, start, started)
+    except MemoryError:
+        raise out_of_memory(m.name) from None
+
+
+def out_of_memory(method: str) -> InstanceError:
+    """What running out of memory is reported as (exit 2 naming the instance, never an internal error and
+    never a time limit): the instance is too large for the memory this process may use."""
+    return InstanceError("INSTANCE", f"out of memory: {method} needs more memory for this instance than this "
+                                     f"process may use (a smaller instance, or more memory)")
+
+
+def _scored(instance: Instance, m: Any, rule: Rule, result: MethodResult, start: float,
+            started: float | None) -> Solution:
+    """``result`` as a :class:`Solution`: evaluated once, its rule's objective, criteria and violations."""
     seconds = time.perf_counter() - start
     reading = None if started is None else max(0.0, start - started)
     solution = Solution(instance.family, m.name, result.assignment, result.status, bound=result.bound,

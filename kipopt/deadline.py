@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 MIN_SOLVER_SECONDS = 0.01
 """The least time limit handed to HiGHS (it rejects 0); an expired deadline still gets this much."""
@@ -80,6 +81,41 @@ def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
     """
     if deadline.at is None:
         return fn()
+    return call_before_with(deadline, fn, lambda: None)[0]
+
+
+def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callable[[], U]) -> tuple[T | None, U]:
+    """:func:`call_before` with ``meanwhile()`` run here while the child computes ``fn()``: ``(fn's result
+    or None, meanwhile's result)``. The deadline is waited for only after ``meanwhile`` returns; if it
+    raises, the child is killed and the exception passes on.
+
+    >>> call_before_with(Deadline.after(5.0), lambda: 6 * 7, lambda: "here")
+    (42, 'here')
+    """
+    if deadline.at is None:
+        return fn(), meanwhile()
+    import os
+    import pickle
+
+    from . import interrupts
+
+    pid, read_fd, watch_write = _fork(fn)
+    try:
+        mine = meanwhile()
+        chunks = _read_until(deadline, read_fd)
+    finally:  # every way out of here (the deadline, an exception, an interrupt) leaves no child behind
+        os.close(read_fd)
+        os.close(watch_write)
+        interrupts.kill_child(pid)
+    try:
+        return (None if chunks is None else pickle.loads(b"".join(chunks))), mine
+    except Exception:  # noqa: BLE001 - a child that died leaves no (or a cut) result
+        return None, mine
+
+
+def _fork(fn: Callable[[], T]) -> tuple[int, int, int]:
+    """A child computing ``fn()`` and sending it pickled: its pid, the result's read end and the lifeline's
+    write end (the child dies when it reads end of file there: the parent is gone)."""
     import os
     import pickle
     import sys
@@ -93,7 +129,7 @@ def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
         except (AttributeError, OSError, ValueError):  # closed or replaced streams
             pass
     read_fd, write_fd = os.pipe()
-    watch_read, watch_write = os.pipe()  # the child's lifeline: end of file when the parent is gone
+    watch_read, watch_write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: compute, send, and leave without the parent's clean-up
         os.close(read_fd)
@@ -110,16 +146,7 @@ def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
     interrupts.child_started(pid)
     os.close(write_fd)
     os.close(watch_read)
-    try:
-        chunks = _read_until(deadline, read_fd)
-    finally:  # every way out of here (the deadline, an exception, an interrupt) leaves no child behind
-        os.close(read_fd)
-        os.close(watch_write)
-        interrupts.kill_child(pid)
-    try:
-        return None if chunks is None else pickle.loads(b"".join(chunks))
-    except Exception:  # noqa: BLE001 - a child that died leaves no (or a cut) result
-        return None
+    return pid, read_fd, watch_write
 
 
 _MAX_WAIT = 3600.0

@@ -200,3 +200,56 @@ def test_solve_prints_its_reading_time(tmp_path):
     assert run.returncode == 0, run.stderr
     solution = json.loads(run.stdout)
     assert 0 <= solution["seconds_reading"] < 30
+
+
+def _exhausted(*args, **kwargs):
+    raise MemoryError
+
+
+def test_memory_exhausted_outside_the_guard_is_exit_2_saying_so_never_an_internal_error(tmp_path, monkeypatch, capsys):
+    """A method without a child (``exact.range``) or the evaluation of its answer running out of memory."""
+    from kipopt import cli
+    from kipopt.formulations.consumers import range as range_model
+
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps(to_dict(generate("consumers", 3, partitions=40, members=5))))
+    monkeypatch.setattr(range_model, "range_problem", _exhausted)
+    monkeypatch.setattr(range_model, "PULP_MAX_PAIRS", 0)
+    assert cli.main(["solve", str(path), "--method", "exact.range", "--time-limit", "5"]) == 2
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "out of memory" in line and "time limit" not in line
+    monkeypatch.undo()
+    monkeypatch.setattr(api, "evaluate_answer", _exhausted)
+    with pytest.raises(InstanceError, match="out of memory"):
+        api.solve(from_dict(json.loads(path.read_text())), "kafka.range")
+
+
+def test_a_stopped_model_worse_than_the_start_answers_the_start_with_the_models_bound():
+    from kipopt.formulations.tasks.rack.rules import active_objective
+    from kipopt.methods import MethodResult
+
+    x = _instance("exact.rack_active")
+    start = rack_rules.current_assignment(x)
+    mine = active_objective(x, start)
+    worse = MethodResult(start, Status.FEASIBLE, mine + 5, 1.0, message="time limit", info={"model": "m"})
+    kept = guard.better_of(x, worse, (start, "the current assignment"), active_objective)
+    assert kept.objective == mine and kept.bound == min(1.0, mine) and kept.info["model"] == "start"
+    assert "the current assignment" in kept.message and kept.info["incumbent"] == mine + 5
+    better = MethodResult(start, Status.FEASIBLE, mine, 0.0)
+    assert guard.better_of(x, better, (start, None), active_objective) is better
+    optimal = MethodResult(start, Status.OPTIMAL, mine + 5, mine + 5)  # never second-guessed
+    assert guard.better_of(x, optimal, (start, None), active_objective) is optimal
+
+
+def test_the_guard_keeps_the_better_start_end_to_end(monkeypatch):
+    """A model stopped with a poor incumbent: the answer is the start, scored as such by the façade."""
+    from kipopt.methods import MethodResult
+
+    x = _instance("exact.tag_standby")
+    bad = tag_standby.start(x)
+    def poor(instance, options):
+        return MethodResult(bad, Status.FEASIBLE, 10 ** 9, 0.0, message="time limit")
+
+    runner = guard.guarded(poor, tag_standby.start, lambda instance, a: 3.0)
+    result = runner(x, SolveOptions(time_limit=30, deadline_at=time.perf_counter() + 30))
+    assert result.objective == 3.0 and result.info["model"] == "start" and result.bound == 0.0

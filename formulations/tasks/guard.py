@@ -4,14 +4,14 @@ Building a model, HiGHS' presolve and cut separation, reading back and
 repairing do not all watch the clock; at 100,000 tasks each can take longer
 than the whole limit (issue 21: ``exact.tag_standby`` 20 s → 499 s). A
 guarded method therefore runs in a child process that
-:func:`~kipopt.formulations.highs.call_highs_before` kills at the deadline.
-The child first makes the method's *start* (an assignment meeting every hard
-rule of its rule, built in linear time, with bound 0: every tasks rule's
-objective is a sum of non-negative levels) and keeps it in a file, then runs
-the method, told a deadline a little earlier (:data:`GRACE_SHARE`) so that it
-normally answers itself with its own incumbent and bound. The kept start is
-the answer only when the method could not finish; when the reading of the
-instance left no time at all, the parent makes the start itself.
+:func:`~kipopt.formulations.highs.call_highs_before_with` kills at the deadline,
+told a deadline a little earlier (:data:`GRACE_SHARE`) so that it normally
+answers itself with its own incumbent and bound. Meanwhile this process makes
+the method's *start* (an assignment meeting every hard rule of its rule, built
+in linear time, with bound 0: every tasks rule's objective is a sum of
+non-negative levels), on the other core instead of in the model's time. The
+start is the answer when the method could not finish, or finished with an
+incumbent worse than the start (:func:`better_of`).
 
 Without a deadline (no ``--time-limit``) the method simply runs here.
 
@@ -26,11 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import os
 import pickle
-import tempfile
 import time
-from pathlib import Path
 from typing import Callable, Mapping
 
 import numpy as np
@@ -48,47 +45,48 @@ GRACE_MIN = 0.2
 
 Start = Callable[[TasksInstance], dict[str, TaskRoles]]
 """Makes the start (:func:`named` says what it is, for the answer's message)."""
+Objective = Callable[[TasksInstance, Mapping[str, TaskRoles]], float]
+"""The rule's objective: a model stopped by the deadline whose incumbent is worse than the start answers
+the start (with the model's bound), so a longer limit never answers worse than the start."""
 
 
-def guarded(run: Runner, start: Start) -> Runner:
+def guarded(run: Runner, start: Start, objective: Objective | None = None) -> Runner:
     """``run`` under a deadline it cannot overrun: see the module docstring."""
     def runner(instance: TasksInstance, options: SolveOptions) -> MethodResult:
-        return run_guarded(instance, options, run, start)
+        return run_guarded(instance, options, run, start, objective)
     runner.__doc__ = run.__doc__
     runner.__name__ = getattr(run, "__name__", "runner")
     return runner
 
 
-def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, start: Start) -> MethodResult:
-    """``run(instance, options)`` in a child the deadline kills; its start when it could not finish. The
-    start's objective is left to the caller (:func:`kipopt.api.solve` computes every answer's anyway)."""
+def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, start: Start,
+                objective: Objective | None = None) -> MethodResult:
+    """``run(instance, options)`` in a child the deadline kills, while this process makes the start; the
+    start when the model could not finish (or finished worse than it: :func:`better_of`). The start's
+    objective is left to the caller (:func:`kipopt.api.solve` computes every answer's anyway)."""
     deadline = options.deadline()
     if deadline.at is None:
         return run(instance, options)
-    from kipopt.formulations.highs import call_highs_before
+    from kipopt.formulations.highs import call_highs_before_with
 
     t0 = time.perf_counter()
     left = deadline.remaining()
-    found, fallback = None, None
+    found = None
     if left > 0:
         grace = max(GRACE_MIN, GRACE_SHARE * left)
         inner = dataclasses.replace(options, deadline_at=deadline.at - grace,
                                     time_limit=max(MIN_SOLVER_SECONDS, left - grace))
-        with tempfile.TemporaryDirectory(prefix="kipopt-start-") as folder:
-            kept = Path(folder) / "start.pickle"
-            found = call_highs_before(Deadline(deadline.at),
-                                      lambda: _outcome(run, instance, inner, start, kept))
-            if found is None or found[0] != "ok":
-                fallback = _kept(kept)
+        found, made = call_highs_before_with(Deadline(deadline.at), lambda: _outcome(run, instance, inner),
+                                             lambda: _made(start, instance))
+    else:  # no time left for a model: the start alone
+        made = _made(start, instance)
     if found is not None and found[0] == "ok":
-        return found[1]
+        return better_of(instance, found[1], made, objective)
     if found is not None and found[0] == "raise":
         if isinstance(found[1], _Refused):
             raise InstanceError(*found[1].args)
         raise found[1]
-    if fallback is None:  # no time was left to make it in the child, or the child died first
-        fallback = _made(start, instance)
-    fallback, what = fallback
+    fallback, what = made
     if found is not None or not deadline.expired:  # a MemoryError, or the child died (the kernel's OOM killer)
         why = "out of memory" if found is not None else "the solver's process died before the deadline (out of memory?)"
         message = f"{why}: returning {what or 'the start'}"
@@ -105,15 +103,6 @@ def _made(start: Start, instance: TasksInstance) -> tuple[dict[str, TaskRoles], 
     return assignment, assignment.pop(_NAME, None)
 
 
-def _kept(path: Path) -> tuple[dict[str, TaskRoles], str | None] | None:
-    """The start the child kept in ``path`` before it was stopped (:func:`_made`), if it got that far."""
-    try:
-        with open(path, "rb") as handle:
-            return pickle.load(handle)
-    except (OSError, EOFError, pickle.UnpicklingError):
-        return None
-
-
 _NAME = "\x00start"
 
 
@@ -123,22 +112,31 @@ def named(assignment: dict[str, TaskRoles], what: str) -> dict[str, TaskRoles]:
     return assignment
 
 
-def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions, start: Start,
-             kept: Path) -> tuple[str, object]:
-    """In the child: the start first, kept in ``kept`` (written whole, then renamed, so
-    the parent reads a whole one or none) in case the deadline stops the model; then ``("ok", result)``,
-    ``("memory", None)`` or ``("raise", exception)`` for the parent."""
+def _outcome(run: Runner, instance: TasksInstance, options: SolveOptions) -> tuple[str, object]:
+    """In the child: ``("ok", result)``, ``("memory", None)`` or ``("raise", exception)`` for the parent."""
     try:
-        partial = kept.with_suffix(".part")
-        made = _made(start, instance)
-        with open(partial, "wb") as handle:
-            pickle.dump(made, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(partial, kept)
         return "ok", run(instance, options)
     except MemoryError:
         return "memory", None
     except Exception as exc:  # noqa: BLE001 - re-raised in the parent, as it would be without the child
         return "raise", _portable(exc)
+
+
+def better_of(instance: TasksInstance, result: MethodResult, made: tuple[dict[str, TaskRoles], str | None],
+              objective: Objective | None) -> MethodResult:
+    """``result``, or the start ``made`` (:func:`_made`) with ``result``'s bound when the model was stopped
+    with an incumbent worse than the start."""
+    if objective is None or result.status is not Status.FEASIBLE or result.objective is None:
+        return result
+    assignment, what = made
+    mine = objective(instance, assignment)
+    if mine >= result.objective:
+        return result
+    bound = 0.0 if result.bound is None else min(result.bound, mine)
+    message = (f"{result.message or 'stopped'}; the model's incumbent ({result.objective:g}) is worse than "
+               f"{what or 'the start'} ({mine:g}): returning the start")
+    return MethodResult(assignment, Status.FEASIBLE, mine, bound, message=message,
+                        info=dict(result.info, model="start", incumbent=result.objective))
 
 
 def _portable(exc: Exception) -> Exception:

@@ -61,7 +61,7 @@ from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.highs import ArrayLP, LexResult, SparseBuilder, solve_lexicographic
 from kipopt.formulations.tasks.guard import caught_up_actives, guarded, tagged_standbys, too_large
-from kipopt.formulations.tasks.joint_stages import JointScores, priority_order
+from kipopt.formulations.tasks.joint_stages import JointScores, joint_objective, priority_order
 
 READ_BACK_SECONDS = 0.05
 """Time kept back from ``--time-limit`` for reading the answer back and evaluating it, besides as long
@@ -345,7 +345,7 @@ def joint_start(instance: TasksInstance) -> dict[str, TaskRoles]:
 
 
 METHODS = [
-    Method("exact.joint", "tasks", "joint", guarded(run_joint, joint_start),
+    Method("exact.joint", "tasks", "joint", guarded(run_joint, joint_start, joint_objective),
            "actives and standbys of every task in one lexicographic ILP, per-client counts free (caught-up, "
            "standby count, tag distinctness, balance, traffic, non-overlap; order config.joint_priorities)",
            requires=joint_size),

@@ -419,7 +419,7 @@ def lag_size(instance: TasksInstance) -> str | None:
 
 
 METHODS = [
-    Method("exact.lag_active", "tasks", "lag_active", guarded(run_lag_active, caught_up_actives),
+    Method("exact.lag_active", "tasks", "lag_active", guarded(run_lag_active, caught_up_actives, lag_active_objective),
            "KIP-441 actives exactly: most caught-up clients, then thread balance, sub-topology spread, "
            "movements (lexicographic MIP over task classes)",
            requires=lag_size),

@@ -58,6 +58,7 @@ stage 1 ``max Σ z``, stage 2 ``min U − L`` with the same load rows.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import time
 from collections import defaultdict
@@ -224,21 +225,35 @@ def solve_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray, time_limit: f
 
 
 def _greedy_start(pr, cl, capacity, num_col, w_cols, y_cols, allowed, U, L) -> np.ndarray:
-    """Each task its class's first option, each copy on the least loaded allowed client of the profile."""
+    """Each task its class's first option, each copy on the least loaded allowed client of the profile
+    (load per thread, then client index: a heap per profile, O(copies · log clients))."""
     x = np.zeros(num_col)
     load = np.zeros(len(capacity), dtype=np.int64)
+    cap = capacity.tolist()
     for ts, opts, w, y, clients in zip(cl.tasks, cl.options, w_cols, y_cols, allowed):
         x[w[0]] = len(ts)
+        wanted = [(int(p), int(opts[0][p])) for p in np.nonzero(opts[0])[0]]
+        heaps = {p: _load_heap(np.nonzero(pr.of[clients] == p)[0].tolist(), clients, load, cap) for p, _ in wanted}
+        picked = np.zeros(len(clients), dtype=np.int64)
         for _ in ts:
-            for p in np.nonzero(opts[0])[0]:
-                here = np.nonzero(pr.of[clients] == p)[0]
-                order = here[np.lexsort((clients[here], load[clients[here]] / capacity[clients[here]]))]
-                for j in order[:opts[0][p]]:
-                    x[y[j]] += 1
-                    load[clients[j]] += 1
+            for p, n in wanted:
+                heap = heaps[p]
+                taken = [heapq.heappop(heap) for _ in range(min(n, len(heap)))]
+                for _, c, j in taken:
+                    picked[j] += 1
+                    load[c] += 1
+                    heapq.heappush(heap, (load[c] / cap[c], c, j))
+        x[y] += picked
     x[U] = np.max(-(-load // capacity))
     x[L] = np.min(load // capacity)
     return x
+
+
+def _load_heap(positions: list[int], clients: np.ndarray, load: np.ndarray, cap: list) -> list:
+    """``(load per thread, client, position)`` of the clients at ``positions`` of ``clients``, heapified."""
+    heap = [(load[c] / cap[c], c, j) for j in positions for c in (int(clients[j]),)]
+    heapq.heapify(heap)
+    return heap
 
 
 def disaggregate(pr: Profiles, cl: Grouped, x: np.ndarray, w_cols, y_cols, allowed) -> dict[int, list[int]] | None:
@@ -253,12 +268,15 @@ def disaggregate(pr: Profiles, cl: Grouped, x: np.ndarray, w_cols, y_cols, allow
         for p in sorted({int(p) for o in opts for p in np.nonzero(o)[0]}):
             here = [c for c in clients.tolist() if pr.of[c] == p]
             demand = sorted(((int(o[p]), t) for t, o in zip(ts, chosen) if o[p] > 0), key=lambda d: -d[0])
+            heap = [(-supply[c], c) for c in here]  # the clients with the most supply left, then by index
+            heapq.heapify(heap)
             for need, t in demand:
-                best = sorted(here, key=lambda c: (-supply[c], c))[:need]
+                best = [heapq.heappop(heap)[1] for _ in range(min(need, len(heap)))]
                 if len(best) < need or supply[best[-1]] <= 0:
                     return None
                 for c in best:
                     supply[c] -= 1
+                    heapq.heappush(heap, (-supply[c], c))
                 out[t].extend(best)
         if any(v != 0 for v in supply.values()):
             return None
@@ -425,7 +443,7 @@ def start(instance: TasksInstance) -> dict[str, TaskRoles]:
 
 
 METHODS = [
-    Method("exact.tag_standby", "tasks", "tag_standby", guarded(run_tag_standby, start),
+    Method("exact.tag_standby", "tasks", "tag_standby", guarded(run_tag_standby, start, tag_standby_objective),
            "KIP-708 standbys exactly: distinct tag values per task (enumerated per active profile), then "
            "standby balance per thread (MIP over profile classes)"),
 ]

@@ -148,15 +148,40 @@ def balanced_violations(instance: TasksInstance, assignment: Mapping[str, TaskRo
     """Per-client active counts changed; a (client, sub-topology) count outside floor/ceil of its share."""
     found = _violation("active_count_changed", _count_changes(instance, assignment, "active"))
     total, sizes, counts = len(instance.tasks), _group_sizes(instance), _group_counts(instance, assignment)
+    return found + _violation("subtopology_share", _off_share(instance, total, sizes, counts))
+
+
+SHARE_CHUNK = 4_000_000
+"""(client, sub-topology) pairs :func:`_off_share` checks at once (bounds its arrays' memory)."""
+
+
+def _off_share(instance: TasksInstance, total: int, sizes: Counter, counts: Mapping[tuple[str, int], int]
+               ) -> list[str]:
+    """Every (client, sub-topology) count outside :func:`fair_bounds`, clients then sub-topologies sorted: a
+    numpy pass over the pairs (clients × sub-topologies of them, most with no task), strings only for those
+    outside."""
+    cids, groups = sorted(instance.clients), sorted(sizes)
+    row, col = {c: i for i, c in enumerate(cids)}, {g: j for j, g in enumerate(groups)}
+    orig = np.array([len(instance.clients[c].active) for c in cids], dtype=np.int64)
+    size = np.array([sizes[g] for g in groups], dtype=np.int64)
+    placed = [(row[c], col[g], n) for (c, g), n in counts.items() if c in row]
+    at = np.array([(i, j) for i, j, _ in placed], dtype=np.int64).reshape(-1, 2)
+    got = np.array([n for _, _, n in placed], dtype=np.int64)
+    order = np.argsort(at[:, 0], kind="stable")
+    at, got = at[order], got[order]
+    step = max(1, SHARE_CHUNK // max(1, len(groups)))
     off = []
-    for cid in sorted(instance.clients):
-        orig = len(instance.clients[cid].active)
-        for g in sorted(sizes):
-            lo, hi = fair_bounds(orig, total, sizes[g])
-            n = counts.get((cid, g), 0)
-            if not lo <= n <= hi:
-                off.append(f"{cid}: {n} active tasks of sub-topology {g}, fair share allows {lo}..{hi}")
-    return found + _violation("subtopology_share", off)
+    for first in range(0, len(cids), step):
+        rows = slice(first, min(first + step, len(cids)))
+        share = np.outer(orig[rows], size)
+        lo, hi = share // total, -((-share) // total)
+        n = np.zeros_like(share)
+        mine = slice(*np.searchsorted(at[:, 0], [rows.start, rows.stop]))
+        n[at[mine, 0] - first, at[mine, 1]] = got[mine]
+        for i, j in zip(*np.nonzero((n < lo) | (n > hi))):
+            off.append(f"{cids[first + i]}: {n[i, j]} active tasks of sub-topology {groups[j]}, "
+                       f"fair share allows {lo[i, j]}..{hi[i, j]}")
+    return off
 
 
 def rack_standby_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
@@ -180,10 +205,26 @@ def _distinctness_drops(instance: TasksInstance, assignment: Mapping[str, TaskRo
     """Stateful tasks whose hosts carry fewer distinct tag pairs than in the instance (tags configured)."""
     if not instance.config.rack_aware_assignment_tags:
         return []
-    before = distinct_tag_pairs(instance, current_assignment(instance))
+    before = _distinct_before(instance)
     after = distinct_tag_pairs(instance, assignment)
     return [f"{t}: {after[t]} distinct tag pairs, had {before[t]}" for t in instance.task_ids
             if t in before and after[t] < before[t]]
+
+
+_BEFORE: dict[int, tuple[TasksInstance, dict]] = {}
+
+
+def _distinct_before(instance: TasksInstance) -> dict:
+    """:func:`distinct_tag_pairs` of the instance's own assignment, kept for the last few instances (every
+    scoring of an answer compares with it: ``solve`` and ``check`` score twice, a batch many times)."""
+    hit = _BEFORE.get(id(instance))
+    if hit is not None and hit[0] is instance:
+        return hit[1]
+    found = distinct_tag_pairs(instance, current_assignment(instance))
+    if len(_BEFORE) >= 8:
+        _BEFORE.pop(next(iter(_BEFORE)))
+    _BEFORE[id(instance)] = (instance, found)
+    return found
 
 
 # --------------------------------------------------------------------------- solving
@@ -354,12 +395,12 @@ RULES = [
 
 METHODS = [
     Method("exact.rack_active", "tasks", "rack_active",
-           guarded(run_rack_active, active_start("rack_active")),
+           guarded(run_rack_active, active_start("rack_active"), active_objective),
            "RackAwareTaskAssignor.optimizeActiveTasks' problem (same counts, strategy, costs) as an LP"),
     Method("exact.rack_standby", "tasks", "rack_standby",
-           guarded(run_rack_standby, current_assignment),
+           guarded(run_rack_standby, current_assignment, standby_objective),
            "standby placement at minimum KIP-925 cost, counts fixed, tag distinctness kept (LP, ILP if fractional)"),
     Method("exact.balanced_subtopology", "tasks", "balanced_subtopology",
-           guarded(run_balanced_subtopology, active_start("balanced_subtopology")),
+           guarded(run_balanced_subtopology, active_start("balanced_subtopology"), active_objective),
            "active placement with floor/ceil fair shares per sub-topology (LP)"),
 ]

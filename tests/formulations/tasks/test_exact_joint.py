@@ -122,7 +122,8 @@ def test_a_time_limit_returns_an_assignment_with_the_stage_where_it_stopped(monk
     The model's own time-limit path, so the guard (which answers with the start when no time is left,
     ``tests/test_limits.py``) is bypassed."""
     from kipopt.formulations.tasks import guard
-    monkeypatch.setattr(guard, "run_guarded", lambda instance, options, run, start: run(instance, options))
+    monkeypatch.setattr(guard, "run_guarded",
+                        lambda instance, options, run, start, objective=None: run(instance, options))
     x = generate("tasks", 1, tasks=120, clients=12, tags=2)
     solution = api.solve(x, "exact.joint", time_limit=0.001)
     assert solution.status is Status.FEASIBLE

@@ -217,7 +217,8 @@ def test_tag_standby_fallbacks(monkeypatch):
     grouped model's bound (never an error without an answer). The model's own fallbacks, so the guard
     (which answers with its start when no time is left, ``tests/test_limits.py``) is bypassed."""
     from kipopt.formulations.tasks import guard
-    monkeypatch.setattr(guard, "run_guarded", lambda instance, options, run, start: run(instance, options))
+    monkeypatch.setattr(guard, "run_guarded",
+                        lambda instance, options, run, start, objective=None: run(instance, options))
     x = generate("tasks", 4, tasks=200, clients=20, num_standby_replicas=2)
     exact = solve(x, "exact.tag_standby")
     monkeypatch.setattr(tag_standby, "disaggregate", lambda *args: None)
