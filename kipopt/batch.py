@@ -179,6 +179,9 @@ class Oracle:
             text, outcome = _compact(_error(line_id, failed.error)), Outcome.MALFORMED
         except KipoptError as exc:
             text, outcome = _compact(_error(line_id, exc)), Outcome.MALFORMED
+        except MemoryError:
+            from .api import out_of_memory
+            text, outcome = _compact(_error(line_id, out_of_memory("checking this line"))), Outcome.MALFORMED
         except Exception as exc:  # noqa: BLE001 - one bad line must not end the batch
             message = _one_line(f"internal error: {type(exc).__name__}: {exc}")
             text, outcome = _compact({"id": line_id, "ok": False, "error": message, "field": None}), Outcome.INTERNAL

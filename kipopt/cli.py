@@ -424,6 +424,7 @@ def _command(argv: Sequence[str]) -> str | None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    command = None
     try:
         argv = sys.argv[1:] if argv is None else list(argv)
         words = [a for a in argv if not a.startswith("-")]
@@ -439,6 +440,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 1
+    except MemoryError:  # outside a method (reading, evaluating, checking): memory, as inside one
+        from .api import out_of_memory
+        print(f"kipopt: error: {_one_line(str(out_of_memory(f'kipopt {command}')))}", file=sys.stderr)
+        return 2
     except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
         if os.environ.get("KIPOPT_DEBUG"):
             import traceback

@@ -330,3 +330,20 @@ def test_every_verdict_is_one_compact_line(small):
     lines = out.getvalue().splitlines()
     assert len(lines) == 2 and all(", " not in x[:40] and '": ' not in x for x in lines)
     assert '"field":"solution.asignment"' in lines[1]
+
+
+def test_a_line_that_runs_out_of_memory_gets_a_memory_verdict_and_the_batch_goes_on(small, monkeypatch):
+    """Memory exhaustion while judging one line is that line's error verdict, never an internal error."""
+    judge = Oracle._judge
+
+    def starved(self, line):
+        if line.id == "big":
+            raise MemoryError
+        return judge(self, line)
+
+    monkeypatch.setattr(Oracle, "_judge", starved)
+    line = {"instance": small["instance"], "solution": small["best"]}
+    verdicts, worst, _ = run([{**line, "id": "big"}, {**line, "id": "next"}])
+    assert [v["id"] for v in verdicts] == ["big", "next"]
+    assert verdicts[0]["ok"] is False and "out of memory" in verdicts[0]["error"]
+    assert verdicts[1]["ok"] is True and worst == Outcome.MALFORMED

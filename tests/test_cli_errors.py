@@ -239,3 +239,24 @@ def test_fuzz_text_noise(source, data, tmp_path, capsys):
         assert json.loads(out)["ok"] is True
     else:
         assert_one_error_line(code, out, err)
+
+
+def test_running_out_of_memory_outside_a_method_is_exit_2(tmp_path, capsys, monkeypatch):
+    """evaluate (reading and scoring, no method) out of memory: one line naming memory, exit 2, not 3."""
+    from kipopt import api
+
+    inst = generate("tasks", 1, tasks=6, clients=2)
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps(to_dict(inst)))
+    solution = tmp_path / "s.json"
+    assert main(["solve", str(path), "--method", "kafka.rack_active"]) == 0
+    solution.write_text(capsys.readouterr().out)
+
+    def starved(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(api, "evaluate_answer", starved)
+    code = main(["evaluate", str(path), str(solution)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "out of memory" in err and "internal error" not in err
