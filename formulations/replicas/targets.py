@@ -284,12 +284,11 @@ def _read_back(c: Cluster, cur: _Current, drops: list[set[int]], t: np.ndarray, 
                     return True
         return False
 
-    stuck = None if c.one_per_rack else ()  # one replica per rack: a stuck greedy hands over to the rack flow
     for p in order:  # first the replicas the rack rule sends to one rack (a rack the partition lacks)
         for r in range(R):
             while per_rack[p][r] < low[r]:
                 if not place(p, [r]) and not swap_in(p, [r]):
-                    return stuck if stuck is not None else _rack_flow_fill(c, kept, free, rack)
+                    return None
     # then the rest, to the rack with most room among those the rule allows; partitions with the fewest
     # allowed racks first (they are the ones the last free slots might not fit)
     order.sort(key=lambda p: (sum(per_rack[p][r] < high[r] for r in range(R)) - (rf - len(chosen[p])),
@@ -298,54 +297,7 @@ def _read_back(c: Cluster, cur: _Current, drops: list[set[int]], t: np.ndarray, 
         while len(chosen[p]) < rf:
             allowed = [r for r in range(R) if per_rack[p][r] < high[r]]
             if not place(p, allowed) and not swap_in(p, allowed):
-                return stuck if stuck is not None else _rack_flow_fill(c, kept, free, rack)
-    return [[c.brokers[j] for j in s] for s in chosen], kept
-
-
-def _rack_flow_fill(c: Cluster, kept: list[list[int]], free: np.ndarray,
-                    rack: np.ndarray) -> tuple[list[list[int]], list[list[int]]] | None:
-    """The read-back's placement exactly, with one replica per rack (R >= RF), when the greedy got stuck.
-
-    With the keeps fixed, each partition needs ``RF − kept`` more replicas on racks it does not use yet,
-    and rack r has ``Σ free`` room on its brokers. Within a rack any broker with room will do (a partition
-    has no other replica there, so no broker twice), so the placement is a max flow partitions -> racks
-    -> sink (``partitions needing × racks`` arcs, scipy's C max flow); saturated, every broker ends at its
-    target and the moves are the keeps' (the bound). None when it does not saturate (the flows decide)."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import maximum_flow
-
-    R, rf = c.num_racks, c.rf
-    need = [p for p, k in enumerate(kept) if len(k) < rf]
-    n = len(need)
-    if n == 0:
-        return [[c.brokers[j] for j in k] for k in kept], kept
-    used = np.zeros((n, R), dtype=bool)
-    for i, p in enumerate(need):
-        used[i, rack[kept[p]]] = True
-    demand = np.array([rf - len(kept[p]) for p in need], dtype=np.int64)
-    room = np.bincount(rack, weights=free, minlength=R).astype(np.int64)
-    ii, rr = np.nonzero(~used)
-    src, sink = n + R, n + R + 1
-    tails = np.concatenate([np.full(n, src), ii, n + np.arange(R)])
-    heads = np.concatenate([np.arange(n), n + rr, np.full(R, sink)])
-    caps = np.concatenate([demand, np.ones(len(ii), dtype=np.int64), room])
-    if caps.max(initial=0) > np.iinfo(np.int32).max:
-        return None
-    graph = csr_array((caps.astype(np.int32), (tails, heads)), shape=(n + R + 2,) * 2)
-    result = maximum_flow(graph, src, sink)
-    if result.flow_value != int(demand.sum()):
-        return None
-    flow = result.flow.tocoo()
-    sent = (flow.data > 0) & (flow.row < n) & (flow.col >= n) & (flow.col < n + R)
-    rows, racks_to = flow.row[sent], flow.col[sent] - n
-    chosen = [list(k) for k in kept]
-    for r in range(R):  # the rack's partitions onto its brokers' room, in turn
-        members = np.flatnonzero(rack == r)
-        slots = np.repeat(members, np.maximum(free[members], 0)).tolist()
-        for i, j in zip(rows[racks_to == r].tolist(), slots):
-            chosen[need[i]].append(j)
-    if any(len(s) != rf for s in chosen):
-        return None
+                return None
     return [[c.brokers[j] for j in s] for s in chosen], kept
 
 
