@@ -13,8 +13,31 @@ run each, as measured.
 The columns are :data:`RUNNERS`: a name and a function from an instance file
 to a result row; another method (a peer reassigner) is one more entry.
 
-Run: ``nice python benchmarks/bench_reassign.py [--only SUBSTRING] [--skip-large]``.
+The second column is the public PuLP reassigner's model (``exact.peer_reassign``, PuLP + CBC) through
+the same command, where it is that model (no racks or one rack), its child killed at :data:`PEER_KILL`.
+
+Run: ``nice python benchmarks/bench_reassign.py [--only SUBSTRING] [--skip-large] [--no-peer]``.
 Exit status 1 when a case misses its target (``optimal`` within the seconds of :data:`CASES`).
+
+Measured 2026-11-25 in one run of the whole script on the shared 2-core machine under a load average of
+8 to 10 (wall times inflated 2 to 30 times over the CPU seconds; every kipopt case optimal)::
+
+    | case (RF 3) | kipopt exact.spread | peer: PuLP reassigner's model (exact.peer_reassign) | target |
+    |---|---|---|---|
+    | 1,000 partitions, brokers added (24 + 6), no racks | 23.6 s (1.0 CPU s), optimal, 600 moves, D 0, L 1 | 103.8 s (3.3 CPU s), error, —, D None, L None | — |
+    | 1,000 partitions, skewed, no racks | 5.3 s (0.9 CPU s), optimal, 738 moves, D 0, L 1 | 9.5 s (3.5 CPU s), optimal, 738 moves, D 0, L 100 | — |
+    | 1,000 partitions, 3 racks (skewed start) | 3.1 s (1.2 CPU s), optimal, 831 moves, D 0, L 1 | — (racks: not its model) | — |
+    | 3,000 x 30 brokers (24 + 6 added), no racks | 3.1 s (1.2 CPU s), optimal, 1,800 moves, D 0, L 0 | 61.9 s (25.3 CPU s), error, —, D None, L None | optimal < 5 s |
+    | 10,000 x 60 brokers (48 + 12 added), no racks | 2.8 s (1.3 CPU s), optimal, 6,000 moves, D 0, L 1 | 122.2 s, no answer, killed at 120 s | optimal < 5 s |
+    | 10,000 x 60 brokers (48 + 12 added), one rack | 6.8 s (1.0 CPU s), optimal, 6,000 moves, D 0, L 1 | 122.1 s, no answer, killed at 120 s | optimal < 5 s |
+    | 10,000 x 60 brokers (48 + 12 added), 3 racks | 34.6 s (1.0 CPU s), optimal, 6,000 moves, D 0, L 1 | — (racks: not its model) | optimal < 5 s |
+    | 10,000 x 60 brokers (48 + 12 added), 2 racks (fewer than RF) | 41.4 s (1.2 CPU s), optimal, 6,000 moves, D 0, L 1 | — (racks: not its model) | optimal < 5 s |
+    | 10,000 x 60 brokers, decommission 2 of 60, no racks | 24.7 s (1.1 CPU s), optimal, 1,000 moves, D 1, L 1 | 120.5 s, no answer, killed at 120 s | optimal < 5 s |
+    | 10,000 x 60 brokers, decommission 2 of 60, 3 racks (D = 27 is the rule's: R = RF, racks of 20/19/19) | 3.7 s (0.7 CPU s), optimal, 1,007 moves, D 27, L 1 | — (racks: not its model) | optimal < 5 s |
+    | 10,000 x 60 brokers, a 4th rack added (48 + 12) | 8.9 s (1.1 CPU s), optimal, 6,000 moves, D 0, L 1 | — (racks: not its model) | optimal < 5 s |
+    | 100,000 x 300 brokers, a sixth rack added (250 + 50) | 66.6 s (4.0 CPU s), optimal, 50,000 moves, D 0, L 1 | — (racks: not its model) | optimal < 30 s |
+    | 100,000 x 300 brokers (250 + 50 added), no racks | 50.5 s (4.1 CPU s), optimal, 50,000 moves, D 0, L 1 | 121.8 s, no answer, killed at 120 s | optimal < 30 s |
+    | 1,000,000 partitions fresh, 300 brokers (racks 20/30/40/50/70/90) | 51.2 s (4.2 CPU s), optimal, —, D 0, L 1 | — (racks: not its model) | optimal < 10 s |
 """
 
 from __future__ import annotations

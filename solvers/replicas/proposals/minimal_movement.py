@@ -24,7 +24,10 @@ broker without a rack) can Java's own output vary from run to run. Where the Jav
 (a broker above its ideal with no replica it can move) the port refuses. Rack conflicts are kept per
 broker incrementally (the Java recomputes them over every partition after each move, with the same
 result: each broker's conflicting partitions ascending). The pull request's twelve unit tests are
-ported (``tests/solvers/replicas/test_proposal_minimal_movement.py``).
+ported (``tests/solvers/replicas/test_proposal_minimal_movement.py``), and the port answers exactly as the
+pull request's class compiled with javac 17 on 1,700 random racked clusters (scale in and out, brokers
+unknown to the usable list): 969 identical replica lists, the other 731 refused by both (the Java threw
+``InvalidReplicationFactorException`` or looped forever); 60 are kept as test vectors.
 
 >>> minimal_movement({0: [1, 2], 1: [1, 2], 2: [1, 2]}, [1, 2, 3], [(1, "a"), (2, "b"), (3, "c")])
 {0: [3, 2], 1: [1, 3], 2: [2, 1]}
