@@ -10,11 +10,10 @@ Replicas (one topic, RF 3), on generated clusters:
   24 + 6 and 48 + 12 brokers (skewed: the same broker counts, all present from the start).
 
 Methods: ``exact.spread`` (the reference: racks hard, then replica balance, leader balance, moves),
-``proposal.sticky_reassign`` (KAFKA-1792), the peer's model (:mod:`kipopt.formulations.replicas.peer`,
-PuLP + CBC as the peer runs it, also where racks exist: it ignores them), and ``kafka.adminutils`` (the
-released ``--generate``, which ignores the current placement). KAFKA-19048's code is not reachable
-(see the README), so it is not here. Decommissioning cannot be stated yet (``current`` may only name
-brokers in ``brokers``).
+``proposal.sticky_reassign`` (KAFKA-1792), ``proposal.minimal_movement`` (KAFKA-19048's balancer),
+the peer's model (:mod:`kipopt.formulations.replicas.peer`, PuLP + CBC as the peer runs it, also where
+racks exist: it ignores them), and ``kafka.adminutils`` (the released ``--generate``, which ignores the
+current placement); ``--methods`` picks some of them (``exact.spread`` always runs: it is the reference).
 
 Consumers: ``proposal.server_uniform_rack`` (KAFKA-19909) against ``kafka.server_uniform``,
 ``exact.balanced`` and ``exact.range`` on homogeneous groups over 3 racks (RF 1 and 2), a fresh group
@@ -27,7 +26,7 @@ partitions, then revocations). One run on a shared 2-core machine: times are
 indicative, compare them within a row group.
 
 Run: ``nice python benchmarks/bench_proposals.py [--sizes 1000,3000,10000] [--limit 120] [--part replicas,consumers]
-[--scenarios add,skewed] [--racks 3,none]``.
+[--scenarios add,skewed] [--racks 3,none] [--methods proposal.minimal_movement,peer]``.
 """
 
 from __future__ import annotations
@@ -42,7 +41,7 @@ import time
 
 SIZES = {200: (8, 2), 1_000: (24, 6), 3_000: (24, 6), 10_000: (48, 12)}  # partitions: (brokers, added)
 RF = 3
-REPLICA_METHODS = ("exact.spread", "proposal.sticky_reassign", "peer", "kafka.adminutils")
+REPLICA_METHODS = ("exact.spread", "proposal.sticky_reassign", "proposal.minimal_movement", "peer", "kafka.adminutils")
 CONSUMER_METHODS = ("exact.balanced", "exact.range", "proposal.server_uniform_rack", "kafka.server_uniform")
 CONSUMER_SIZES = ((1_000, 50, 10), (10_000, 200, 20))  # partitions, members, topics
 
@@ -149,7 +148,7 @@ def _delta(row: dict, ref: dict, key: str) -> str:
 
 
 def replicas_table(sizes: list[int], limit: float, timeout: float, scenarios=("add", "skewed"),
-                   racks_options=(True, False)) -> None:
+                   racks_options=(True, False), methods: tuple[str, ...] = REPLICA_METHODS) -> None:
     head = ("| partitions | scenario | racks | method | status | s | rack short | replica imb | leader imb | moves "
             "| Δ replica | Δ leader | Δ moves |")
     print(head)
@@ -158,7 +157,7 @@ def replicas_table(sizes: list[int], limit: float, timeout: float, scenarios=("a
         for scenario in scenarios:
             for racks in racks_options:
                 rows = {}
-                for method in REPLICA_METHODS:
+                for method in ("exact.spread",) + tuple(m for m in methods if m != "exact.spread"):
                     spec = {"part": "replicas", "partitions": partitions, "scenario": scenario, "racks": racks,
                             "method": method, "limit": limit}
                     rows[method] = measure(spec, timeout)
@@ -201,6 +200,7 @@ def main() -> int:
     parser.add_argument("--part", default="replicas,consumers")
     parser.add_argument("--scenarios", default="add,skewed")
     parser.add_argument("--racks", default="3,none", help="replicas: 3 (three equal racks) and/or none")
+    parser.add_argument("--methods", default=",".join(REPLICA_METHODS), help="replicas: the methods to run")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -210,7 +210,8 @@ def main() -> int:
     parts = args.part.split(",")
     if "replicas" in parts:
         replicas_table([int(s) for s in args.sizes.split(",")], args.limit, args.timeout,
-                       tuple(args.scenarios.split(",")), tuple(r == "3" for r in args.racks.split(",")))
+                       tuple(args.scenarios.split(",")), tuple(r == "3" for r in args.racks.split(",")),
+                       tuple(args.methods.split(",")))
     if "consumers" in parts:
         print()
         consumers_table(args.limit, args.timeout)

@@ -59,7 +59,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     instance = _load_for_run(args.instance)
     solution = solve(instance, args.method, time_limit=args.time_limit, threads=args.threads, seed=args.seed,
                      priorities=args.priorities, started=started)
-    _print_json(solution.to_dict())
+    _print_json(solution.to_document())
     if solution.status in (Status.INFEASIBLE, Status.ERROR):
         print(f"kipopt: {solution.method}: {solution.status.value}: {solution.message}", file=sys.stderr)
         return 1

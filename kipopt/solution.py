@@ -69,11 +69,18 @@ def left_out(instance: Instance, assignment: Assignment) -> list:
         return list(declared)
     if isinstance(instance, ReplicasInstance):
         ids = instance.partition_ids
-        if len(assignment) >= len(ids) and all(p in ids for p in assignment):
+        if len(assignment) == len(ids) and _int_keys_within(assignment, ids):  # distinct keys: all there
             return []
         return [p for p in ids if p not in assignment]
     keys = (m.id for m in instance.members) if isinstance(instance, ConsumersInstance) else instance.clients
     return [k for k in keys if k not in assignment]
+
+
+def _int_keys_within(assignment: Assignment, ids: range) -> bool:
+    """Every key a plain int in ``ids`` (C-level passes: a million partitions in milliseconds)."""
+    if not assignment or set(map(type, assignment)) != {int}:
+        return False
+    return min(assignment) >= ids.start and max(assignment) < ids.stop
 
 
 def completed(instance: Instance, assignment: Assignment, missing: list) -> Assignment:
@@ -126,14 +133,25 @@ class Solution:
         return relative_gap(self.objective, self.bound)
 
     def to_dict(self) -> dict:
+        from ._write import collector_paused
+        with collector_paused():
+            return self._to_dict(assignment_to_json)
+
+    def to_document(self) -> dict:
+        """:meth:`to_dict` for :func:`kipopt._write.dumps_indented`, which writes the same text from it: a
+        replicas assignment stays a :class:`~kipopt._write.Table` over the assignment's own tuples (a
+        million-partition answer is not copied into a million lists first)."""
+        return self._to_dict(assignment_document)
+
+    def _to_dict(self, assignment_json: Any) -> dict:
         d: dict[str, Any] = {
             "family": self.family, "method": self.method,
-            "assignment": assignment_to_json(self.family, self.assignment),
+            "assignment": assignment_json(self.family, self.assignment),
             "status": self.status.value, "objective": json_number(self.objective), "bound": json_number(self.bound),
             "gap": self.gap, "seconds": round(self.seconds, 6), "metrics": self.metrics,
         }
         if self.target is not None:
-            d["target"] = assignment_to_json(self.family, self.target)
+            d["target"] = assignment_json(self.family, self.target)
         if self.seconds_reading is not None:
             d["seconds_reading"] = round(self.seconds_reading, 6)
         if self.seed is not None:
@@ -237,12 +255,23 @@ def _tasks(x: TasksInstance, value: Any, path: str) -> dict[str, TaskRoles]:
 
 
 def assignment_to_json(family: str, assignment: Assignment) -> dict:
-    if family == "replicas":
-        return {str(p): list(bs) for p, bs in sorted(assignment.items())}
+    if family == "replicas":  # partitions ascending; C-level maps (a million partitions)
+        ids = sorted(assignment)
+        return dict(zip(map(str, ids), map(list, map(assignment.__getitem__, ids))))
     if family == "consumers":
         return {m: list(ps) for m, ps in assignment.items()}
     return {c: {"active": list(t.active), "standby": list(t.standby), "warmup": list(t.warmup)}
             for c, t in assignment.items()}
+
+
+def assignment_document(family: str, assignment: Assignment) -> Any:
+    """:func:`assignment_to_json` as :func:`kipopt._write.dumps_indented` takes it: the same text, built
+    without the intermediate dict for replicas."""
+    if family == "replicas":
+        from ._write import Table
+        ids = sorted(assignment)
+        return Table(ids, list(map(assignment.__getitem__, ids)))
+    return assignment_to_json(family, assignment)
 
 
 def current_assignment(instance: Instance) -> Assignment:

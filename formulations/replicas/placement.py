@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kipopt._write import collector_paused
+
 from kipopt.errors import MethodError
 
 from kipopt.formulations.replicas.model import Cluster, Model, solve_model
@@ -365,5 +367,6 @@ def _brokers_for(c: Cluster, totals: RackTotals, has: np.ndarray, lows: np.ndarr
         follows = np.flatnonzero(has[interval, r] & (leader_rack != r))
         followers[follows, filled[follows]] = np.repeat(ids, rho - lm)
         filled[follows] += 1
-    rows = np.column_stack([leader, followers]).tolist()
-    return dict(zip(range(c.start, c.start + P), map(tuple, rows)))
+    columns = [leader.tolist(), *followers.T.tolist()]  # zip makes the tuples: no million lists first
+    with collector_paused():  # a million new tuples, no cycles: collections would walk them again and again
+        return dict(zip(range(c.start, c.start + P), zip(*columns)))

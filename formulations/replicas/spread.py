@@ -95,18 +95,11 @@ from kipopt.formulations.replicas.placement import (RackTotals, balanced_placeme
 # --------------------------------------------------------------------------- the rule
 
 
-_LAST: list = [None, None, None]  # instance, assignment, evaluation
-
-
 def _evaluated(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]):
-    """The evaluation of the assignment ``exact.spread`` just returned, computed once: the rule's
-    objective, criteria and violations are asked for right after (a second each at a million partitions).
-    Keyed by the objects' identity; any other assignment is evaluated afresh."""
-    if _LAST[0] is instance and _LAST[1] is assignment:
-        return _LAST[2]
-    evaluation = evaluate_replicas(instance, assignment)
-    _LAST[:] = [instance, assignment, evaluation]
-    return evaluation
+    """The evaluation of the assignment ``exact.spread`` just returned: the rule's objective, criteria and
+    violations are asked for right after, and :func:`evaluate_replicas` answers them from its last
+    evaluation while the assignment is unchanged."""
+    return evaluate_replicas(instance, assignment)
 
 
 def weight(instance: ReplicasInstance) -> int:

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import chain
-from typing import Mapping, Sequence
+from operator import is_
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -129,11 +130,52 @@ def _moves(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]], 
     return out
 
 
+class _Last:
+    """The last evaluation, given again for the same, unchanged assignment: ``exact.spread`` checks its
+    answer, ``kipopt.solve`` evaluates it, the rule's objective and criteria read it (a second each at a
+    million partitions). Unchanged means the same instance and mapping objects holding the same keys and
+    the same tuple objects (tuples of ints cannot change); anything else is evaluated afresh."""
+
+    instance: Any = None
+    assignment: Any = None
+    keys: list = []
+    rows: list = []
+    evaluation: Evaluation | None = None
+
+    @classmethod
+    def get(cls, instance: ReplicasInstance, assignment: Mapping) -> Evaluation | None:
+        if cls.evaluation is None or cls.instance is not instance or cls.assignment is not assignment \
+                or len(cls.keys) != len(assignment) or cls.keys != list(assignment) \
+                or not all(map(is_, cls.rows, assignment.values())):
+            return None
+        e = cls.evaluation
+        return Evaluation(e.family, dict(e.metrics), list(e.violations))
+
+    @classmethod
+    def put(cls, instance: ReplicasInstance, assignment: Mapping, evaluation: Evaluation) -> None:
+        rows = list(assignment.values()) if isinstance(assignment, dict) else []
+        if not rows or set(map(type, rows)) != {tuple}:
+            cls.evaluation = None
+            return
+        cls.instance, cls.assignment, cls.keys, cls.rows = instance, assignment, list(assignment), rows
+        cls.evaluation = Evaluation(evaluation.family, dict(evaluation.metrics), list(evaluation.violations))
+
+
 def evaluate_replicas(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> Evaluation:
     """Metrics and broken hard rules of a replica assignment (partition id -> brokers, leader first).
 
-    Vectorised: linear in the number of replicas (plus a sort), about a second per million partitions.
+    Vectorised: linear in the number of replicas (plus a sort), about a second per million partitions;
+    asked again about the assignment it just evaluated, unchanged, it answers from :class:`_Last`.
     """
+    again = _Last.get(instance, assignment)
+    if again is not None:
+        return again
+    evaluation = _evaluate(instance, assignment)
+    _Last.put(instance, assignment, evaluation)
+    return evaluation
+
+
+def _evaluate(instance: ReplicasInstance, assignment: Mapping[int, Sequence[int]]) -> Evaluation:
     P, start, rf = instance.partitions, instance.start_partition_id, instance.replication_factor
     ids = instance.broker_ids
     n = len(ids)

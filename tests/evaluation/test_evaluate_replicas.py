@@ -79,3 +79,27 @@ def test_rackless_broker_is_a_rack_of_its_own_in_a_mixed_cluster():
 def test_unknown_broker_is_bad_input(kip36):
     with pytest.raises(InstanceError, match=r"assignment\.0\[1\]"):
         evaluate(kip36, {"assignment": {"0": [0, 9, 2]}})
+
+
+def test_asked_again_answers_for_the_assignment_as_it_is_now():
+    """The last evaluation is given again only for the same, unchanged assignment (a million-partition
+    solve asks three times); a changed mapping, a mutated list row or another instance is evaluated afresh."""
+    from kipopt.evaluation.replicas import evaluate_replicas
+    from kipopt.instance import from_dict
+    inst = from_dict({"format": 1, "family": "replicas", "partitions": 2, "replication_factor": 2,
+                      "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "a"}, {"id": 2, "rack": "b"}]})
+    a = {0: (0, 2), 1: (1, 2)}
+    first = evaluate_replicas(inst, a)
+    again = evaluate_replicas(inst, a)
+    assert again.metrics == first.metrics and again.metrics is not first.metrics
+    again.metrics["replica_imbalance"] = 99  # a caller's edit does not leak into the next answer
+    assert evaluate_replicas(inst, a).metrics["replica_imbalance"] == first.metrics["replica_imbalance"]
+    a[1] = (1, 0)
+    assert [v.rule for v in evaluate_replicas(inst, a).violations] == ["rack_spread"]
+    rows = {0: [0, 2], 1: [1, 2]}
+    assert not evaluate_replicas(inst, rows).violations
+    rows[1][1] = 0
+    assert [v.rule for v in evaluate_replicas(inst, rows).violations] == ["rack_spread"]
+    other = from_dict({"format": 1, "family": "replicas", "partitions": 2, "replication_factor": 2,
+                       "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}, {"id": 2, "rack": "b"}]})
+    assert [v.rule for v in evaluate_replicas(other, a).violations] == []

@@ -268,3 +268,40 @@ def test_every_rack_model_scales():
     s = solve(cluster([100, 200], 10_000, 3), "exact.spread", time_limit=60)
     assert s.status is Status.OPTIMAL and s.metrics["model"] == "rack_totals_every_rack"
     assert (s.metrics["replica_imbalance"], s.metrics["leader_imbalance"]) == (0, 1)
+
+
+def test_add_rack_from_a_slipped_start_is_optimal_by_the_flows():
+    """bench_scale's add-a-rack shape (a fifth of the current partitions with two replicas in one rack) at
+    1,000 x 30: the target read-back misses its bound, the replica flow and the leader flow decide, optimal
+    (the 100,000 x 300 row took that path too and ran out of time under a large HiGHS time limit)."""
+    from kipopt import solve
+    from kipopt.datasets import generate
+    inst = generate("replicas", 1, partitions=1_000, replication_factor=3, brokers=25, added_brokers=5, racks=5,
+                    added_racks=1)
+    s = solve(inst, "exact.spread", time_limit=300)
+    assert s.metrics["model"] == "replica_flow+leader_flow"
+    assert s.status.value == "optimal" and s.gap == 0 and s.metrics["partitions_short_of_racks"] == 0
+    assert s.metrics["moves"] == 505 and s.metrics["replica_imbalance"] == 0
+
+
+def test_a_network_lp_cut_by_its_first_time_slice_runs_again_with_the_rest(monkeypatch):
+    """The first HiGHS limit of a network LP is at most LP_TIME_SLICE; an LP that needs more is solved again
+    with the time left, so the slice never costs an answer."""
+    import kipopt.formulations.replicas.model as model
+    from kipopt import solve
+    from kipopt.datasets import generate
+    calls = []
+    real = model.solve_model
+
+    def counting(*args, **kwargs):
+        out = real(*args, **kwargs)
+        calls.append(out.status)
+        return out
+
+    monkeypatch.setattr(model, "LP_TIME_SLICE", 0.0)
+    monkeypatch.setattr(model, "solve_model", counting)
+    inst = generate("replicas", 1, partitions=1_000, replication_factor=3, brokers=25, added_brokers=5, racks=5,
+                    added_racks=1)
+    s = solve(inst, "exact.spread", time_limit=120)
+    assert s.metrics["model"] == "replica_flow+leader_flow" and "time_limit" in calls
+    assert s.status.value == "optimal" and s.metrics["moves"] == 505
