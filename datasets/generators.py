@@ -28,6 +28,7 @@ from kipopt.errors import InstanceError
 from kipopt.instance import STRATEGIES, from_dict
 
 SUBSCRIPTIONS = ("equal", "mixed")
+OWNER_DRAWS = ("shuffle", "direct")
 TAG_NAMES = ("zone", "cluster", "host_group", "power_domain")
 
 
@@ -47,6 +48,7 @@ class ReplicasParams:
     start_partition_id: int = 0
     added_brokers: int = 0
     added_racks: int = 0
+    decommissioned_brokers: int = 0
     rack_sizes: str = ""
     current_rack_slips: float = 0.2
 
@@ -67,6 +69,7 @@ class ConsumersParams:
     owned: float = 0.8
     conflicts: float = 0.1
     static_members: float = 0.0
+    owner_draw: str = "shuffle"
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,10 @@ _HELP = {
     "start_index": "replicas: AdminUtils fixedStartIndex",
     "start_partition_id": "replicas: first partition id",
     "added_brokers": "replicas: brokers added after the current assignment was made (writes 'current')",
-    "added_racks": "replicas: new racks that the added brokers go to (0: existing racks)",
+    "added_racks": "replicas: new racks that the added brokers go to (0: existing racks); with "
+                   "added_brokers, the operator's 'add a rack'",
+    "decommissioned_brokers": "replicas: brokers of the current assignment being decommissioned (absent from "
+                              "brokers, their replicas must move; writes 'current')",
     "current_rack_slips": "replicas: chance that the current placement puts a second replica in a rack it "
                           "already uses (0: a rack-valid placement, as a rack-aware cluster has)",
     "rack_sizes": "replicas: brokers per rack, comma-separated (e.g. 20,30,40,50,70,90) instead of a random "
@@ -129,6 +135,9 @@ _HELP = {
     "conflicts": "consumers: share of owned partitions also claimed by a second member",
     "static_members": "consumers: share of members with a group_instance_id (static membership), interleaved "
                       "with the dynamic ones; instance ids are numbered in an order unrelated to member ids",
+    "owner_draw": "consumers: how a partition's previous owner is drawn: 'shuffle' (the default; time "
+                  "partitions x members, pinned by recorded test vectors) or 'direct' (the same distribution, "
+                  "linear time: for groups of thousands of members)",
     "subtopologies": "tasks: number of sub-topologies",
     "tasks": "tasks: total number of tasks",
     "inputs": "tasks: input partitions per task",
@@ -232,6 +241,10 @@ def _check_replicas(p: ReplicasParams) -> None:
           f"{p.racks} racks need at least {p.racks} brokers with a rack, got {racked}")
     _between(p, "replication_factor", 1, p.brokers, f"1 and brokers ({p.brokers})")
     _between(p, "added_racks", 0, p.added_brokers, f"0 and added_brokers ({p.added_brokers})")
+    _between(p, "decommissioned_brokers", 0, p.brokers - 1, f"0 and brokers - 1 ({p.brokers - 1})")
+    staying = p.brokers - p.decommissioned_brokers + p.added_brokers
+    _need(staying >= p.replication_factor, "decommissioned_brokers",
+          f"leaves {staying} brokers, fewer than replication_factor ({p.replication_factor})")
     _between(p, "current_rack_slips", 0.0, 1.0, "0 and 1")
     if p.rack_sizes:
         sizes = rack_sizes(p)
@@ -258,6 +271,7 @@ def _check_consumers(p: ConsumersParams) -> None:
     _at_least(p, 0, "skew")
     _need(p.partitions >= p.topics, "partitions", f"must be at least topics ({p.topics}), got {p.partitions}")
     _one_of(p, "subscriptions", SUBSCRIPTIONS)
+    _one_of(p, "owner_draw", OWNER_DRAWS)
     _share(p, "rackless_partitions", "rackless_members", "owned", "conflicts", "static_members")
 
 
@@ -371,8 +385,10 @@ def generate_replicas(seed: int, p: ReplicasParams = ReplicasParams()):
         "replication_factor": p.replication_factor, "start_index": p.start_index,
         "start_partition_id": p.start_partition_id,
     }
-    if p.added_brokers:
+    if p.added_brokers or p.decommissioned_brokers:
         data["current"] = _current_placement(rng, brokers, p)
+        leaving = set(rng.sample(range(p.brokers), p.decommissioned_brokers))
+        brokers = [b for b in brokers if b["id"] not in leaving]
         new_racks = rack_names(p.racks + p.added_racks)[p.racks:] or racks
         added = assign_racks(rng, p.added_brokers, new_racks, [1.0] * len(new_racks))
         brokers += [{"id": p.brokers + i, "rack": added[i]} for i in range(p.added_brokers)]
@@ -381,20 +397,30 @@ def generate_replicas(seed: int, p: ReplicasParams = ReplicasParams()):
 
 
 def _current_placement(rng: random.Random, brokers: list[dict], p: ReplicasParams) -> dict[str, list[int]]:
-    """An existing, imperfect placement over the original brokers: racks spread where the dice allow."""
+    """An existing, imperfect placement over the original brokers: racks spread where the dice allow.
+
+    Brokers are visited in a random order drawn lazily (a partial Fisher-Yates shuffle that stops once
+    the partition has its replicas), so a partition costs about its replication factor, not the cluster.
+    """
     current = {}
+    ids = list(range(len(brokers)))
     for pid in range(p.start_partition_id, p.start_partition_id + p.partitions):
         chosen: list[int] = []
         used: list = []
-        for b in rng.sample(brokers, len(brokers)):
+        for i in range(len(ids)):
             if len(chosen) == p.replication_factor:
                 break
+            j = i + rng.randrange(len(ids) - i)
+            ids[i], ids[j] = ids[j], ids[i]
+            b = brokers[ids[i]]
             if b["rack"] in used and rng.random() < 1.0 - p.current_rack_slips:
                 continue
             chosen.append(b["id"])
             used.append(b["rack"])
         for b in brokers:  # top up when the rack rule skipped too many
-            if len(chosen) < p.replication_factor and b["id"] not in chosen:
+            if len(chosen) == p.replication_factor:
+                break
+            if b["id"] not in chosen:
                 chosen.append(b["id"])
         current[str(pid)] = chosen
     return current
@@ -447,7 +473,7 @@ def _subscription(rng: random.Random, names: list[str], p: ConsumersParams) -> l
 
 def _history(rng: random.Random, topics: dict, members: list[dict], p: ConsumersParams) -> None:
     """Fill ``owned`` and ``generation``: most members at the current generation, a few stale,
-    a share of partitions owned by a subscriber, and a few claimed twice."""
+    a share of partitions owned by a subscriber, and a few claimed twice (by a second, different subscriber)."""
     generation = rng.randint(2, 20)
     for m in members:
         m["generation"] = generation if rng.random() < 0.8 else generation - rng.randint(1, 2)
@@ -457,10 +483,25 @@ def _history(rng: random.Random, topics: dict, members: list[dict], p: Consumers
         for part in range(len(topic["racks"])):
             if not subscribers or rng.random() >= p.owned:
                 continue
-            owner, *others = rng.sample(subscribers, len(subscribers))
+            owner, second = _owners(rng, subscribers, p.owner_draw)
             owner["owned"].append(f"{name}-{part}")
-            if others and rng.random() < p.conflicts:
-                others[0]["owned"].append(f"{name}-{part}")
+            if second is not None and rng.random() < p.conflicts:
+                second["owned"].append(f"{name}-{part}")
+
+
+def _owners(rng: random.Random, subscribers: list[dict], draw: str) -> tuple[dict, dict | None]:
+    """A partition's owner and the subscriber a double claim would go to (``None`` if it has no other).
+
+    ``shuffle`` shuffles every subscriber to take the first two: time ``partitions x subscribers``, kept as
+    the default because recorded test vectors (Kafka's own assignors' outputs) pin its instances.
+    ``direct`` draws the two straight away: the same distribution, time linear in the partitions.
+    """
+    n = len(subscribers)
+    if draw == "shuffle":
+        owner, *others = rng.sample(subscribers, n)
+        return owner, (others[0] if others else None)
+    k = rng.randrange(n)
+    return subscribers[k], (subscribers[(k + 1 + rng.randrange(n - 1)) % n] if n > 1 else None)
 
 
 # --------------------------------------------------------------------------- tasks
