@@ -280,7 +280,8 @@ def family_runs(rows: Any, family: str) -> Any:
     """Every run of a family once (on its method's own rule), its natural size (tasks, subscribed partitions,
     partitions) and whether it did not finish: an ``error`` at or past its time limit (killed there)."""
     from kipopt.bench.plots import size_of
-    part = _own_rule_rows(rows[rows["family"] == family])
+    part = rows[rows["family"] == family]
+    part = _own_rule_rows(part) if len(part) else part
     part = part.assign(natural_size=size_of(part),
                        unfinished=(part["status"] == "error") & (part["seconds"] >= part["time_limit"]))
     return part[part["natural_size"].notna()]
