@@ -61,21 +61,33 @@ def sample(grid, log: str, budget: float) -> None:
 
 
 def report(grid, log: str, cores: int) -> None:
+    """The projection: measured CPU x seeds per cell, and an upper bound that adds, for every run that hit
+    its time limit, the whole limit plus grace (under load a killed run used less CPU than it would alone)."""
     measured = {r["item_id"]: r for r in map(json.loads, open(log))} if os.path.exists(log) else {}
-    total, missing = 0.0, []
+    total, upper, missing = 0.0, 0.0, []
     for family, params, seeds, item in cells(grid):
         r = measured.get(item.item_id)
         if r is None:
             missing.append(f"{family} {dict(params)}")
             continue
+        limits = dict(item.methods)
+        at_limit = {m: s for m, s in r["methods"].items()
+                    if (s[1] or 0) >= limits.get(m.split("@")[0], grid_limit(grid, family))}
+        extra = sum(limits.get(m.split("@")[0], 0) + grid.grace for m in at_limit)
         total += r["cpu_seconds"] * len(seeds)
-        slow = {m: s for m, s in r["methods"].items() if s[0] == "error" or (s[1] or 0) > 10}
-        print(f"{family:9} {json.dumps(dict(params)):90} {r['cpu_seconds']:8.1f} s x {len(seeds):2}"
-              + (f"  {slow}" if slow else ""))
-    print(f"projected: {total:.0f} CPU s = {total / cores / 3600:.2f} h on {cores} cores, "
-          f"{grid.size} items; {len(missing)} cells not sampled")
+        upper += (r["cpu_seconds"] + extra) * len(seeds)
+        print(f"{family:9} {json.dumps(dict(params)):110} {r['cpu_seconds']:7.1f} CPU s x {len(seeds):2}"
+              + (f"  at limit: {sorted(at_limit)}" if at_limit else ""))
+    print(f"projected: {total:.0f} CPU s = {total / cores / 3600:.2f} h on {cores} cores "
+          f"(upper bound {upper:.0f} CPU s = {upper / cores / 3600:.2f} h), {grid.size} items; "
+          f"{len(missing)} cells not sampled")
     for m in missing:
         print("  not sampled:", m)
+
+
+def grid_limit(grid, family: str) -> float:
+    fam = next(f for f in grid.families if f.family == family)
+    return max(fam.time_limits.values())
 
 
 def main(argv=None) -> int:
