@@ -62,27 +62,59 @@ def sample(grid, log: str, budget: float) -> None:
 
 def report(grid, log: str, cores: int) -> None:
     """The projection: measured CPU x seeds per cell, and an upper bound that adds, for every run that hit
-    its time limit, the whole limit plus grace (under load a killed run used less CPU than it would alone)."""
+    its time limit, the whole limit plus grace (under load a killed run used less CPU than it would alone).
+    A cell not sampled takes the mean of the sampled cells of its family and size (tasks or partitions),
+    including samples in the log from another grid's cells of that size (proxies)."""
     measured = {r["item_id"]: r for r in map(json.loads, open(log))} if os.path.exists(log) else {}
-    total, upper, missing = 0.0, 0.0, []
+    found, missing = [], []
     for family, params, seeds, item in cells(grid):
         r = measured.get(item.item_id)
+        size = dict(params).get("tasks", dict(params).get("partitions"))
         if r is None:
-            missing.append(f"{family} {dict(params)}")
+            missing.append((family, size, params, seeds))
             continue
         limits = dict(item.methods)
-        at_limit = {m: s for m, s in r["methods"].items()
-                    if (s[1] or 0) >= limits.get(m.split("@")[0], grid_limit(grid, family))}
-        extra = sum(limits.get(m.split("@")[0], 0) + grid.grace for m in at_limit)
-        total += r["cpu_seconds"] * len(seeds)
-        upper += (r["cpu_seconds"] + extra) * len(seeds)
+        at_limit = sorted(m for m, s in r["methods"].items()
+                          if (s[1] or 0) >= limits.get(m.split("@")[0], grid_limit(grid, family)))
+        # a method scored on a second rule has a row per rule: one run, charged once
+        extra = sum(limits.get(m, 0) + grid.grace for m in {m.split("@")[0] for m in at_limit})
+        found.append((item.item_id, family, size, r["cpu_seconds"], r["cpu_seconds"] + extra))
         print(f"{family:9} {json.dumps(dict(params)):110} {r['cpu_seconds']:7.1f} CPU s x {len(seeds):2}"
-              + (f"  at limit: {sorted(at_limit)}" if at_limit else ""))
+              + (f"  at limit: {at_limit}" if at_limit else ""))
+    total, upper, unknown = 0.0, 0.0, []
+    by_size: dict = {}
+    for _, family, size, cpu, bound in found:
+        by_size.setdefault((family, size), []).append((cpu, bound))
+    own = {item_id: (cpu, bound) for item_id, _, _, cpu, bound in found}
+    sampled_ids = {item.item_id for *_, item in cells(grid)}
+    for r in measured.values():  # a sample of another grid (other limits or parameters): a proxy for its size
+        if r["item_id"] in sampled_ids:
+            continue
+        size = r["params"].get("tasks", r["params"].get("partitions"))
+        limit = grid_limit(grid, r["family"])
+        late = {m.split("@")[0] for m, s in r["methods"].items() if s[0] == "error" and (s[1] or 0) >= limit}
+        by_size.setdefault((r["family"], size), []).append(
+            (r["cpu_seconds"], r["cpu_seconds"] + len(late) * (limit + grid.grace)))
+    for family, params, seeds, item in cells(grid):
+        r = measured.get(item.item_id)
+        size = dict(params).get("tasks", dict(params).get("partitions"))
+        sampled = by_size.get((family, size))
+        if not sampled:
+            unknown.append(f"{family} {dict(params)}")
+            continue
+        if r is not None:
+            cpu, bound = own[item.item_id]
+        else:
+            cpu = sum(c for c, _ in sampled) / len(sampled)
+            bound = sum(b for _, b in sampled) / len(sampled)
+        total += cpu * len(seeds)
+        upper += bound * len(seeds)
     print(f"projected: {total:.0f} CPU s = {total / cores / 3600:.2f} h on {cores} cores "
           f"(upper bound {upper:.0f} CPU s = {upper / cores / 3600:.2f} h), {grid.size} items; "
-          f"{len(missing)} cells not sampled")
-    for m in missing:
-        print("  not sampled:", m)
+          f"{len(found)} cells sampled, {len(missing) - len(unknown)} estimated from their size's samples, "
+          f"{len(unknown)} with no sample of their size")
+    for m in unknown:
+        print("  no estimate:", m)
 
 
 def grid_limit(grid, family: str) -> float:
