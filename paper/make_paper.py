@@ -226,23 +226,65 @@ def grid_table(rows: Any) -> str:
 
 
 def summary_table(rows: Any) -> str:
+    """Per rule and method: runs, optimal share, scalar gaps, median seconds, errors (of which timed out: a
+    port killed at its time limit, a finding), runs on instances the method does not apply to, broken runs."""
     from kipopt.bench.summary import summarize
     table = summarize(rows)
     body = [[r.family, code(r.rule), code(r.method), count(r.instances), pct(r.optimal_share), num(r.mean_gap),
-             num(r.worst_gap), seconds(r.median_seconds), count(r.errors), count(r.broken)]
+             num(r.worst_gap), seconds(r.median_seconds), count(r.errors), count(r.timed_out),
+             count(r.not_applicable), count(r.broken)]
             for r in table.itertuples()]
-    return tabular("lllrrrrrrr", ["family", "rule", "method", "items", "optimal", "mean gap", "worst gap",
-                                  "median s", "errors", "broken"], body, _groups(list(zip(table.family, table.rule))))
+    return tabular("lllrrrrrrrrr", ["family", "rule", "method", "items", "optimal", "mean gap", "worst gap",
+                                    "median s", "errors", "timed out", "n/a", "broken"], body,
+                   _groups(list(zip(table.family, table.rule))))
 
 
 def criteria_table(rows: Any) -> str:
-    from kipopt.bench.summary import criteria_summary
-    table = criteria_summary(_own_rule_rows(rows))
-    table = table[~table["method"].str.startswith("exact.") | (table["worst_gap"] > 0)]
-    body = [[code(r.rule), code(r.method), code(r.criterion), count(r.instances), pct(r.at_optimum),
-             num(r.mean_gap), num(r.worst_gap)] for r in table.itertuples()]
-    return tabular("lllrrrr", ["rule", "method", "criterion", "runs", "at optimum", "mean gap", "worst gap"], body,
-                   _groups(list(zip(table.rule, table.method))))
+    """Every criterion's gap in its own unit, each method on its own rule: median with its 95 % bootstrap
+    interval, relative to the reference where that is positive, against the optimum or (marked $\\leq$) a
+    bound, and the negative gaps with their cause (traded for an earlier criterion, a broken rule)."""
+    from kipopt.bench.gaps import criteria_gaps
+    table = criteria_gaps(_own_rule_rows(rows))
+    table = table[~table["method"].str.startswith("exact.") | (table["max_gap"] != 0)]
+    body = []
+    for r in table.itertuples():
+        bound = r"$\leq$" if r.reference == "bound" else ""
+        against = {"optimum": "optimum", "bound": "bound"}.get(r.reference, f"optimum, bound {count(r.runs_against_bound)}")
+        body.append([code(r.rule), code(r.method), f"{r.position}. {code(r.criterion)}", tex_escape(r.unit), against,
+                     count(r.runs), pct(r.at_reference),
+                     bound + _interval(r.median_gap, r.gap_low, r.gap_high, _natural),
+                     _interval(r.median_relative, r.relative_low, r.relative_high, pct)
+                     + (f" (of {count(r.relative_runs)})" if 0 < r.relative_runs < r.runs else ""),
+                     _negative_causes(r)])
+    return tabular(r"lll>{\raggedright\arraybackslash}p{3cm}lrrrrl",
+                   ["rule", "method", "criterion", "unit", "against", "runs", "at ref.", "median gap [95\\,\\% CI]",
+                    "relative [95\\,\\% CI]", "negative"], body, _groups(list(zip(table.rule, table.method))))
+
+
+def _natural(x: Any) -> str:
+    """A gap in its unit: integers as integers, else three significant digits."""
+    if _missing(x):
+        return "--"
+    x = float(x)
+    return count(x) if x.is_integer() else f"{x:.3g}"
+
+
+def _interval(value: Any, low: Any, high: Any, fmt: Callable[[Any], str]) -> str:
+    if _missing(value):
+        return "--"
+    if low == high == value:
+        return fmt(value)
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _negative_causes(r: Any) -> str:
+    if not r.negative:
+        return "--"
+    parts = [f"{count(n)} {what}" for n, what in ((r.negative_traded, "traded"), (r.negative_broken, "broken")) if n]
+    other = r.negative - r.negative_traded - r.negative_broken
+    if other:
+        parts.append(f"{count(other)} unexplained")
+    return ", ".join(parts)
 
 
 def _own_rule_rows(rows: Any) -> Any:
