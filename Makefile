@@ -2,7 +2,7 @@
 # optimality-gap benchmark on the small default grid; writes bench-out/: the Parquet
 # results, summary.md, summary.csv, gaps.png and time_vs_size.png), `make test`, and the
 # paper: `make paper-data` (the paper grid on Spark, 755 items at production sizes,
-# projected 0.8-2.0 h on 2 cores (paper/grid.toml's header says how; the measured time
+# projected 0.7-1.6 h on 2 cores (paper/grid.toml's header says how; the measured time
 # comes with the run), resumable; compacted into paper/data/results.parquet) and `make paper` (tables,
 # figures and paper/kipopt.pdf from that Parquet; the PDF needs Debian's latexmk,
 # texlive-latex-base, texlive-latex-recommended, texlive-fonts-recommended and lmodern).

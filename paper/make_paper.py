@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from kipopt.bench.scaling import NOISE_FLOOR_SECONDS, SCALING_AXES, family_scaling, scaling_ratios
+
 PAPER = Path(__file__).resolve().parent
 ROOT = PAPER.parent
 GRID = PAPER / "grid.toml"
@@ -47,14 +49,6 @@ JAVA_REFERENCE = ((120, 30, 0.58), (300, 30, 6.2), (500, 50, 51.5), (1000, 100, 
 """Kafka's Java cycle canceling on the KIP-925 active problem: (tasks, clients, seconds), quoted from
 ../shared/reference/solver-notes.md (measured there, not by this benchmark); the paper cites it as such.
 The scaling figure draws it only at the shapes (tasks, clients) the grid has too: never on other shapes."""
-
-NOISE_FLOOR_SECONDS = 1.0
-"""A ratio of two median times is reported only where both are at least this: below it timer and load noise
-dominate (the old KIP-925 ratio divided by a ~15 ms exact time that measured 0.012-0.033 s run to run)."""
-
-SCALING_AXES = {"tasks": ("tasks", "clients"), "consumers": ("partitions", "members"),
-                "replicas": ("partitions", "brokers")}
-"""Per family, what the scaling tables' size and node columns count (replicas: partitions, not replicas)."""
 
 TEX_PACKAGES = {
     "latexmk": "latexmk", "pdflatex": "texlive-latex-base", "amsmath.sty": "texlive-latex-base",
@@ -318,28 +312,6 @@ def scaling_table(rows: Any) -> str:
     return tabular("rr" + "r" * len(methods), ["tasks", "clients"] + [code(m) for m in methods], body)
 
 
-def family_runs(rows: Any, family: str) -> Any:
-    """Every run of a family once (on its method's own rule), its natural size (tasks, subscribed partitions,
-    partitions) and whether it did not finish: an ``error`` at or past its time limit (killed there)."""
-    from kipopt.bench.plots import size_of
-    part = rows[rows["family"] == family]
-    part = _own_rule_rows(part) if len(part) else part
-    part = part.assign(natural_size=size_of(part),
-                       unfinished=(part["status"] == "error") & (part["seconds"] >= part["time_limit"]))
-    return part[part["natural_size"].notna()]
-
-
-def family_scaling(rows: Any, family: str) -> tuple[Any, Any]:
-    """(median seconds of the finished runs, count of unfinished runs), each indexed by (size, nodes) with a
-    column per method of the family."""
-    runs = family_runs(rows, family)
-    keys = ["natural_size", "nodes", "method"]
-    done = runs[runs["status"].isin(["optimal", "feasible"]) & runs["seconds"].notna()]
-    medians = done.groupby(keys)["seconds"].median().unstack("method").sort_index()
-    unfinished = runs.groupby(keys)["unfinished"].sum().unstack("method").sort_index()
-    return medians, unfinished
-
-
 def scaling_family_table(rows: Any, family: str) -> str:
     """Median seconds per size of every method of ``family``; ``+n``: n runs did not finish (not in the median)."""
     medians, unfinished = family_scaling(rows, family)
@@ -357,26 +329,6 @@ def scaling_family_table(rows: Any, family: str) -> str:
         body.append([count(key[0]), count(key[1])] + cells)
     size, nodes = SCALING_AXES[family]
     return tabular("rr" + "r" * len(methods), [size, nodes] + [code(m) for m in methods], body)
-
-
-def scaling_ratios(rows: Any, family: str) -> list[tuple[Any, Any, str, str, float]]:
-    """(size, nodes, port, exact, port seconds / exact seconds) for every method with an exact method on its
-    rule, at every size where both medians are at least :data:`NOISE_FLOOR_SECONDS`."""
-    from kipopt import methods as registry
-    known, rules = registry.methods(), registry.rules()
-    medians, _ = family_scaling(rows, family)
-    out = []
-    for method in medians.columns:
-        if method not in known or method.startswith("exact."):
-            continue
-        exact = rules[known[method].rule].exact_method if known[method].rule in rules else None
-        if exact not in medians.columns:
-            continue
-        for key in medians.index:
-            port, ref = medians.loc[key, method], medians.loc[key, exact]
-            if not (_missing(port) or _missing(ref)) and min(port, ref) >= NOISE_FLOOR_SECONDS:
-                out.append((key[0], key[1], method, exact, float(port / ref)))
-    return out
 
 
 def findings_table(rows: Any) -> str:
