@@ -30,6 +30,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from kipopt.bench.scaling import NOISE_FLOOR_SECONDS, SCALING_AXES, family_scaling, scaling_ratios
+
 PAPER = Path(__file__).resolve().parent
 ROOT = PAPER.parent
 if str(PAPER) not in sys.path:
@@ -47,12 +49,15 @@ COLUMNS = ("item_id", "family", "params", "seed", "size", "nodes", "method", "ru
 """The result columns the paper reads; ``metrics`` keeps only :data:`METRIC_KEYS`."""
 METRIC_KEYS = ("first_shortfall", "shortfall")
 
-TABLES = ("grid", "summary", "criteria", "staging", "scaling", "findings", "conformance", "clients", "numbers")
+SCALING_FAMILIES = ("tasks", "consumers", "replicas")
+TABLES = ("grid", "summary", "criteria", "staging", "scaling",
+          *(f"scaling-{family}" for family in SCALING_FAMILIES), "findings", "conformance", "clients", "numbers")
 """The generated ``.tex`` files (``numbers.tex`` holds the macros the text cites)."""
 
 JAVA_REFERENCE = ((120, 30, 0.58), (300, 30, 6.2), (500, 50, 51.5), (1000, 100, 2053.0))
 """Kafka's Java cycle canceling on the KIP-925 active problem: (tasks, clients, seconds), quoted from
-../shared/reference/solver-notes.md (measured there, not by this benchmark); the paper cites it as such."""
+../shared/reference/solver-notes.md (measured there, not by this benchmark); the paper cites it as such.
+The scaling figure draws it only at the shapes (tasks, clients) the grid has too: never on other shapes."""
 
 TEX_PACKAGES = {
     "latexmk": "latexmk", "pdflatex": "texlive-latex-base", "amsmath.sty": "texlive-latex-base",
@@ -224,23 +229,65 @@ def grid_table(rows: Any) -> str:
 
 
 def summary_table(rows: Any) -> str:
+    """Per rule and method: runs, optimal share, scalar gaps, median seconds, errors (of which timed out: a
+    port killed at its time limit, a finding), runs on instances the method does not apply to, broken runs."""
     from kipopt.bench.summary import summarize
     table = summarize(rows)
     body = [[r.family, code(r.rule), code(r.method), count(r.instances), pct(r.optimal_share), num(r.mean_gap),
-             num(r.worst_gap), seconds(r.median_seconds), count(r.errors), count(r.broken)]
+             num(r.worst_gap), seconds(r.median_seconds), count(r.errors), count(r.timed_out),
+             count(r.not_applicable), count(r.broken)]
             for r in table.itertuples()]
-    return tabular("lllrrrrrrr", ["family", "rule", "method", "items", "optimal", "mean gap", "worst gap",
-                                  "median s", "errors", "broken"], body, _groups(list(zip(table.family, table.rule))))
+    return tabular("lllrrrrrrrrr", ["family", "rule", "method", "items", "optimal", "mean gap", "worst gap",
+                                    "median s", "errors", "timed out", "n/a", "broken"], body,
+                   _groups(list(zip(table.family, table.rule))))
 
 
 def criteria_table(rows: Any) -> str:
-    from kipopt.bench.summary import criteria_summary
-    table = criteria_summary(_own_rule_rows(rows))
-    table = table[~table["method"].str.startswith("exact.") | (table["worst_gap"] > 0)]
-    body = [[code(r.rule), code(r.method), code(r.criterion), count(r.instances), pct(r.at_optimum),
-             num(r.mean_gap), num(r.worst_gap)] for r in table.itertuples()]
-    return tabular("lllrrrr", ["rule", "method", "criterion", "runs", "at optimum", "mean gap", "worst gap"], body,
-                   _groups(list(zip(table.rule, table.method))))
+    """Every criterion's gap in its own unit, each method on its own rule: median with its 95 % bootstrap
+    interval, relative to the reference where that is positive, against the optimum or (marked $\\leq$) a
+    bound, and the negative gaps with their cause (traded for an earlier criterion, a broken rule)."""
+    from kipopt.bench.gaps import criteria_gaps
+    table = criteria_gaps(_own_rule_rows(rows))
+    table = table[~table["method"].str.startswith("exact.") | (table["max_gap"] != 0)]
+    body = []
+    for r in table.itertuples():
+        bound = r"$\leq$" if r.reference == "bound" else ""
+        against = {"optimum": "optimum", "bound": "bound"}.get(r.reference, f"optimum, bound {count(r.runs_against_bound)}")
+        body.append([code(r.rule), code(r.method), f"{r.position}. {code(r.criterion)}", tex_escape(r.unit), against,
+                     count(r.runs), pct(r.at_reference),
+                     bound + _interval(r.median_gap, r.gap_low, r.gap_high, _natural),
+                     _interval(r.median_relative, r.relative_low, r.relative_high, pct)
+                     + (f" (of {count(r.relative_runs)})" if 0 < r.relative_runs < r.runs else ""),
+                     _negative_causes(r)])
+    return tabular(r"lll>{\raggedright\arraybackslash}p{3cm}lrrrrl",
+                   ["rule", "method", "criterion", "unit", "against", "runs", "at ref.", "median gap [95\\,\\% CI]",
+                    "relative [95\\,\\% CI]", "negative"], body, _groups(list(zip(table.rule, table.method))))
+
+
+def _natural(x: Any) -> str:
+    """A gap in its unit: integers as integers, else three significant digits."""
+    if _missing(x):
+        return "--"
+    x = float(x)
+    return count(x) if x.is_integer() else f"{x:.3g}"
+
+
+def _interval(value: Any, low: Any, high: Any, fmt: Callable[[Any], str]) -> str:
+    if _missing(value):
+        return "--"
+    if low == high == value:
+        return fmt(value)
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _negative_causes(r: Any) -> str:
+    if not r.negative:
+        return "--"
+    parts = [f"{count(n)} {what}" for n, what in ((r.negative_traded, "traded"), (r.negative_broken, "broken")) if n]
+    other = r.negative - r.negative_traded - r.negative_broken
+    if other:
+        parts.append(f"{count(other)} unexplained")
+    return ", ".join(parts)
 
 
 def _own_rule_rows(rows: Any) -> Any:
@@ -272,6 +319,25 @@ def scaling_table(rows: Any) -> str:
     body = [[count(size), count(nodes)] + [seconds(frame.loc[(size, nodes), m]) for m in methods]
             for size, nodes in frame.index]
     return tabular("rr" + "r" * len(methods), ["tasks", "clients"] + [code(m) for m in methods], body)
+
+
+def scaling_family_table(rows: Any, family: str) -> str:
+    """Median seconds per size of every method of ``family``; ``+n``: n runs did not finish (not in the median)."""
+    medians, unfinished = family_scaling(rows, family)
+    if medians.empty and unfinished.empty:
+        return tabular("l", ["no runs of " + family], [])
+    index = unfinished.index
+    medians = medians.reindex(index=index, columns=unfinished.columns)
+    methods = list(unfinished.columns)
+    body = []
+    for key in index:
+        cells = []
+        for m in methods:
+            late = int(unfinished.loc[key, m]) if not _missing(unfinished.loc[key, m]) else 0
+            cells.append(seconds(medians.loc[key, m]) + (f" (+{late})" if late else ""))
+        body.append([count(key[0]), count(key[1])] + cells)
+    size, nodes = SCALING_AXES[family]
+    return tabular("rr" + "r" * len(methods), [size, nodes] + [code(m) for m in methods], body)
 
 
 def findings_table(rows: Any) -> str:
@@ -315,6 +381,8 @@ def numbers(rows: Any) -> dict[str, str]:
     ports = [k for k in out if k.endswith("/optimal") and "/kafka." in k]
     out["ports"] = count(len(ports))
     out.update(_scaling_numbers(rows))
+    for family in SCALING_FAMILIES:
+        out.update(_family_scaling_numbers(rows, family))
     for tasks, clients, secs in JAVA_REFERENCE:
         out[f"java/{tasks}"] = seconds(secs)
         out[f"java/{tasks}/clients"] = count(clients)
@@ -334,8 +402,31 @@ def _scaling_numbers(rows: Any) -> dict[str, str]:
     out["scaling/largest"] = count(largest)
     out["scaling/largest-clients"] = count(clients)
     port, exact = last.get("kafka.rack_active"), last.get("exact.rack_active")
-    if not (_missing(port) or _missing(exact)) and exact > 0:
-        out["scaling/speedup"] = f"{port / exact:,.0f}".replace(",", "{,}")
+    if not (_missing(port) or _missing(exact)) and exact > 0 and port >= NOISE_FLOOR_SECONDS:
+        # below the noise floor the exact time only bounds the ratio: at least port / floor
+        ratio, prefix = (port / exact, "") if exact >= NOISE_FLOOR_SECONDS else (port / NOISE_FLOOR_SECONDS, r"$\geq$")
+        out["scaling/speedup"] = prefix + f"{ratio:,.0f}".replace(",", "{,}")
+    return out
+
+
+def _family_scaling_numbers(rows: Any, family: str) -> dict[str, str]:
+    """``scaling/<family>/largest`` (and ``-nodes``), ``scaling/<family>/<method>/largest-s`` (median seconds at
+    the largest size), ``scaling/<family>/<method>/unfinished`` (runs that did not finish in the family),
+    ``scaling/<family>/<port>/ratio`` (port / exact at the largest size where both are above the noise floor,
+    with ``ratio-size``), and ``scaling/noise-floor``."""
+    medians, unfinished = family_scaling(rows, family)
+    out = {"scaling/noise-floor": seconds(NOISE_FLOOR_SECONDS)}
+    if len(unfinished.index):
+        size, nodes = unfinished.index[-1]
+        out[f"scaling/{family}/largest"] = count(size)
+        out[f"scaling/{family}/largest-nodes"] = count(nodes)
+        for method in unfinished.columns:
+            out[f"scaling/{family}/{method}/unfinished"] = count(int(unfinished[method].fillna(0).sum()))
+            if method in medians.columns and (size, nodes) in medians.index:
+                out[f"scaling/{family}/{method}/largest-s"] = seconds(medians.loc[(size, nodes), method])
+    for size, _, port, _, ratio in scaling_ratios(rows, family):  # ascending sizes: the largest one stays
+        out[f"scaling/{family}/{port}/ratio"] = f"{ratio:,.0f}".replace(",", "{,}") if ratio >= 10 else f"{ratio:.1f}"
+        out[f"scaling/{family}/{port}/ratio-size"] = count(size)
     return out
 
 
@@ -360,7 +451,9 @@ def figures(rows: Any, into: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     written = []
-    for name, draw in (("gaps", _draw_gaps), ("scaling", _draw_scaling), ("staging", _draw_staging)):
+    draws = [("gaps", _draw_gaps), ("scaling", _draw_scaling), ("staging", _draw_staging)]
+    draws += [(f"scaling-{family}", _family_drawer(family)) for family in SCALING_FAMILIES]
+    for name, draw in draws:
         fig = draw(plt, rows)
         for suffix in ("pdf", "png"):
             path = into / f"{name}.{suffix}"
@@ -397,11 +490,44 @@ def _draw_scaling(plt: Any, rows: Any) -> Any:
     sizes = [size for size, _ in frame.index]
     for method in frame.columns:
         ax.plot(sizes, frame[method].to_numpy(float), marker="o", label=f"{method} (this grid)")
+    same_shape = [(t, s) for t, c, s in JAVA_REFERENCE if (t, c) in set(frame.index)]
+    if same_shape:
+        ax.plot([t for t, _ in same_shape], [s for _, s in same_shape], marker="s", linestyle="--",
+                color="gray", label="Kafka Java cycle canceling (solver notes, same shapes)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("tasks")
     ax.set_ylabel("median seconds")
     ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def _family_drawer(family: str) -> Callable[[Any, Any], Any]:
+    return lambda plt, rows: _draw_family_scaling(plt, rows, family)
+
+
+def _draw_family_scaling(plt: Any, rows: Any, family: str) -> Any:
+    """Median seconds of each method of ``family`` against its size, log-log; exact methods solid, ports and
+    proposals dashed; a cross where some runs at that size did not finish."""
+    from kipopt.bench.plots import log_axes, styles
+    medians, unfinished = family_scaling(rows, family)
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    style = styles(list(unfinished.columns))
+    for method in unfinished.columns:
+        colour, marker = style[method]
+        series = medians[method].dropna() if method in medians.columns else medians.iloc[:0, 0]
+        ax.plot([k[0] for k in series.index], series.to_numpy(float), marker=marker, color=colour, markersize=4,
+                linewidth=1.1, linestyle="-" if method.startswith("exact.") else "--", label=method)
+        late = [k[0] for k in unfinished.index if unfinished.loc[k, method] > 0]
+        if late and len(series):
+            ax.plot(late, [series.max()] * len(late), marker="x", color=colour, linestyle="none")
+    if len(unfinished.columns):
+        log_axes(ax)
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
+    ax.set_xlabel(SCALING_AXES[family][0] if family != "consumers" else "partitions (all subscribed topics)")
+    ax.set_ylabel("median seconds")
+    ax.set_title(family, fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -439,6 +565,7 @@ def render(rows: Any, data_dir: Path = DATA.parent) -> dict[str, str]:
     makers: dict[str, Callable[[Any], str]] = {
         "grid": grid_table, "summary": summary_table, "criteria": criteria_table, "staging": staging_table,
         "scaling": scaling_table, "findings": findings_table,
+        **{f"scaling-{f}": (lambda r, f=f: scaling_family_table(r, f)) for f in SCALING_FAMILIES},
         "conformance": lambda r: conformance_table(data_dir), "clients": lambda r: clients_table(data_dir),
         "numbers": lambda r: numbers_tex(numbers(r) | exact_numbers(r) | largest_scaling_numbers(r)
                                                | side_numbers(data_dir))}

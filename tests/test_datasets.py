@@ -387,3 +387,39 @@ def test_any_parameters_give_an_instance_or_a_flag_error(family, seed, data):
         assert params
         return
     assert from_dict(to_dict(inst)) == inst
+
+
+def test_decommissioning_a_broker_keeps_it_in_current_only():
+    """--decommissioned-brokers: the current assignment uses the leaving broker, the cluster no longer has it."""
+    inst = generate("replicas", 4, partitions=40, brokers=9, racks=3, decommissioned_brokers=1)
+    ids = {b.id for b in inst.brokers}
+    used = {b for replicas in inst.current.values() for b in replicas}
+    assert len(ids) == 8 and len(inst.departing) == 1 and set(inst.departing) == used - ids
+
+
+def test_adding_a_rack_puts_every_added_broker_on_it():
+    inst = generate("replicas", 4, partitions=40, brokers=9, racks=3, added_brokers=3, added_racks=1)
+    assert {b.rack for b in inst.brokers if b.id >= 9} == {"r4"} and set(inst.current) == set(inst.partition_ids)
+
+
+def test_decommission_that_leaves_too_few_brokers_is_refused():
+    with pytest.raises(InstanceError) as info:
+        generate("replicas", 1, brokers=3, racks=1, replication_factor=3, decommissioned_brokers=1)
+    assert info.value.field == "--decommissioned-brokers"
+
+
+def test_direct_owner_draw_keeps_the_history_shape():
+    """owner_draw='direct' (linear time) keeps the promises of the default draw: every owner subscribes,
+    a double claim goes to a second, different subscriber, the shares hold roughly."""
+    inst = generate("consumers", 8, partitions=3000, members=40, topics=6, owned=0.8, conflicts=0.1,
+                    owner_draw="direct")
+    owners = Counter()
+    for m in inst.members:
+        for p in m.owned:
+            assert p.rsplit("-", 1)[0] in m.topics
+            owners[p] += 1
+    assert max(owners.values()) == 2
+    claimed = len(owners) / 3000
+    twice = sum(n == 2 for n in owners.values()) / len(owners)
+    assert 0.75 < claimed < 0.85 and 0.07 < twice < 0.13
+    assert generate("consumers", 8, partitions=50, owner_draw="direct") != generate("consumers", 8, partitions=50)

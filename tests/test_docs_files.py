@@ -83,7 +83,7 @@ def test_readme_and_makefile_list_the_same_tex_packages():
 
 
 def test_readme_and_makefile_quote_the_same_paper_data_time():
-    pattern = r"\d+ min \d+ s"
+    pattern = r"\d+ min \d+ s|\d+(?:\.\d+)?-\d+(?:\.\d+)? h"   # a measured time, or a projected range
     readme = re.findall(pattern, next(line for line in _readme().splitlines() if "make paper-data" in line
                                       and "#" in line))
     makefile = re.findall(pattern, re.sub(r"\n#\s*", " ", _makefile()))

@@ -21,6 +21,7 @@ from kipopt.bench import pipeline as P
 from kipopt.bench.grid import load_grid
 
 PAPER = Path(__file__).resolve().parent.parent / "paper"
+PRODUCTION_GRID = PAPER / "grid-production.toml"
 
 
 def _make_paper():
@@ -95,9 +96,10 @@ def test_findings_report_every_kafka_port(rows):
             assert line in table, f"{name} on {method.rule} is missing from the findings: rerun `make paper-data`"
 
 
-def test_paper_grid_covers_every_method_and_rule():
-    """Every registered method is in paper/grid.toml, every rule is some method's, tasks score on joint."""
-    grid = load_grid(str(M.GRID))
+@pytest.mark.parametrize("path", ["grid.toml", "grid-production.toml"])
+def test_paper_grid_covers_every_method_and_rule(path):
+    """Every registered method is in both paper grids, every rule is some method's, tasks score on joint."""
+    grid = load_grid(str(PAPER / path))
     listed = {m for family in grid.families for m in family.methods}
     methods = _packaged("METHODS")
     assert set(methods) <= listed, f"add to paper/grid.toml: {sorted(set(methods) - listed)}"
@@ -106,6 +108,33 @@ def test_paper_grid_covers_every_method_and_rule():
     tasks = next(f for f in grid.families if f.family == "tasks")
     assert tasks.score_rules == ("joint",)
     assert all(len(f.seeds) >= 3 for f in grid.families), "several seeds per point"
+
+
+def test_production_grid_has_production_sizes_scenarios_and_seeds():
+    """Issue 22's grid (paper/grid-production.toml, the paper grid once its run is committed): production
+    sizes, >= 20 seeds per cell (>= 5 in the largest), standbys 0-2, tags 0-2, static members and double
+    claims, and every operator scenario of the replicas family."""
+    grid = load_grid(str(PRODUCTION_GRID))
+    cells = {f.family: [(dict(p), seeds) for p, seeds in f.cells()] for f in grid.families}
+
+    def values(family, name):
+        return {p.get(name) for p, _ in cells[family]}
+
+    for family, size, low, high in (("tasks", "tasks", 100, 10_000), ("consumers", "partitions", 1_000, 100_000),
+                                    ("replicas", "partitions", 1_000, 100_000)):
+        sizes = values(family, size)
+        assert min(sizes) <= low and max(sizes) >= high, family
+        for params, seeds in cells[family]:
+            assert len(seeds) >= (5 if params[size] == max(sizes) or params[size] >= high / 10 else 20), params
+    assert values("tasks", "num_standby_replicas") >= {0, 1, 2} and values("tasks", "tags") >= {0, 1, 2}
+    assert max(values("tasks", "clients")) >= 1000
+    assert {0.0, 0.5} <= values("consumers", "static_members") and max(values("consumers", "conflicts")) > 0
+    assert values("consumers", "subscriptions") == {"equal", "mixed"} and max(values("consumers", "members")) >= 1000
+    scenarios = {("fresh" if not p.get("added_brokers") and not p.get("decommissioned_brokers") else
+                  "decommission" if p.get("decommissioned_brokers") else
+                  "add a rack" if p.get("added_racks") else "add brokers") for p, _ in cells["replicas"]}
+    assert scenarios == {"fresh", "add brokers", "decommission", "add a rack"}
+    assert max(values("replicas", "brokers")) >= 300
 
 
 def test_committed_data_is_the_paper_grid(rows):

@@ -7,6 +7,7 @@
 * :mod:`.gaps` splits every run into its rule's criteria, each gap in its own
   unit, with bootstrap intervals of the medians;
 * :mod:`.report` writes ``summary.md`` and ``summary.csv``; :mod:`.plots` the PNGs;
+* :mod:`.scaling` gives seconds against size per family, unfinished runs apart (the paper's scaling);
 * :mod:`.cli` is the ``kipopt bench`` command.
 
 See ``kipopt/bench/README.md`` for the grid format and for running on a cluster.

@@ -42,13 +42,14 @@ UNITS = {
     "balanced_subtopology": ("cost", "traffic + non-overlap cost"),
     "rack_standby": ("cost", "standby traffic + non-overlap cost"),
     "range": ("cross_rack", "cross-rack partitions"),
+    "peer_reassign": ("moves", "replica moves"),
 }
 """Rule → (criterion name, unit) for the rules whose objective is one criterion."""
 
 CRITERION_UNITS = {
     "cross_rack": "cross-rack partitions", "revoked": "revoked partitions",
     "replica_imbalance": "replicas over the fair share", "leader_imbalance": "leaders over the fair share",
-    "moves": "replica moves",
+    "moves": "replica moves", "bytes_moved": "bytes moved",
     "not_caught_up": "actives off a most caught-up client", "balance_excess": "tasks beyond the balance factor",
     "subtopology_spread": "sub-topology spread", "movements": "active moves",
     "tag_shortfall": "distinct tag values short", "standby_imbalance": "standby imbalance per thread",

@@ -21,6 +21,7 @@ A grid is a TOML file (read with :mod:`tomllib`)::
     [[families.tasks.sizes]]
     tasks = 96
     clients = 12
+    seeds = 5                # optional: this size's own seeds (a count or a list), e.g. fewer for the largest
 
 Every combination of one ``sizes`` entry (if any), the ``params`` axes and a
 seed is one *work item*;
@@ -79,6 +80,12 @@ class FamilyGrid:
     methods: tuple[str, ...]
     time_limits: Mapping[str, float]
     score_rules: tuple[str, ...] = ()
+    combo_seeds: tuple[tuple[int, ...], ...] = ()   # per entry of ``params``; empty: ``seeds`` for all
+
+    def cells(self) -> tuple[tuple[tuple[tuple[str, Any], ...], tuple[int, ...]], ...]:
+        """Each parameter combination with its seeds (its ``sizes`` entry's own, else the family's)."""
+        own = self.combo_seeds or (self.seeds,) * len(self.params)
+        return tuple(zip(self.params, own))
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,7 @@ class Grid:
         >>> parse_grid({"families": {}}).size
         0
         """
-        return sum(len(f.params) * len(f.seeds) for f in self.families)
+        return sum(len(seeds) for f in self.families for _, seeds in f.cells())
 
 
 def load_grid(path: str | None = None) -> Grid:
@@ -169,9 +176,10 @@ def _family(name: str, spec: Any, registry: Mapping[str, Any], default_limit: fl
             raise GridError(f"{path}.time_limits.{method}", f"{method} is not in {path}.methods")
         _seconds(value, f"{path}.time_limits.{method}")
     time_limits = {m: float(limits.get(m, limit)) for m in methods}
-    return FamilyGrid(name, _combos(spec, path, check_params),
-                      _seeds(spec.get("seeds"), f"{path}.seeds"), tuple(methods), time_limits,
-                      _score_rules(spec, path, name))
+    seeds = _seeds(spec.get("seeds"), f"{path}.seeds")
+    combos = _combos(spec, path, check_params, seeds)
+    return FamilyGrid(name, tuple(c for c, _ in combos), seeds, tuple(methods), time_limits,
+                      _score_rules(spec, path, name), tuple(s for _, s in combos))
 
 
 def _score_rules(spec: Mapping[str, Any], path: str, family: str) -> tuple[str, ...]:
@@ -187,16 +195,19 @@ def _score_rules(spec: Mapping[str, Any], path: str, family: str) -> tuple[str, 
     return tuple(names)
 
 
-def _combos(spec: Mapping[str, Any], path: str, check: bool) -> tuple[tuple[tuple[str, Any], ...], ...]:
-    """Every ``sizes`` entry crossed with every combination of the ``params`` axes."""
+def _combos(spec: Mapping[str, Any], path: str, check: bool,
+            seeds: tuple[int, ...]) -> list[tuple[tuple[tuple[str, Any], ...], tuple[int, ...]]]:
+    """Every ``sizes`` entry crossed with every combination of the ``params`` axes, with its seeds."""
     sizes = spec.get("sizes", [{}])
     if not isinstance(sizes, list) or not sizes or not all(isinstance(x, Mapping) for x in sizes):
         raise GridError(f"{path}.sizes", "must be a non-empty array of tables ([[...sizes]])")
     known = _generator_params() if check else {}
     axes = _params(spec.get("params", {}), f"{path}.params", known)
     combos = []
-    for i, size in enumerate(sizes):
+    for i, entry in enumerate(sizes):
         where = f"{path}.sizes[{i}]"
+        own = _seeds(entry["seeds"], f"{where}.seeds") if "seeds" in entry else seeds
+        size = {k: v for k, v in entry.items() if k != "seeds"}
         for name in size:
             if name in spec.get("params", {}):
                 raise GridError(f"{where}.{name}", f"is also in {path}.params; give it in one place")
@@ -205,10 +216,10 @@ def _combos(spec: Mapping[str, Any], path: str, check: bool) -> tuple[tuple[tupl
                 combo = tuple(sorted(fixed + axis))
                 if check:
                     _check_combo(path, where if size else f"{path}.params", combo)
-                combos.append(combo)
-    if len(set(combos)) != len(combos):
+                combos.append((combo, own))
+    if len({c for c, _ in combos}) != len(combos):
         raise GridError(f"{path}.sizes", "two entries give the same parameters")
-    return tuple(combos)
+    return combos
 
 
 def _params(value: Any, path: str, known: Mapping[str, Any]) -> tuple[tuple[tuple[str, Any], ...], ...]:

@@ -94,8 +94,8 @@ def expand(grid: Grid) -> list[WorkItem]:
     items = []
     for fam in grid.families:
         methods = tuple((m, fam.time_limits[m]) for m in fam.methods)
-        for params in fam.params:
-            for seed in fam.seeds:
+        for params, seeds in fam.cells():
+            for seed in seeds:
                 instance = {"generator": grid.generator, "family": fam.family, "params": dict(params),
                             "seed": seed}
                 instance_id = stable_hash(instance)

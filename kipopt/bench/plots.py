@@ -133,7 +133,8 @@ def _legend_bound(fig: Any) -> None:
 def draw_times(rows: Any) -> Any:
     """One panel per family: median seconds of every method against the family's natural size
     (:data:`SIZE_AXIS`), log-log, one colour and marker per method, the legend right of the panels.
-    Each run counts once (a run scored on a second rule has a row per rule)."""
+    Each run counts once (a run scored on a second rule has a row per rule). A cross at a method's time limit
+    marks a size where some of its runs did not finish (killed at the limit): the curve stops short there."""
     families = sorted(rows["family"].unique()) if len(rows) else []
     fig, axes = _panels(len(families), 4.8, 3.8)
     if not families:
@@ -152,6 +153,9 @@ def draw_times(rows: Any) -> Any:
             (line,) = ax.plot(medians.index, medians.to_numpy(), marker=marker, color=colour, markersize=5,
                               linewidth=1.2, label=method)
             handles[method] = line
+        for method, size, limit in _unfinished(rows, family):
+            colour, _ = style[method]
+            ax.plot([size], [limit], marker="x", color=colour, markersize=6, linestyle="none")
         log_axes(ax)
         ax.set_xlabel(SIZE_AXIS.get(family, "instance size"), fontsize=8)
         ax.set_ylabel("median seconds", fontsize=8)
@@ -160,6 +164,17 @@ def draw_times(rows: Any) -> Any:
     fig.legend(handles=[handles[m] for m in sorted(handles)], loc="center left", bbox_to_anchor=(1.0, 0.5),
                fontsize=7, frameon=False, title="method", title_fontsize=8)
     return fig
+
+
+def _unfinished(rows: Any, family: str) -> list[tuple[str, float, float]]:
+    """(method, natural size, time limit) wherever a run of ``family`` was killed at its time limit."""
+    if "error" not in rows.columns or "time_limit" not in rows.columns:
+        return []
+    part = rows[(rows["family"] == family) & (rows["status"] == "error")
+                & rows["error"].fillna("").str.startswith("time limit")].drop_duplicates(["item_id", "method"])
+    part = part.assign(natural_size=size_of(part))
+    found = part.groupby(["method", "natural_size"])["time_limit"].max()
+    return [(m, float(size), float(limit)) for (m, size), limit in found.items() if size == size]
 
 
 def log_axes(ax: Any) -> None:

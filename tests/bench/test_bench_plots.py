@@ -100,3 +100,14 @@ def test_plot_writes_both_pngs(rows, tmp_path):
         with open(path, "rb") as handle:
             assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
     assert sorted(p.rsplit("/", 1)[1] for p in paths) == ["gaps.png", "time_vs_size.png"]
+
+
+def test_times_mark_a_run_killed_at_its_limit_with_a_cross_at_the_limit(rows):
+    """A port that did not finish at some size is not dropped silently: a cross at its time limit there."""
+    rows = rows.copy()
+    port = rows.index[rows["method"] == "kafka.adminutils"][0]
+    rows.loc[port, ["status", "error", "seconds"]] = ["error", "time limit: killed after 31.0 s (limit 30 s)", 31.0]
+    fig = PL.draw_times(rows)
+    crosses = [line for ax in _visible(fig) for line in ax.get_lines() if line.get_marker() == "x"]
+    plt.close(fig)
+    assert len(crosses) == 1 and list(crosses[0].get_ydata()) == [30.0]

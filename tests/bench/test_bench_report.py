@@ -99,3 +99,29 @@ def test_an_empty_run_still_writes_both_files(tmp_path):
     empty = results().iloc[0:0]
     paths = R.write_summary(empty, str(tmp_path))
     assert all((tmp_path / name).exists() for name in ("summary.csv", "summary.md")) and len(paths) == 2
+
+
+def test_a_run_killed_at_its_time_limit_is_counted_as_timed_out_not_dropped():
+    """A port that does not finish is a finding: an error row, counted in ``timed_out`` and in the Markdown."""
+    from kipopt.bench.summary import summarize
+    rows = results()
+    port = rows.index[(rows["method"] == "kafka.adminutils")][:2]
+    rows.loc[port[0], ["status", "objective", "gap", "error"]] = [
+        "error", None, None, "time limit: killed after 40.0 s (limit 30 s, not honoured)"]
+    rows.loc[port[1], ["status", "objective", "gap", "error"]] = ["error", None, None, "ValueError: boom"]
+    table = summarize(rows).set_index(["rule", "method"])
+    assert table.loc[("spread", "kafka.adminutils"), "errors"] == 2
+    assert table.loc[("spread", "kafka.adminutils"), "timed_out"] == 1
+    assert table.loc[("spread", "exact.spread"), "timed_out"] == 0
+    assert "timed out" in R.markdown(rows)
+
+
+def test_single_criterion_replica_rules_have_units():
+    """peer_reassign's objective is its moves; spread_bytes counts bytes moved (not a bare column name)."""
+    assert G.UNITS["peer_reassign"] == ("moves", "replica moves")
+    assert G.unit_of("bytes_moved") == "bytes moved"
+    rows = pd.DataFrame({"family": ["replicas"], "rule": ["peer_reassign"], "method": ["proposal.x"],
+                         "item_id": ["a"], "status": ["feasible"], "objective": [7.0], "bound": [5.0],
+                         "optimum": [5.0], "violations": [0], "criteria": [None]})
+    gap = G.natural_gaps(rows).iloc[0]
+    assert (gap.criterion, gap.unit, gap.gap, gap.reference_kind) == ("moves", "replica moves", 2.0, "optimum")

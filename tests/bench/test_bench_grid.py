@@ -1,0 +1,43 @@
+"""Grid parsing: per-size seed counts (fewer seeds for the largest cells) and the work items they give."""
+
+import pytest
+
+from kipopt.bench import grid as G
+from kipopt.bench.pipeline import expand as work_items
+
+METHODS = ["exact.rack_active", "kafka.rack_active"]
+
+
+def _grid(sizes, seeds=4):
+    return G.parse_grid({"families": {"tasks": {"seeds": seeds, "methods": METHODS, "sizes": sizes}}})
+
+
+def test_a_size_with_its_own_seeds_overrides_the_family_count():
+    grid = _grid([{"tasks": 12, "clients": 3}, {"tasks": 48, "clients": 6, "seeds": 2},
+                  {"tasks": 60, "clients": 6, "seeds": [7, 9, 11]}])
+    cells = grid.families[0].cells()
+    assert [seeds for _, seeds in cells] == [(0, 1, 2, 3), (0, 1), (7, 9, 11)]
+    assert grid.size == 9
+    items = work_items(grid)
+    assert len(items) == 9 and len({it.item_id for it in items}) == 9
+    seeds_of = {}
+    for it in items:
+        seeds_of.setdefault(dict(it.params)["tasks"], []).append(it.seed)
+    assert {k: sorted(v) for k, v in seeds_of.items()} == {12: [0, 1, 2, 3], 48: [0, 1], 60: [7, 9, 11]}
+
+
+def test_own_seeds_are_not_a_generator_parameter_and_keep_item_ids():
+    """An entry's seeds key leaves its parameters (and so the ids of the items both grids share) alone."""
+    plain = work_items(_grid([{"tasks": 48, "clients": 6}]))
+    fewer = work_items(_grid([{"tasks": 48, "clients": 6, "seeds": 2}]))
+    assert all("seeds" not in dict(it.params) for it in fewer)
+    assert {it.item_id for it in fewer} == {it.item_id for it in plain if it.seed < 2}
+
+
+@pytest.mark.parametrize("seeds, field", [(0, "grid: families.tasks.sizes[0].seeds"),
+                                          ([1, 1], "grid: families.tasks.sizes[0].seeds"),
+                                          (["a"], "grid: families.tasks.sizes[0].seeds[0]")])
+def test_bad_own_seeds_name_the_entry(seeds, field):
+    with pytest.raises(G.GridError) as info:
+        _grid([{"tasks": 48, "clients": 6, "seeds": seeds}])
+    assert info.value.field == field
