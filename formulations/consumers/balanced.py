@@ -93,6 +93,7 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
 from kipopt.formulations.consumers.groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
+from kipopt.formulations.consumers.level_search import search_levels
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, cross_rack, owners
 from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
@@ -379,10 +380,22 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
                             message=f"HiGHS ended with {status}: returning a least-loaded greedy assignment")
     objective = balanced_objective(instance, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
+    limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
+    deadline = options.deadline_at if options.deadline_at is not None else t0 + limit
+    if not proven:
+        found = search_levels(instance, lay, objective, deadline, options.threads)
+        if found is not None:
+            info.update(found.info)
+            bound = max(bound, found.bound)
+            if found.assignment is not None and not balanced_violations(instance, found.assignment):
+                value = balanced_objective(instance, found.assignment)
+                if value < objective:
+                    assignment, objective = found.assignment, value
+                    info["answer"] = "the level search (less balanced than dec-min, cheaper)"
+            proven = objective <= bound
     size = milp_pairs(lay)
     if not proven and size <= MILP_MAX_COLUMNS:
-        left = MILP_DEFAULT_SECONDS if options.time_limit is None else \
-            options.time_limit - (time.perf_counter() - t0)
+        left = deadline - time.perf_counter()
         if left > max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
             # the dec-min answer at the balance-free least cross-rack: every optimum gives each partition
             # to a subscriber at its group's least cost, so only those pairs enter the MILP
