@@ -95,7 +95,7 @@ from kipopt.solution import Status
 from kipopt.formulations.consumers.groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
 from kipopt.formulations.consumers.level_search import search_levels
 from kipopt.formulations.consumers.member_milp import solve_members
-from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, cross_rack, owners
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners, revoked
 from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
 
 
@@ -321,6 +321,26 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     return float(total)
 
 
+def layout_objective(instance: ConsumersInstance, lay: Layout, assignment: dict[str, tuple[str, ...]]) -> float:
+    """The rule's scalar of ``assignment`` counted through the layout's partition groups: cross-rack by
+    :func:`layout_cross`, revocations by :func:`rules.revoked`."""
+    return float(layout_cross(lay, assignment) * (len(owners(instance)) + 1) + revoked(instance, assignment))
+
+
+def layout_cross(lay: Layout, assignment: dict[str, tuple[str, ...]]) -> int:
+    """Cross-rack partitions of ``assignment`` as ``lay.cross`` counts them (the evaluator's definition,
+    by partition group): linear in the assignment."""
+    cross, group_of, rack = 0, lay.group_of_partition, lay.member_rack
+    for i, m in enumerate(lay.members):
+        row = lay.cross[:, rack[i]]
+        if not row.any():
+            continue
+        for p in assignment.get(m, ()):
+            t, _, number = p.rpartition("-")
+            cross += int(row[group_of[t][int(number)]])
+    return cross
+
+
 def _uniform(lay: Layout) -> bool:
     return len(set(lay.member_topics)) <= 1
 
@@ -366,9 +386,13 @@ def milp_pairs(lay: Layout) -> int:
 
 def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
     """``exact.balanced``: the dec-min answer (two network LPs), then, unless that is already proven
-    (uniform subscriptions, or the balance-free bound met), the rule's own MILP over (member,
-    partition group) flows (:mod:`~kipopt.formulations.consumers.member_milp`), which settles
-    optimality or raises the bound, and whose answer replaces the dec-min one when cheaper.
+    (uniform subscriptions, or the balance-free bound met), the level search
+    (:mod:`~kipopt.formulations.consumers.level_search`: exact when its box of topic levels is small),
+    then the rule's own MILP over (member, partition group) flows
+    (:mod:`~kipopt.formulations.consumers.member_milp`); each settles optimality or raises the bound,
+    and its answer replaces the dec-min one when cheaper. The dec-min and fallback answers are priced
+    by :func:`layout_objective` (linear, no evaluator index: the façade re-evaluates every answer
+    after the method and reports a mismatch as an error).
     """
     t0 = time.perf_counter()
     lay = layout(instance)
@@ -376,9 +400,9 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     bound = free_bound(instance, lay)
     if assignment is None:
         fallback = greedy_balanced(instance, lay)
-        return MethodResult(fallback, Status.FEASIBLE, balanced_objective(instance, fallback), bound, info=info,
+        return MethodResult(fallback, Status.FEASIBLE, layout_objective(instance, lay, fallback), bound, info=info,
                             message=f"HiGHS ended with {status}: returning a least-loaded greedy assignment")
-    objective = balanced_objective(instance, assignment)
+    objective = layout_objective(instance, lay, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
     limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
     deadline = options.deadline_at if options.deadline_at is not None else t0 + limit
@@ -399,7 +423,7 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
         if left > max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
             # the dec-min answer at the balance-free least cross-rack: every optimum gives each partition
             # to a subscriber at its group's least cost, so only those pairs enter the MILP
-            best = cheapest(lay) if cross_rack(instance, assignment) == least_cross(lay) else None
+            best = cheapest(lay) if layout_cross(lay, assignment) == least_cross(lay) else None
             better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, best)
             info.update(milp_info)
             if milp_bound is not None:

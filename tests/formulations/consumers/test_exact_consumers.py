@@ -232,3 +232,20 @@ def test_greedy_heaps_match_the_linear_scan(seed, partitions, members, topics):
     greedy = greedy_balanced(inst)
     assert greedy == _greedy_reference(inst)
     assert not balanced_violations(inst, greedy)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), partitions=st.integers(6, 200), members=st.integers(1, 30),
+       rf=st.integers(1, 3), rackless=st.sampled_from([0.0, 0.3]))
+def test_layout_objective_is_the_rules(seed, partitions, members, rf, rackless):
+    """run_balanced prices its dec-min and fallback answers through the layout: the same number as the
+    rule's objective, also on answers that are not balanced (kafka.range's)."""
+    from kipopt.formulations.consumers.balanced import layout_objective
+    inst = generate("consumers", seed, partitions=partitions, members=members, subscriptions="mixed",
+                    replication_factor=rf, rackless_partitions=rackless)
+    lay = layout(inst)
+    answers = [greedy_balanced(inst), solve(inst, "kafka.range").assignment]
+    decmin, _, _ = solve_balanced(inst)
+    answers += [decmin] if decmin is not None else []
+    for a in answers:
+        assert layout_objective(inst, lay, a) == balanced_objective(inst, a)
