@@ -503,5 +503,6 @@ METHODS = [
     Method("exact.balanced", "consumers", "balanced", run_balanced,
            "pairwise balance (the sticky assignor's), minimum cross-rack, then fewest revocations: the most "
            "balanced (dec-min) answer by two network LPs over (topic, rack set) x (rack, subscription) groups, "
-           "then the rule's MILP over (member, partition group) flows to prove or improve it"),
+           "then a search over topic-level vectors (one small MILP each, pruned by bounds) when their box is "
+           "small, else the rule's MILP over (member, partition group) flows, to prove or improve it"),
 ]
