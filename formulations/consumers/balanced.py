@@ -58,8 +58,15 @@ the two sets coincide (``floor``/``ceil`` of ``P/M``) and the answer is
 optimal. Otherwise the rule also admits pairwise balanced but less balanced
 assignments, over which no transportation model exists (the rule is a
 disjunction: per topic, its holders exceed its least-loaded subscriber by at
-most one). Up to :data:`MILP_MAX_COLUMNS` (member, partition group) pairs
-the rule's own MILP over those pairs
+most one). When the box of topic levels is small (at most
+:data:`~kipopt.formulations.consumers.level_search.MAX_VECTORS` vectors) the
+level search of :mod:`~kipopt.formulations.consumers.level_search` settles
+the rule exactly: one small MILP per level vector (a network matrix plus
+one row per member node with topics one level down), in the order of cheap
+lower bounds and LP relaxations, stopping when the next bound reaches the
+best answer; its bound stays valid when the time limit cuts it. Otherwise,
+or if it ends unproven, up to :data:`MILP_MAX_COLUMNS` (member, partition
+group) pairs the rule's own MILP over those pairs
 (:mod:`~kipopt.formulations.consumers.member_milp`; it never grows with the
 partitions) runs in the time left: its answer replaces the dec-min one when
 cheaper and its dual bound, with the balance-free relaxation's (each
@@ -375,7 +382,8 @@ MILP_BUILD_SECONDS_PER_PAIR = 1.5e-4
 at 100,000 x 5,000): under a time limit the MILP runs only when twice its build fits in the time left."""
 
 MILP_DEFAULT_SECONDS = 60.0
-"""The MILP's time when the caller sets no limit (the dec-min answer is already in hand)."""
+"""The whole method's time when the caller sets no limit (the level search and the MILP share what the
+dec-min stage leaves of it; the dec-min answer is already in hand)."""
 
 
 def milp_pairs(lay: Layout) -> int:
