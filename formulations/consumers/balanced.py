@@ -414,8 +414,11 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
     limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
     deadline = options.deadline_at if options.deadline_at is not None else t0 + limit
+    # the dec-min answer at the balance-free least cross-rack: every better answer gives each partition
+    # to a subscriber at its group's least cost, so only those pairs enter the search and the MILP
+    least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
     if not proven:
-        found = search_levels(instance, lay, objective, deadline, options.threads)
+        found = search_levels(instance, lay, objective, deadline, options.threads, best=least)
         if found is not None:
             info.update(found.info)
             bound = max(bound, found.bound)
@@ -429,10 +432,7 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     if not proven and size <= MILP_MAX_COLUMNS:
         left = deadline - time.perf_counter()
         if left > max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
-            # the dec-min answer at the balance-free least cross-rack: every optimum gives each partition
-            # to a subscriber at its group's least cost, so only those pairs enter the MILP
-            best = cheapest(lay) if layout_cross(lay, assignment) == least_cross(lay) else None
-            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, best)
+            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, least)
             info.update(milp_info)
             if milp_bound is not None:
                 bound = max(bound, milp_bound)

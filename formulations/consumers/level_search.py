@@ -183,7 +183,8 @@ class Arcs:
     arc_owned: np.ndarray   # owned partitions of g the node's owner may keep (0 for plain nodes)
 
 
-def arcs(space: LevelSpace) -> Arcs:
+def arcs(space: LevelSpace, best: np.ndarray | None = None) -> Arcs:
+    """The pairs; with ``best`` (per partition group, a cross-rack cost) only those at that cost."""
     lay = space.layout
     is_owner = np.zeros(len(lay.members), dtype=bool)
     is_owner[[m for _, m in space.owned]] = True
@@ -202,6 +203,8 @@ def arcs(space: LevelSpace) -> Arcs:
     node_class = np.array([space.member_class[ms[0]] for ms in nodes], dtype=np.int64)
     node_rack = np.array([lay.member_rack[ms[0]] for ms in nodes], dtype=np.int64)
     opens = space.member_of[node_class][:, space.group_topic]            # (nodes, groups)
+    if best is not None:
+        opens &= lay.cross[:, node_rack].T <= best[None, :]
     arc_node, arc_group = np.nonzero(opens)
     owned = np.array([len(space.owned.get((int(g), nodes[v][0]), ())) if owner[v] else 0
                       for v, g in zip(arc_node, arc_group)], dtype=np.int64)
@@ -291,12 +294,16 @@ class SearchResult:
 
 def search_levels(instance: ConsumersInstance, lay: Layout, incumbent: float | None = None,
                   deadline: float | None = None, threads: int | None = None,
-                  max_vectors: int = MAX_VECTORS) -> SearchResult | None:
+                  max_vectors: int = MAX_VECTORS, best: np.ndarray | None = None) -> SearchResult | None:
     """Best assignment over the level box (``None`` if the box is too large); see the module docstring.
 
     ``incumbent``: the value of an answer already in hand (vectors that cannot beat it are skipped; the
     result's ``assignment`` is then ``None`` when none does). ``deadline``: a ``time.perf_counter()``
-    instant after which no further vector is started and a running solve is cut.
+    instant after which no further vector is started and a running solve is cut. ``best``: per
+    partition group its least cross-rack cost, when the incumbent already has the balance-free least
+    cross-rack count; then every answer that beats it gives each partition to a member at that cost,
+    and only those pairs enter the models (a vector whose every answer costs more cannot beat the
+    incumbent, so the bound stays valid).
     """
     t0 = time.perf_counter()
     space = level_space(instance, lay, max_vectors)
@@ -307,7 +314,7 @@ def search_levels(instance: ConsumersInstance, lay: Layout, incumbent: float | N
     best = None
     relaxed = solved = 0
     open_bound = np.inf   # least lower bound of the vectors not settled
-    net = arcs(space)
+    net = arcs(space, best if incumbent is not None else None)
     for i in order:
         bound = float(space.bounds[i])
         if bound >= best_value:

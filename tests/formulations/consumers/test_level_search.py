@@ -118,3 +118,24 @@ def test_screen_is_vectorised_over_the_box():
 def test_large_boxes_are_declined():
     inst = generate("consumers", 9, members=13, topics=8, partitions=78, subscriptions="mixed")
     assert search_levels(inst, layout(inst), max_vectors=10) is None
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_groups())
+def test_search_from_the_decmin_incumbent_reaches_the_optimum(inst):
+    """As run_balanced calls it: the dec-min value as incumbent and, when that answer has the
+    balance-free least cross-rack, only least-cost pairs; the better of the two is the optimum and the
+    bound meets it."""
+    from kipopt.formulations.consumers.balanced import cheapest, layout_cross, least_cross, solve_balanced
+    lay = layout(inst)
+    decmin, _, _ = solve_balanced(inst, lay=lay)
+    value = balanced_objective(inst, decmin)
+    least = cheapest(lay) if layout_cross(lay, decmin) == least_cross(lay) else None
+    found = search_levels(inst, lay, incumbent=value, best=least)
+    _, status, optimum, _ = solve_members(inst, lay, 60)
+    assert status == "optimal"
+    if found.assignment is not None:
+        assert not balanced_violations(inst, found.assignment)
+        value = balanced_objective(inst, found.assignment)
+        assert value == found.value
+    assert value == found.bound == optimum
