@@ -50,7 +50,6 @@ topics, so :func:`search_levels` declines boxes above ``max_vectors``.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from dataclasses import dataclass, replace
@@ -64,8 +63,11 @@ from kipopt.formulations.consumers.levels import owned_by_group
 from kipopt.formulations.consumers.rules import owners
 from kipopt.formulations.highs import SparseBuilder, is_integral, solve_lp
 
-MAX_VECTORS = 20_000
+MAX_VECTORS = 250_000
 """Level boxes larger than this are left to the (member, partition group) MILP."""
+
+SCREEN_CHUNK = 4096
+"""Vectors screened at once."""
 
 
 @dataclass(frozen=True)
@@ -99,8 +101,9 @@ def level_space(instance: ConsumersInstance, lay: Layout, max_vectors: int = MAX
         box *= max(0, hi[t] - lo[t] + 1)
         if box > max_vectors:
             return None
-    ranges = [np.arange(lo[t], hi[t] + 1) for t in lay.topics]
-    vectors = np.array(list(itertools.product(*ranges)), dtype=np.int64).reshape(-1, T)
+    ranges = [np.arange(lo[t], hi[t] + 1, dtype=np.int64) for t in lay.topics]
+    vectors = (np.stack(np.meshgrid(*ranges, indexing="ij"), axis=-1).reshape(-1, T) if T
+               else np.zeros((1, 0), dtype=np.int64))
     member_of = np.array([[t in ts for t in lay.topics] for ts in classes], dtype=bool).reshape(len(classes), T)
     sizes = np.array([sizes_map[t] for t in lay.topics], dtype=np.int64)
     topic_index = {t: i for i, t in enumerate(lay.topics)}
@@ -113,8 +116,14 @@ def level_space(instance: ConsumersInstance, lay: Layout, max_vectors: int = MAX
     owned = owned_by_group(instance, lay)
     space = LevelSpace(lay, classes, member_class, count, member_of, sizes, group_topic, class_cross, owned,
                        len(owner_of), len(owner_of) + 1, vectors, np.zeros(0))
-    keep, bounds = _screen(space, vectors)
-    return LevelSpace(**{**space.__dict__, "vectors": vectors[keep], "bounds": bounds[keep]})
+    kept, bounds = [], []
+    for at in range(0, len(vectors), SCREEN_CHUNK):  # (chunk, classes, topics) arrays stay small
+        chunk = vectors[at:at + SCREEN_CHUNK]
+        ok, bound = _screen(space, chunk)
+        kept.append(chunk[ok])
+        bounds.append(bound[ok])
+    return LevelSpace(**{**space.__dict__, "vectors": np.concatenate(kept) if kept else vectors,
+                         "bounds": np.concatenate(bounds) if bounds else np.zeros(0)})
 
 
 def _mu(space: LevelSpace, vectors: np.ndarray) -> np.ndarray:
@@ -129,31 +138,43 @@ def _allowed(space: LevelSpace, vectors: np.ndarray, mu: np.ndarray) -> np.ndarr
 
 
 def _screen(space: LevelSpace, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Necessary conditions and lower bounds of each vector (module docstring)."""
+    """Necessary conditions and lower bounds of each vector (module docstring); the bound of a vector
+    that fails a condition is meaningless."""
     mu = _mu(space, vectors)
     active = space.member_of.any(axis=1)
     n = np.where(active, space.count, 0)
     total = int(space.sizes.sum())
     ok = (mu @ n <= total) & ((mu + 1) @ n >= total)
+    bound = np.full(len(vectors), np.inf)
+    if not ok.any():
+        return ok, bound
+    vectors, mu, where = vectors[ok], mu[ok], np.nonzero(ok)[0]
     allowed = _allowed(space, vectors, mu)
     top = vectors[:, None, :] == mu[:, :, None]
     cap = np.where(allowed, mu[:, :, None] + top, 0) * n[None, :, None]
-    ok &= (np.minimum(cap.sum(axis=1), space.sizes[None]) >= space.sizes[None]).all(axis=1)
+    fine = (np.minimum(cap.sum(axis=1), space.sizes[None]) >= space.sizes[None]).all(axis=1)
     groups_allowed = allowed[:, :, space.group_topic]                     # (V, classes, groups)
     cost = np.where(groups_allowed, space.class_cross.T[None], 2).min(axis=1)  # (V, groups)
-    ok &= (cost <= 1).all(axis=1)
+    fine &= (cost <= 1).all(axis=1)
     sizes = np.array([g.size for g in space.layout.groups], dtype=np.int64)
-    bound = space.weight * (cost @ sizes) + 0
-    lay = space.layout
-    keepable: dict[int, np.ndarray] = {}
-    for (g, m), numbers in space.owned.items():
-        c, r = int(space.member_class[m]), int(lay.member_rack[m])
-        kept = allowed[:, c, space.group_topic[g]] & (lay.cross[g, r] <= cost[:, g])
-        bound = bound + np.where(kept, 0, len(numbers))
-        keepable[m] = keepable.get(m, 0) + np.where(kept, len(numbers), 0)
-    for m, k in keepable.items():  # an owner holds at most μ + 1
-        bound = bound + np.maximum(0, k - mu[:, int(space.member_class[m])] - 1)
-    return ok, bound.astype(np.float64)
+    found = (space.weight * (cost @ sizes)).astype(np.float64)
+    if space.owned:
+        lay = space.layout
+        pairs = list(space.owned)
+        pg = np.array([g for g, _ in pairs], dtype=np.int64)
+        pm = np.array([m for _, m in pairs], dtype=np.int64)
+        pn = np.array([len(space.owned[p]) for p in pairs], dtype=np.int64)
+        pc = space.member_class[pm]
+        kept = allowed[:, pc, space.group_topic[pg]] & (lay.cross[pg, lay.member_rack[pm]][None] <= cost[:, pg])
+        found += ((~kept) * pn).sum(axis=1)
+        owner_ids, owner_of_pair = np.unique(pm, return_inverse=True)
+        keepable = np.zeros((len(vectors), len(owner_ids)), dtype=np.int64)
+        np.add.at(keepable.T, owner_of_pair, (kept * pn).T)
+        # an owner holds at most μ + 1
+        found += np.maximum(0, keepable - mu[:, space.member_class[owner_ids]] - 1).sum(axis=1)
+    ok[where] = fine
+    bound[where] = found
+    return ok, bound
 
 
 @dataclass(frozen=True)
