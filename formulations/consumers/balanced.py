@@ -102,7 +102,7 @@ from kipopt.solution import Status
 from kipopt.formulations.consumers.groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
 from kipopt.formulations.consumers.level_search import search_levels
 from kipopt.formulations.consumers.member_milp import solve_members
-from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners, revoked
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners, revoked, _owned_by
 from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
 
 
@@ -315,16 +315,27 @@ def least_cross(lay: Layout) -> int:
 
 
 def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
-    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound)."""
-    owner_of = owners(instance)
-    weight = len(owner_of) + 1
+    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound).
+
+    Revoked there: owned partitions whose owner does not subscribe to them or reads them at more than
+    their group's least cost; counted per owner and topic with numpy (one string split per partition,
+    on the owner lists :func:`rules.revoked` caches and reuses)."""
+    weight = len(owners(instance)) + 1
     best = cheapest(lay)
     total = weight * least_cross(lay)
-    for p, m in owner_of.items():
-        t, _, number = p.rpartition("-")
-        i, g = lay.member_index[m], int(lay.group_of_partition[t][int(number)])
-        if t not in lay.member_topics[i] or lay.cross[g, lay.member_rack[i]] > best[g]:
-            total += 1
+    for m, parts in _owned_by(instance).items():
+        i = lay.member_index[m]
+        mine, row = lay.member_topics[i], lay.cross[:, lay.member_rack[i]]
+        by_topic: dict[str, list[int]] = defaultdict(list)
+        for p in parts:
+            t, _, number = p.rpartition("-")
+            by_topic[t].append(int(number))
+        for t, numbers in by_topic.items():
+            if t not in mine:
+                total += len(numbers)
+                continue
+            g = lay.group_of_partition[t][numbers]
+            total += int(np.count_nonzero(row[g] > best[g]))
     return float(total)
 
 
@@ -381,6 +392,11 @@ MILP_BUILD_SECONDS_PER_PAIR = 1.5e-4
 """Measured cost of building the MILP, per (member, partition group) pair (9 CPU s for 75,000 pairs
 at 100,000 x 5,000): under a time limit the MILP runs only when twice its build fits in the time left."""
 
+FALLBACK_SECONDS_PER_PARTITION = 1.5e-5
+"""Under a time limit, the dec-min stages leave this much per partition for the greedy fallback, the
+balance-free bound and pricing the answer (about 7 s at 500,000 partitions, profiled on the loaded
+shared machine; a third of it unloaded)."""
+
 MILP_DEFAULT_SECONDS = 60.0
 """The whole method's time when the caller sets no limit (the level search and the MILP share what the
 dec-min stage leaves of it; the dec-min answer is already in hand)."""
@@ -404,7 +420,11 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     """
     t0 = time.perf_counter()
     lay = layout(instance)
-    assignment, status, info = solve_balanced(instance, options.time_limit, options.threads, lay)
+    stages = None
+    if options.time_limit is not None:  # keep time for the fallback, its bound and its price
+        total = sum(g.size for g in lay.groups)
+        stages = max(0.01, options.time_limit - (time.perf_counter() - t0) - FALLBACK_SECONDS_PER_PARTITION * total)
+    assignment, status, info = solve_balanced(instance, stages, options.threads, lay)
     bound = free_bound(instance, lay)
     if assignment is None:
         fallback = greedy_balanced(instance, lay)

@@ -65,7 +65,9 @@ def test_lemma_and_screen_hold_for_every_assignment(inst):
 @SETTINGS
 @given(tiny_groups())
 def test_search_equals_brute_force(inst):
+    from kipopt.formulations.consumers.balanced import free_bound
     best, _ = brute_force(inst, "balanced")
+    assert free_bound(inst, layout(inst)) <= best
     found = search_levels(inst, layout(inst))
     assert found is not None and found.assignment is not None
     assert not balanced_violations(inst, found.assignment)
