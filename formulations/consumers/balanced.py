@@ -463,8 +463,9 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
                     info["answer"] = "the rule's MILP (less balanced than dec-min, cheaper)"
             proven = objective <= bound
     if not proven:
-        info["note"] = ("optimal over the most balanced assignments or the MILP's best; the rule also admits "
-                        "less balanced pairwise-balanced ones: bound from the MILP or the balance-free relaxation")
+        info["note"] = ("the best of the most balanced assignments, the level search's and the MILP's; the rule "
+                        "also admits less balanced pairwise-balanced ones: bound from the level search, the MILP "
+                        "or the balance-free relaxation")
     return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective,
                         objective if proven else bound, info=info)
 
