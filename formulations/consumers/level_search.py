@@ -327,6 +327,8 @@ def search_levels(instance: ConsumersInstance, lay: Layout, incumbent: float | N
     incumbent, so the bound stays valid).
     """
     t0 = time.perf_counter()
+    if not lay.topics:  # nothing to assign: the dec-min answer is the only one
+        return None
     space = level_space(instance, lay, max_vectors)
     if space is None:
         return None
