@@ -19,6 +19,21 @@ the share the ``exact.balanced`` rewrite addresses), and checking and writing
 verdicts. Times on a shared machine are noisy; compare shares and ratios.
 
     nice python benchmarks/bench_oracle_balanced.py [--checks 1000 --groups 50 --seed 1]
+
+Measured 2026-11-25 on the shared 2-core machine (load average 9 to 11, other
+sessions and this session's own tests at work; one run each, default
+arguments): the real process took 810 s (1.2 checks/s) with the first version
+of the level search and 675 s (1.5 checks/s) with the one on this branch; the
+target is NOT met. The time is the 50 exact solves: without a time limit per
+line, a group whose optimum neither the level search nor the member MILP
+proves takes the method's whole default (60 s), and groups with 8 topics
+have level boxes of 10^5 to 10^7 vectors. Every line's verdict was "not ok"
+(none of the four solutions per group is at the rule's optimum) in both runs.
+The profile run was stopped (it repeats the 50 solves). Per group, in process,
+``exact.balanced`` with ``time_limit=20`` on the first 12 groups (seed 1) with
+and without the level search: see ``formulations/consumers/level_search.py``
+and the branch's report for the table; with it, 10 of 12 proven optimal
+against 8 of 12 by the member MILP alone, in 105 s against 125 s in all.
 """
 
 from __future__ import annotations
