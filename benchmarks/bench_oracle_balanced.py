@@ -23,8 +23,9 @@ verdicts. Times on a shared machine are noisy; compare shares and ratios.
 Measured 2026-11-25 on the shared 2-core machine (load average 9 to 11, other
 sessions and this session's own tests at work; one run each, default
 arguments): the real process took 810 s (1.2 checks/s) with the first version
-of the level search and 675 s (1.5 checks/s) with the one on this branch; the
-target is NOT met. The time is the 50 exact solves: without a time limit per
+of the level search, 675 s (1.5 checks/s) with a later one and 456 s
+(2.2 checks/s; load falling from 9 to 2 during the run) with the one on this
+branch; the target is NOT met. The time is the 50 exact solves: without a time limit per
 line, a group whose optimum neither the level search nor the member MILP
 proves takes the method's whole default (60 s), and groups with 8 topics
 have level boxes of 10^5 to 10^7 vectors. Every line's verdict was "not ok"
