@@ -19,6 +19,41 @@ the share the ``exact.balanced`` rewrite addresses), and checking and writing
 verdicts. Times on a shared machine are noisy; compare shares and ratios.
 
     nice python benchmarks/bench_oracle_balanced.py [--checks 1000 --groups 50 --seed 1]
+
+Measured 2026-11-25 on the shared 2-core machine (load average 9 to 11, other
+sessions and this session's own tests at work; one run each, default
+arguments): the real process took 810 s (1.2 checks/s) with the first version
+of the level search, 675 s (1.5 checks/s) with a later one and 456 s
+(2.2 checks/s; load falling from 9 to 2 during the run) with the one on this
+branch; the target is NOT met. The time is the 50 exact solves: without a time limit per
+line, a group whose optimum neither the level search nor the member MILP
+proves takes the method's whole default (60 s), and groups with 8 topics
+have level boxes of 10^5 to 10^7 vectors. Every line's verdict was "not ok"
+(none of the four solutions per group is at the rule's optimum) in both runs.
+The profile run was stopped (it repeats the 50 solves). Per group, in
+process, ``exact.balanced`` with ``time_limit=20`` on the workload's first
+12 groups, with the level search and with the member MILP alone (one run,
+interleaved, so that both see the same load):
+
+=====  =======  ==============================  ==============================
+group  members  member MILP alone               level search, then MILP
+=====  =======  ==============================  ==============================
+0      27       optimal 11, 0.61 s              optimal 11, 1.00 s
+1      42       optimal 40, 0.76 s              optimal 40, 0.03 s
+2      67       optimal 70, 14.86 s             optimal 70, 4.09 s
+3      36       optimal 32, 1.01 s              optimal 32, 0.08 s
+4      13       optimal 24, 3.85 s              optimal 24, 3.66 s (MILP)
+5      65       optimal 31, 12.16 s             optimal 31, 6.46 s
+6      99       feasible 92 >= 84, 18.06 s      optimal 90, 4.48 s
+7      39       optimal 14, 3.15 s              optimal 14, 2.48 s
+8      50       optimal 26, 3.44 s              optimal 26, 0.23 s
+9      13       optimal 82, 6.91 s              optimal 82, 4.72 s (MILP)
+10     11       optimal 5, 0.42 s               optimal 5, 0.25 s
+11     64       optimal 32, 1.73 s              optimal 32, 3.01 s
+=====  =======  ==============================  ==============================
+
+In all 67.0 s against 30.5 s (2.2 times faster), 11 against 12 proven: still
+two orders of magnitude from the target's 0.1 s per group.
 """
 
 from __future__ import annotations

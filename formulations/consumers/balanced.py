@@ -58,8 +58,15 @@ the two sets coincide (``floor``/``ceil`` of ``P/M``) and the answer is
 optimal. Otherwise the rule also admits pairwise balanced but less balanced
 assignments, over which no transportation model exists (the rule is a
 disjunction: per topic, its holders exceed its least-loaded subscriber by at
-most one). Up to :data:`MILP_MAX_COLUMNS` (member, partition group) pairs
-the rule's own MILP over those pairs
+most one). When the box of topic levels is small (at most
+:data:`~kipopt.formulations.consumers.level_search.MAX_VECTORS` vectors) the
+level search of :mod:`~kipopt.formulations.consumers.level_search` settles
+the rule exactly: one small MILP per level vector (a network matrix plus
+one row per member node with topics one level down), in the order of cheap
+lower bounds and LP relaxations, stopping when the next bound reaches the
+best answer; its bound stays valid when the time limit cuts it. Otherwise,
+or if it ends unproven, up to :data:`MILP_MAX_COLUMNS` (member, partition
+group) pairs the rule's own MILP over those pairs
 (:mod:`~kipopt.formulations.consumers.member_milp`; it never grows with the
 partitions) runs in the time left: its answer replaces the dec-min one when
 cheaper and its dual bound, with the balance-free relaxation's (each
@@ -81,7 +88,6 @@ NP-hard in each criterion (stated there; :mod:`kipopt.theory.balanced_reduction`
 
 from __future__ import annotations
 
-import heapq
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -93,8 +99,10 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
 from kipopt.formulations.consumers.groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
+from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
+from kipopt.formulations.consumers.level_search import search_levels
 from kipopt.formulations.consumers.member_milp import solve_members
-from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, cross_rack, owners
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners, revoked, _owned_by
 from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
 
 
@@ -307,17 +315,48 @@ def least_cross(lay: Layout) -> int:
 
 
 def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
-    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound)."""
-    owner_of = owners(instance)
-    weight = len(owner_of) + 1
+    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound).
+
+    Revoked there: owned partitions whose owner does not subscribe to them or reads them at more than
+    their group's least cost; counted per owner and topic with numpy (one string split per partition,
+    on the owner lists :func:`rules.revoked` caches and reuses)."""
+    weight = len(owners(instance)) + 1
     best = cheapest(lay)
     total = weight * least_cross(lay)
-    for p, m in owner_of.items():
-        t, _, number = p.rpartition("-")
-        i, g = lay.member_index[m], int(lay.group_of_partition[t][int(number)])
-        if t not in lay.member_topics[i] or lay.cross[g, lay.member_rack[i]] > best[g]:
-            total += 1
+    for m, parts in _owned_by(instance).items():
+        i = lay.member_index[m]
+        mine, row = lay.member_topics[i], lay.cross[:, lay.member_rack[i]]
+        by_topic: dict[str, list[int]] = defaultdict(list)
+        for p in parts:
+            t, _, number = p.rpartition("-")
+            by_topic[t].append(int(number))
+        for t, numbers in by_topic.items():
+            if t not in mine:
+                total += len(numbers)
+                continue
+            g = lay.group_of_partition[t][numbers]
+            total += int(np.count_nonzero(row[g] > best[g]))
     return float(total)
+
+
+def layout_objective(instance: ConsumersInstance, lay: Layout, assignment: dict[str, tuple[str, ...]]) -> float:
+    """The rule's scalar of ``assignment`` counted through the layout's partition groups: cross-rack by
+    :func:`layout_cross`, revocations by :func:`rules.revoked`."""
+    return float(layout_cross(lay, assignment) * (len(owners(instance)) + 1) + revoked(instance, assignment))
+
+
+def layout_cross(lay: Layout, assignment: dict[str, tuple[str, ...]]) -> int:
+    """Cross-rack partitions of ``assignment`` as ``lay.cross`` counts them (the evaluator's definition,
+    by partition group): linear in the assignment."""
+    cross, group_of, rack = 0, lay.group_of_partition, lay.member_rack
+    for i, m in enumerate(lay.members):
+        row = lay.cross[:, rack[i]]
+        if not row.any():
+            continue
+        for p in assignment.get(m, ()):
+            t, _, number = p.rpartition("-")
+            cross += int(row[group_of[t][int(number)]])
+    return cross
 
 
 def _uniform(lay: Layout) -> bool:
@@ -353,8 +392,14 @@ MILP_BUILD_SECONDS_PER_PAIR = 1.5e-4
 """Measured cost of building the MILP, per (member, partition group) pair (9 CPU s for 75,000 pairs
 at 100,000 x 5,000): under a time limit the MILP runs only when twice its build fits in the time left."""
 
+FALLBACK_SECONDS_PER_PARTITION = 1.5e-5
+"""Under a time limit, the dec-min stages leave this much per partition for the greedy fallback, the
+balance-free bound and pricing the answer (about 7 s at 500,000 partitions, profiled on the loaded
+shared machine; a third of it unloaded)."""
+
 MILP_DEFAULT_SECONDS = 60.0
-"""The MILP's time when the caller sets no limit (the dec-min answer is already in hand)."""
+"""The whole method's time when the caller sets no limit (the level search and the MILP share what the
+dec-min stage leaves of it; the dec-min answer is already in hand)."""
 
 
 def milp_pairs(lay: Layout) -> int:
@@ -365,29 +410,49 @@ def milp_pairs(lay: Layout) -> int:
 
 def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
     """``exact.balanced``: the dec-min answer (two network LPs), then, unless that is already proven
-    (uniform subscriptions, or the balance-free bound met), the rule's own MILP over (member,
-    partition group) flows (:mod:`~kipopt.formulations.consumers.member_milp`), which settles
-    optimality or raises the bound, and whose answer replaces the dec-min one when cheaper.
+    (uniform subscriptions, or the balance-free bound met), the level search
+    (:mod:`~kipopt.formulations.consumers.level_search`: exact when its box of topic levels is small),
+    then the rule's own MILP over (member, partition group) flows
+    (:mod:`~kipopt.formulations.consumers.member_milp`); each settles optimality or raises the bound,
+    and its answer replaces the dec-min one when cheaper. The dec-min and fallback answers are priced
+    by :func:`layout_objective` (linear, no evaluator index: the façade re-evaluates every answer
+    after the method and reports a mismatch as an error).
     """
     t0 = time.perf_counter()
     lay = layout(instance)
-    assignment, status, info = solve_balanced(instance, options.time_limit, options.threads, lay)
+    stages = None
+    if options.time_limit is not None:  # keep time for the fallback, its bound and its price
+        total = sum(g.size for g in lay.groups)
+        stages = max(0.01, options.time_limit - (time.perf_counter() - t0) - FALLBACK_SECONDS_PER_PARTITION * total)
+    assignment, status, info = solve_balanced(instance, stages, options.threads, lay)
     bound = free_bound(instance, lay)
     if assignment is None:
-        fallback = greedy_balanced(instance)
-        return MethodResult(fallback, Status.FEASIBLE, balanced_objective(instance, fallback), bound, info=info,
+        fallback = greedy_balanced(instance, lay)
+        return MethodResult(fallback, Status.FEASIBLE, layout_objective(instance, lay, fallback), bound, info=info,
                             message=f"HiGHS ended with {status}: returning a least-loaded greedy assignment")
-    objective = balanced_objective(instance, assignment)
+    objective = layout_objective(instance, lay, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
+    limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
+    deadline = options.deadline_at if options.deadline_at is not None else t0 + limit
+    # the dec-min answer at the balance-free least cross-rack: every better answer gives each partition
+    # to a subscriber at its group's least cost, so only those pairs enter the search and the MILP
+    least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
+    if not proven:
+        found = search_levels(instance, lay, objective, deadline, options.threads, best=least)
+        if found is not None:
+            info.update(found.info)
+            bound = max(bound, found.bound)
+            if found.assignment is not None and not balanced_violations(instance, found.assignment):
+                value = balanced_objective(instance, found.assignment)
+                if value < objective:
+                    assignment, objective = found.assignment, value
+                    info["answer"] = "the level search (less balanced than dec-min, cheaper)"
+            proven = objective <= bound
     size = milp_pairs(lay)
     if not proven and size <= MILP_MAX_COLUMNS:
-        left = MILP_DEFAULT_SECONDS if options.time_limit is None else \
-            options.time_limit - (time.perf_counter() - t0)
+        left = deadline - time.perf_counter()
         if left > max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
-            # the dec-min answer at the balance-free least cross-rack: every optimum gives each partition
-            # to a subscriber at its group's least cost, so only those pairs enter the MILP
-            best = cheapest(lay) if cross_rack(instance, assignment) == least_cross(lay) else None
-            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, best)
+            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, least)
             info.update(milp_info)
             if milp_bound is not None:
                 bound = max(bound, milp_bound)
@@ -398,50 +463,17 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
                     info["answer"] = "the rule's MILP (less balanced than dec-min, cheaper)"
             proven = objective <= bound
     if not proven:
-        info["note"] = ("optimal over the most balanced assignments or the MILP's best; the rule also admits "
-                        "less balanced pairwise-balanced ones: bound from the MILP or the balance-free relaxation")
+        info["note"] = ("the best of the most balanced assignments, the level search's and the MILP's; the rule "
+                        "also admits less balanced pairwise-balanced ones: bound from the level search, the MILP "
+                        "or the balance-free relaxation")
     return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective,
                         objective if proven else bound, info=info)
-
-
-def greedy_balanced(instance: ConsumersInstance) -> dict[str, tuple[str, ...]]:
-    """A valid, pairwise balanced fallback: each partition (topics by fewest subscribers) to its
-    least-loaded subscriber, then single moves from a topic's heaviest holder to its lightest
-    subscriber while they differ by two or more (each move lowers ``Σ x²``, so this ends)."""
-    lay = layout(instance)
-    subs = {t: [i for i, ts in enumerate(lay.member_topics) if t in ts] for t in lay.topics}
-    load = [0] * len(lay.members)
-    held: list[dict[str, list[int]]] = [defaultdict(list) for _ in lay.members]
-    for t in sorted(lay.topics, key=lambda t: len(subs[t])):
-        heap = [(load[i], i) for i in subs[t]]
-        heapq.heapify(heap)
-        for p in range(instance.topics[t].partitions):
-            while heap[0][0] != load[heap[0][1]]:  # stale: the member grew on another topic
-                _, i = heapq.heappop(heap)
-                heapq.heappush(heap, (load[i], i))
-            _, i = heapq.heappop(heap)
-            held[i][t].append(p)
-            load[i] += 1
-            heapq.heappush(heap, (load[i], i))
-    moved = True
-    while moved:
-        moved = False
-        for t in lay.topics:
-            while True:
-                light = min(subs[t], key=load.__getitem__)
-                heavy = max((i for i in subs[t] if held[i][t]), key=load.__getitem__)
-                if load[heavy] < load[light] + 2:
-                    break
-                held[light][t].append(held[heavy][t].pop())
-                load[heavy] -= 1
-                load[light] += 1
-                moved = True
-    return {m: tuple(f"{t}-{p}" for t, ps in held[i].items() for p in ps) for i, m in enumerate(lay.members)}
 
 
 METHODS = [
     Method("exact.balanced", "consumers", "balanced", run_balanced,
            "pairwise balance (the sticky assignor's), minimum cross-rack, then fewest revocations: the most "
            "balanced (dec-min) answer by two network LPs over (topic, rack set) x (rack, subscription) groups, "
-           "then the rule's MILP over (member, partition group) flows to prove or improve it"),
+           "then a search over topic-level vectors (one small MILP each, pruned by bounds) when their box is "
+           "small, else the rule's MILP over (member, partition group) flows, to prove or improve it"),
 ]

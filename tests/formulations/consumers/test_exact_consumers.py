@@ -186,3 +186,66 @@ def test_run_range_member_model_and_grouped_model_agree():
     a = run_range(inst, SolveOptions(), model="pulp")
     b = run_range(inst, SolveOptions(), model="arrays")
     assert a.objective == b.objective and a.info["model"] == "pulp" and b.info["model"] == "grouped"
+
+
+def _greedy_reference(inst):
+    """greedy_balanced as first written (a linear scan per move): the heap version must match it."""
+    from collections import defaultdict
+    import heapq
+    lay = layout(inst)
+    subs = {t: [i for i, ts in enumerate(lay.member_topics) if t in ts] for t in lay.topics}
+    load = [0] * len(lay.members)
+    held = [defaultdict(list) for _ in lay.members]
+    for t in sorted(lay.topics, key=lambda t: len(subs[t])):
+        heap = [(load[i], i) for i in subs[t]]
+        heapq.heapify(heap)
+        for p in range(inst.topics[t].partitions):
+            while heap[0][0] != load[heap[0][1]]:
+                _, i = heapq.heappop(heap)
+                heapq.heappush(heap, (load[i], i))
+            _, i = heapq.heappop(heap)
+            held[i][t].append(p)
+            load[i] += 1
+            heapq.heappush(heap, (load[i], i))
+    moved = True
+    while moved:
+        moved = False
+        for t in lay.topics:
+            while True:
+                light = min(subs[t], key=load.__getitem__)
+                heavy = max((i for i in subs[t] if held[i][t]), key=load.__getitem__)
+                if load[heavy] < load[light] + 2:
+                    break
+                held[light][t].append(held[heavy][t].pop())
+                load[heavy] -= 1
+                load[light] += 1
+                moved = True
+    return {m: tuple(f"{t}-{p}" for t, ps in held[i].items() for p in ps) for i, m in enumerate(lay.members)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), partitions=st.integers(6, 300), members=st.integers(1, 40),
+       topics=st.integers(1, 6))
+def test_greedy_heaps_match_the_linear_scan(seed, partitions, members, topics):
+    inst = generate("consumers", seed, partitions=partitions, members=members, topics=topics,
+                    subscriptions="mixed")
+    greedy = greedy_balanced(inst)
+    assert greedy == _greedy_reference(inst)
+    assert not balanced_violations(inst, greedy)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), partitions=st.integers(6, 200), members=st.integers(1, 30),
+       rf=st.integers(1, 3), rackless=st.sampled_from([0.0, 0.3]))
+def test_layout_objective_is_the_rules(seed, partitions, members, rf, rackless):
+    """run_balanced prices its dec-min and fallback answers through the layout: the same number as the
+    rule's objective, also on answers that are not balanced (kafka.range's)."""
+    from kipopt.formulations.consumers.balanced import layout_objective
+    inst = generate("consumers", seed, partitions=partitions, members=members, subscriptions="mixed",
+                    replication_factor=rf, rackless_partitions=rackless)
+    lay = layout(inst)
+    answers = [greedy_balanced(inst), solve(inst, "kafka.range").assignment]
+    decmin, _, _ = solve_balanced(inst)
+    answers += [decmin] if decmin is not None else []
+    for a in answers:
+        assert layout_objective(inst, lay, a) == balanced_objective(inst, a)
