@@ -26,6 +26,7 @@ CLIENT = "tests/solvers/consumers/client/data/kafka_client_vectors.json"
 SERVER = "tests/solvers/consumers/group/data/kafka_consumer_vectors.json"
 STREAMS = "tests/solvers/tasks/data/sticky_kafka_outputs.json"
 REASSIGN = "tests/solvers/replicas/data/sticky_partition_reassignor_java.json"
+BALANCER = "tests/solvers/replicas/data/minimal_movement_java.json"
 
 
 @dataclass(frozen=True)
@@ -133,8 +134,23 @@ def sticky_reassignor() -> list[Conformance]:
                         "replica lists, in order", cases, identical)]
 
 
+def minimal_movement_balancer() -> list[Conformance]:
+    """KAFKA-19048's proposed ``MinimalMovementReplicaBalancer`` (pull request, not released): replica lists."""
+    from kipopt.solvers.replicas.proposals.minimal_movement import minimal_movement
+
+    def same(case: dict) -> bool:
+        current = dict(enumerate(case["assignment"]))
+        got = minimal_movement(current, case["targets"], [tuple(b) for b in case["brokers"]])
+        return [got[p] for p in range(len(current))] == case["java"]
+
+    cases, identical = _count(_load(BALANCER), same)
+    return [Conformance("proposal.minimal_movement", "MinimalMovementReplicaBalancer (KAFKA-19048 PR)", BALANCER,
+                        "replica lists, in order", cases, identical)]
+
+
 def run_all() -> list[Conformance]:
-    return client_assignors() + server_assignors() + streams_sticky() + sticky_reassignor()
+    return (client_assignors() + server_assignors() + streams_sticky() + sticky_reassignor()
+            + minimal_movement_balancer())
 
 
 def main(argv: list[str] | None = None) -> int:
