@@ -44,6 +44,7 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 from kipopt.solvers.java_util import (JavaHashMapOrder, JavaHashSet, hashmap_order, integer_hash, java_string_hash,
                                      small_hashmap_order)
+from kipopt.solvers.replicas.proposals.sticky_partition_reassignor import requires_current as moves_current_replicas
 
 INT_MAX = 2**31 - 1
 
@@ -378,19 +379,13 @@ def minimal_movement(assignment: Mapping[int, Sequence[int]], targets: Sequence[
 
 
 def requires_current(instance: ReplicasInstance) -> str | None:
-    """Why the balancer does not apply: it moves the current replicas of every partition, RF of each."""
-    if instance.current is None:
-        return "current: the proposal moves the current replicas; the instance has no current assignment"
-    for pid in instance.partition_ids:
-        brokers = instance.current.get(pid)
-        if brokers is None:
-            return f"current: partition {pid} has no current replicas; the proposal only moves existing ones"
-        if len(brokers) != instance.replication_factor:
-            return (f"current.{pid}: {len(brokers)} replicas, replication_factor is {instance.replication_factor}; "
-                    "the proposal keeps each partition's replica count")
-        if len(set(brokers)) != len(brokers):
-            return f"current.{pid}: a broker is listed twice; the proposal reads distinct replicas"
-    return None
+    """Why the balancer does not apply: it moves the current replicas of every partition, RF of each, distinct."""
+    reason = moves_current_replicas(instance)
+    if reason is not None:
+        return reason
+    return next((f"current.{pid}: a broker is listed twice; the proposal reads distinct replicas"
+                 for pid in instance.partition_ids if len(set(instance.current[pid])) != instance.replication_factor),
+                None)
 
 
 def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
