@@ -260,3 +260,10 @@ def test_case_study_covers_every_kafka_python_assignor():
         assert all(0 <= n <= r["answered"] for n in counted) and 0 <= r["hash_seed_dependent"] <= r["groups"]
         assert (r["worst_excess"] > 0) == (r["above_optimum"] > 0)
         assert r["rule"] == ASSIGNORS[r["assignor"]].rule
+
+
+def test_labels_are_unique_across_the_paper_and_its_notes():
+    """LaTeX takes the last of two equal labels: a \\ref to the first would silently point elsewhere."""
+    texts = [PAPER / "kipopt.tex", *sorted((PAPER / "notes").glob("*.tex"))]
+    labels = [label for path in texts for label in re.findall(r"\\label\{([^}]*)\}", path.read_text())]
+    assert len(labels) == len(set(labels)), sorted({x for x in labels if labels.count(x) > 1})
