@@ -26,7 +26,11 @@ from kipopt.schemas import DOCUMENTS, schema
 SMALL = {"tasks": {"tasks": 8, "clients": 3},
          # a reassignment on one rack: the proposals move a current assignment, the peer has no racks
          "replicas": {"brokers": 5, "partitions": 6, "racks": 1, "added_brokers": 2},
-         "consumers": {"members": 3, "partitions": 8, "conflicts": 0.0}}  # server ports need single owners
+         "consumers": {"members": 3, "partitions": 8, "conflicts": 0.0},  # server ports need single owners
+         # KAFKA-19048's balancer refuses fewer target racks than the replication factor, as its Java does
+         "replicas-racks": {"brokers": 6, "partitions": 6, "racks": 3, "added_brokers": 2}}
+ON = {"proposal.minimal_movement": "replicas-racks"}
+"""The instance a method is run on when the family's own does not suit it."""
 
 
 def validator(name: str) -> jsonschema.Draft202012Validator:
@@ -46,7 +50,7 @@ def instances(tmp_path_factory) -> dict[str, Path]:
     out = {}
     for family, params in SMALL.items():
         out[family] = folder / f"{family}.json"
-        out[family].write_text(json.dumps(to_dict(generate(family, 4, **params))))
+        out[family].write_text(json.dumps(to_dict(generate(family.split("-")[0], 4, **params))))
     return out
 
 
@@ -61,7 +65,8 @@ def test_document_schema_is_valid_and_printed(name, capsys):
 @pytest.mark.parametrize("method", sorted(registry.methods()))
 def test_every_solve_output_matches_the_solution_schema(method, instances, tmp_path, capsys):
     family = registry.methods()[method].family
-    solution = cli_json(["solve", str(instances[family]), "--method", method, "--time-limit", "20"], capsys)
+    solution = cli_json(["solve", str(instances[ON.get(method, family)]), "--method", method, "--time-limit", "20"],
+                        capsys)
     validator("solution").validate(solution)
     bad = copy.deepcopy(solution)
     bad["status"] = "great"

@@ -156,11 +156,10 @@ def test_tiny_time_limit_through_the_cli(tmp_path, capsys):
     assert out["bound"] is not None and out["gap"] is not None
 
 
-@pytest.mark.parametrize("read_seconds,expected_share", [(0.0, 0.9), (2.0, 0.8), (4.0, 0.9), (8.0, 1.3)])
-def test_slow_reading_leaves_as_much_time_for_evaluating(monkeypatch, read_seconds, expected_share):
-    """The method's deadline leaves 10 % of the limit, or as long as reading took if that is more, but the
-    method gets at least half the limit after reading (issue 21: a long read must not cost a small model
-    its answer; the run then ends within the limit plus reading plus evaluating)."""
+@pytest.mark.parametrize("read_seconds", [0.0, 2.0, 4.0, 8.0, 30.0])
+def test_slow_reading_never_shortens_the_method(monkeypatch, read_seconds):
+    """The method gets 90 % of the limit after reading, however long reading took (issue 21: the promise is
+    the limit plus reading plus evaluating, and a long read must not cost a small model its answer)."""
     import dataclasses
     import time
 
@@ -173,7 +172,7 @@ def test_slow_reading_leaves_as_much_time_for_evaluating(monkeypatch, read_secon
         m = real(name, family)
 
         def run(instance, options):
-            seen["share"] = (options.deadline_at - began) / 10.0
+            seen["left"] = options.deadline_at - time.perf_counter()
             return m.run(instance, options)
         return dataclasses.replace(m, run=run)
 
@@ -181,7 +180,7 @@ def test_slow_reading_leaves_as_much_time_for_evaluating(monkeypatch, read_secon
     instance = generate("tasks", 3, tasks=30, clients=4)
     began = time.perf_counter() - read_seconds
     api.solve(instance, "exact.rack_active", time_limit=10.0, started=began)
-    assert seen["share"] == pytest.approx(expected_share, abs=0.01)
+    assert 8.8 <= seen["left"] <= 9.0
 
 
 def test_deadline_limits():

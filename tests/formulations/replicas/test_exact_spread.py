@@ -281,7 +281,7 @@ def test_add_rack_from_a_slipped_start_is_optimal_by_the_flows():
     s = solve(inst, "exact.spread", time_limit=300)
     assert s.metrics["model"] == "replica_flow+leader_flow"
     assert s.status.value == "optimal" and s.gap == 0 and s.metrics["partitions_short_of_racks"] == 0
-    assert s.metrics["moves"] == 505 and s.metrics["replica_imbalance"] == 0
+    assert s.metrics["moves"] == 508 and s.metrics["replica_imbalance"] == 0
 
 
 def test_a_network_lp_cut_by_its_first_time_slice_runs_again_with_the_rest(monkeypatch):
@@ -304,4 +304,4 @@ def test_a_network_lp_cut_by_its_first_time_slice_runs_again_with_the_rest(monke
                     added_racks=1)
     s = solve(inst, "exact.spread", time_limit=120)
     assert s.metrics["model"] == "replica_flow+leader_flow" and "time_limit" in calls
-    assert s.status.value == "optimal" and s.metrics["moves"] == 505
+    assert s.status.value == "optimal" and s.metrics["moves"] == 508
