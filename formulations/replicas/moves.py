@@ -15,6 +15,7 @@ import numpy as np
 from kipopt.instance import ReplicasInstance
 
 from kipopt.formulations.replicas.model import Cluster, Model, Outcome, _integral, _lp_solve, solve_model
+from kipopt.formulations.replicas.network import Network, solve_network
 from kipopt.formulations.replicas.placement import replicas_per_rack
 
 # --------------------------------------------------------------------------- reassignment, R >= RF
@@ -115,6 +116,7 @@ class _Network:
     add_r: np.ndarray
     to_broker: np.ndarray   # arc pool_r -> b, one per broker
     sink: np.ndarray        # arc b -> sink, one per broker
+    flow: Network           # the same arcs as a network
 
 
 def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int,
@@ -174,7 +176,8 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
     m.add_rows(supply, supply, np.r_[tails[out_ok], heads[in_ok]], np.r_[cols[out_ok], cols[in_ok]],
                np.r_[np.ones(out_ok.sum()), -np.ones(in_ok.sum())])
     add = np.r_[slot_add, dir_add]
-    return _Network(m, keep, keep_p, keep_b, add, np.r_[slot_p, dir_p], np.r_[slot_r, dir_r], to_broker, sink)
+    return _Network(m, keep, keep_p, keep_b, add, np.r_[slot_p, dir_p], np.r_[slot_r, dir_r], to_broker, sink,
+                    Network.of(m, tails, heads, supply))
 
 
 def _read_network(c: Cluster, net: _Network, x: np.ndarray, instance: ReplicasInstance) -> list[list[int]]:
@@ -205,6 +208,7 @@ class _EveryRackNetwork:
     arc: np.ndarray     # columns of the (partition, rack) -> broker arcs
     arc_p: np.ndarray
     arc_b: np.ndarray   # broker index
+    flow: Network       # the same arcs as a network
 
 
 def _every_rack_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int,
@@ -236,15 +240,19 @@ def _every_rack_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: 
     vals = np.concatenate([np.ones(P * R), -np.ones(P * R), np.ones(P * N), -np.ones(P * N), np.ones(N)])
     rhs = np.concatenate([np.full(P, float(c.rf)), np.zeros(P * R + N)])
     m.add_rows(rhs, rhs, rows, cols, vals)
-    return _EveryRackNetwork(m, arc, arc_p, arc_b)
+    tails = np.concatenate([pr_p, node_pr + arc_p * R + b_rack[arc_b], node_b + np.arange(N)])
+    heads = np.concatenate([node_pr + np.arange(P * R), node_b + arc_b, np.full(N, -1)])
+    return _EveryRackNetwork(m, arc, arc_p, arc_b, Network.of(m, tails, heads, rhs))
 
 
 def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadline: float | None,
-                       threads: int | None, w: np.ndarray | None = None
+                       threads: int | None, w: np.ndarray | None = None, dedicated: bool = True
                        ) -> tuple[list[list[int]] | None, int | None, int]:
     """Fewest moves with replica imbalance <= ``d_max`` (leaders ignored): sets, moves, lower bound.
 
     With ``w`` (one weight per partition row) a move costs its partition's weight (bytes moved).
+    Each network is solved by the dedicated min-cost flow solver (:mod:`.network`) unless
+    ``dedicated`` is false or it is missing; then by HiGHS as an LP.
 
     The window ``[lo, lo + d_max]`` of broker loads must contain the average
     load, which leaves ``d_max + 1`` values of ``lo`` at most; each is a pure
@@ -274,7 +282,7 @@ def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadl
                 net, presolve = _replica_network(instance, c, d_max, lo, w), True
             else:  # presolve took 40 times longer than the solve on this network (measured, 1,000 x 20)
                 net, presolve = _every_rack_network(instance, c, d_max, lo, w), False
-            o = _lp_solve(net.model, deadline, threads, presolve)
+            o = solve_network(net.flow, net.model, deadline, threads, presolve, dedicated)
             exact &= o.status in ("optimal", "infeasible")
             good = o.x is not None and o.status == "optimal" and _integral(o.x)
             solved[lo] = (o.objective if good else math.inf, net, o.x if good else None)
@@ -307,8 +315,25 @@ def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadl
     return _read_network(c, net, x, instance), round(best), bound
 
 
+def _leader_network(P: int, N: int, arc_p: np.ndarray, arc_b: np.ndarray, old: np.ndarray, llo: int,
+                    l_max: int) -> tuple[Network, Model, np.ndarray]:
+    """Each partition sends one unit to one of its replicas' brokers (cost 1 unless it leads there now);
+    each broker passes between ``llo`` and ``llo + l_max`` units out of the network."""
+    m = Model()
+    arcs = m.add_vars(len(arc_p), 0, 1, integer=False, cost=np.where(old, 0.0, 1.0))
+    sink = m.add_vars(N, llo, llo + l_max, integer=False)
+    m.add_rows(np.ones(P), 1, arc_p, arcs, 1.0)
+    m.add_rows(np.zeros(N), 0, np.r_[arc_b, np.arange(N)], np.r_[arcs, sink],
+               np.r_[np.ones(len(arcs)), -np.ones(N)])
+    tails = np.r_[arc_p, P + np.arange(N)]
+    heads = np.r_[P + arc_b, np.full(N, -1)]
+    supply = np.r_[np.ones(P), np.zeros(N)]
+    return Network.of(m, tails, heads, supply), m, arcs
+
+
 def choose_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]], l_max: int,
-                   deadline: float | None, threads: int | None) -> dict[int, tuple[int, ...]] | None:
+                   deadline: float | None, threads: int | None,
+                   dedicated: bool = True) -> dict[int, tuple[int, ...]] | None:
     """One leader per partition among its replicas, leader imbalance <= ``l_max`` (a flow).
 
     Among such choices, keeps as many current preferred leaders as possible.
@@ -322,13 +347,10 @@ def choose_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]]
                     for p, b in zip(arc_p, arc_b)], dtype=bool)
     avg = P / N
     for llo in range(math.floor(avg), max(0, math.ceil(avg) - l_max) - 1, -1):
-        m = Model()
-        arcs = m.add_vars(len(arc_p), 0, 1, integer=False, cost=np.where(old, 0.0, 1.0))
-        m.add_rows(np.ones(P), 1, arc_p, arcs, 1.0)
-        m.add_rows(np.full(N, llo), llo + l_max, arc_b, arcs, 1.0)
-        o = _lp_solve(m, deadline, threads)
+        net, m, arcs = _leader_network(P, N, arc_p, arc_b, old, llo, l_max)
+        o = solve_network(net, m, deadline, threads, dedicated=dedicated)
         if o.x is not None and o.status == "optimal" and _integral(o.x):
-            lead = {int(p): c.brokers[int(b)] for p, b, v in zip(arc_p, arc_b, o.x) if v > 0.5}
+            lead = {int(p): c.brokers[int(b)] for p, b, v in zip(arc_p, arc_b, o.x[arcs]) if v > 0.5}
             return {c.start + p: (lead[p],) + tuple(sorted(b for b in sets[p] if b != lead[p])) for p in range(P)}
     return None
 

@@ -1,0 +1,99 @@
+"""The replica flows of ``exact.spread`` as min-cost flows, solved by a dedicated network solver.
+
+The reassignment models of :mod:`.moves` are pure networks (node-arc
+incidence matrices with integral bounds and costs). HiGHS solves them as
+LPs (interior point, then crossover to an integral vertex); at 100,000
+partitions × 300 brokers that LP has 381,316 rows and 1,181,610 columns and
+its interior point needed about 240 CPU seconds. OR-Tools' cost-scaling
+min-cost flow solves the same network exactly in about a second: its answer
+is an integral optimal flow, and its cost is the LP's optimum (the tests
+hold the two to each other). Without OR-Tools the LP answers, as before.
+
+A :class:`Network` lists arcs by tail and head node (head ``-1``: the arc
+leaves the network, into a sink whose demand balances the supplies), with
+lower and upper bounds and integral costs; :func:`solve_network` shifts the
+lower bounds into the supplies, solves, and answers with the same
+:class:`~.model.Outcome` as the LP (``x`` in arc order).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from kipopt.formulations.replicas.model import Model, Outcome, _lp_solve
+
+try:  # an optional speed-up: the LP below answers the same question without it
+    from ortools.graph.python import min_cost_flow as _mcf
+except ImportError:  # pragma: no cover - depends on the environment
+    _mcf = None
+
+
+@dataclass(frozen=True)
+class Network:
+    """Arcs ``tail -> head`` (``head == -1``: out of the network) with bounds and costs; node supplies."""
+
+    nodes: int
+    tail: np.ndarray
+    head: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    cost: np.ndarray
+    supply: np.ndarray
+
+    @staticmethod
+    def of(model: Model, tail: np.ndarray, head: np.ndarray, supply: np.ndarray) -> "Network":
+        """The network whose arcs are ``model``'s columns (in order) between the given nodes."""
+        return Network(len(supply), np.asarray(tail, dtype=np.int64), np.asarray(head, dtype=np.int64),
+                       np.concatenate(model.lower), np.concatenate(model.upper), model.costs(),
+                       np.asarray(supply, dtype=float))
+
+
+def dedicated_solver_available() -> bool:
+    return _mcf is not None
+
+
+def solve_network(net: Network, model: Model, deadline: float | None, threads: int | None,
+                  presolve: bool = True, dedicated: bool = True) -> Outcome:
+    """The min-cost flow of ``net`` (whose LP is ``model``): by the network solver when it can, else the LP."""
+    if deadline is not None and time.perf_counter() >= deadline:
+        return Outcome("time_limit", None, None, None)
+    if dedicated and _mcf is not None and _integral_data(net):
+        return _min_cost_flow(net)
+    return _lp_solve(model, deadline, threads, presolve)
+
+
+def _integral_data(net: Network) -> bool:
+    finite = np.isfinite(net.upper).all() and np.isfinite(net.lower).all()
+    values = (net.lower, net.upper, net.cost, net.supply)
+    return bool(finite and all(np.array_equal(v, np.rint(v)) for v in values))
+
+
+def _min_cost_flow(net: Network) -> Outcome:
+    """Lower bounds shifted into the supplies (``f = lower + g``, ``0 <= g <= upper - lower``); the arcs
+    leaving the network end at one extra node that takes what the others supply."""
+    lower = net.lower.astype(np.int64)
+    capacity = net.upper.astype(np.int64) - lower
+    if (capacity < 0).any():
+        return Outcome("infeasible", None, None, None)
+    sink = net.nodes
+    head = np.where(net.head < 0, sink, net.head)
+    supply = np.zeros(net.nodes + 1, dtype=np.int64)
+    supply[: net.nodes] = net.supply.astype(np.int64)
+    np.subtract.at(supply, net.tail, lower)
+    np.add.at(supply, head, lower)
+    supply[sink] -= supply.sum()
+    cost = net.cost.astype(np.int64)
+    flow = _mcf.SimpleMinCostFlow()
+    arcs = flow.add_arcs_with_capacity_and_unit_cost(net.tail, head, capacity, cost)
+    flow.set_nodes_supplies(np.arange(net.nodes + 1), supply)
+    status = flow.solve()
+    if status == flow.OPTIMAL:
+        x = (lower + flow.flows(arcs)).astype(float)
+        objective = float(flow.optimal_cost() + int(lower @ cost))
+        return Outcome("optimal", x, objective, objective)
+    if status in (flow.INFEASIBLE, flow.UNBALANCED):
+        return Outcome("infeasible", None, None, None)
+    return Outcome("error", None, None, None)
