@@ -1,0 +1,136 @@
+"""The dedicated min-cost flow of ``exact.spread`` against HiGHS' LP of the same network (the path before it)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kipopt.datasets import generate
+from kipopt.formulations.replicas import moves as SM
+from kipopt.formulations.replicas.model import Cluster, Model, _integral
+from kipopt.formulations.replicas.network import Network, dedicated_solver_available, solve_network
+from kipopt.formulations.replicas.spread import _fresh
+from kipopt.formulations.replicas.targets import weights_of
+
+pytestmark = pytest.mark.skipif(not dedicated_solver_available(), reason="OR-Tools is not installed")
+
+
+def both(net: Network, model: Model, presolve: bool = True):
+    fast = solve_network(net, model, None, None, presolve)
+    lp = solve_network(net, model, None, None, presolve, dedicated=False)
+    return fast, lp
+
+
+def agree(fast, lp) -> None:
+    assert (fast.status == "optimal") == (lp.status == "optimal" and _integral(lp.x)), (fast.status, lp.status)
+    if fast.status == "optimal":
+        assert fast.objective == pytest.approx(lp.objective, abs=1e-6)
+        assert _integral(fast.x)
+
+
+def feasible_flow(net: Network, x: np.ndarray) -> bool:
+    """Bounds hold and every node sends out exactly its supply."""
+    if (x < net.lower - 1e-9).any() or (x > net.upper + 1e-9).any():
+        return False
+    balance = np.zeros(net.nodes)
+    np.add.at(balance, net.tail, x)
+    inside = net.head >= 0
+    np.subtract.at(balance, net.head[inside], x[inside])
+    return bool(np.allclose(balance, net.supply))
+
+
+SHAPES = [
+    (1, dict(partitions=400, brokers=16, added_brokers=4, racks=2)),                  # R < RF: every rack
+    (2, dict(partitions=300, brokers=10, added_brokers=5, racks=2, rack_sizes="3,7")),
+    (3, dict(partitions=500, brokers=12, added_brokers=3, racks=3, added_racks=1)),   # one per rack, a rack added
+    (4, dict(partitions=240, brokers=9, added_brokers=3, racks=4)),
+    (5, dict(partitions=600, brokers=20, added_brokers=4, racks=5, added_racks=1)),   # the bench's shape, smaller
+    (6, dict(partitions=600, brokers=20, added_brokers=4, racks=5, added_racks=1, current_rack_slips=0.0)),
+]
+
+
+@pytest.mark.parametrize("seed,params", SHAPES)
+@pytest.mark.parametrize("extra", [0, 3])
+def test_every_window_same_optimum_as_the_lp(seed, params, extra):
+    """Each window's network: the min-cost flow's cost is the LP's optimum (or both find none), and its
+    flow is integral and feasible; likewise with moves weighed by random sizes."""
+    x = generate("replicas", seed, **params)
+    c = Cluster.of(x)
+    d = _fresh(x, c, None, None, {}).d + extra
+    avg = c.partitions * c.rf / len(c.brokers)
+    rng = np.random.default_rng(seed)
+    for w in (None, rng.integers(1, 50, c.partitions)):
+        for lo in range(max(0, math.ceil(avg) - d), math.floor(avg) + 1):
+            net = (SM._replica_network if c.one_per_rack else SM._every_rack_network)(x, c, d, lo, w)
+            fast, lp = both(net.flow, net.model, c.one_per_rack)
+            agree(fast, lp)
+            if fast.status == "optimal":
+                assert feasible_flow(net.flow, fast.x)
+
+
+@pytest.mark.parametrize("seed,params", SHAPES)
+def test_replica_flow_same_moves_both_ways(seed, params):
+    """The window walk answers the same fewest moves and bound with either solver."""
+    x = generate("replicas", seed, **params)
+    c = Cluster.of(x)
+    d = _fresh(x, c, None, None, {}).d
+    w = weights_of(x, False)
+    _, moves, bound = SM.solve_replica_flow(x, c, d, None, None)
+    _, lp_moves, lp_bound = SM.solve_replica_flow(x, c, d, None, None, dedicated=False)
+    assert (moves, bound) == (lp_moves, lp_bound)
+    assert moves == bound  # proven optimal
+    assert w.sum() > 0
+
+
+@pytest.mark.parametrize("seed,params", SHAPES[2:])
+def test_leader_flow_same_kept_leaders(seed, params):
+    """The leader flow keeps as many current leaders with either solver, within the same imbalance."""
+    x = generate("replicas", seed, **params)
+    c = Cluster.of(x)
+    fresh = _fresh(x, c, None, None, {})
+    sets, _, _ = SM.solve_replica_flow(x, c, fresh.d, None, None)
+    kept = []
+    for dedicated in (True, False):
+        a = SM.choose_leaders(x, c, sets, fresh.l, None, None, dedicated=dedicated)
+        assert a is not None
+        leads = np.bincount([c.brokers.index(bs[0]) for bs in a.values()], minlength=len(c.brokers))
+        assert leads.max() - leads.min() <= fresh.l
+        kept.append(sum(x.current[p][0] == bs[0] for p, bs in a.items() if x.current.get(p)))
+    assert kept[0] == kept[1]
+
+
+@st.composite
+def random_networks(draw):
+    """Small random networks: arcs between random nodes or out of the network, random bounds and costs."""
+    n = draw(st.integers(2, 6))
+    m = draw(st.integers(1, 14))
+    tail = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)))
+    head = np.array(draw(st.lists(st.integers(-1, n - 1), min_size=m, max_size=m)))
+    head = np.where(head == tail, -1, head)  # no loops
+    lower = np.array(draw(st.lists(st.integers(0, 2), min_size=m, max_size=m)), dtype=float)
+    width = np.array(draw(st.lists(st.integers(0, 3), min_size=m, max_size=m)), dtype=float)
+    cost = np.array(draw(st.lists(st.integers(-2, 5), min_size=m, max_size=m)), dtype=float)
+    supply = np.array(draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)), dtype=float)
+    return tail, head, lower, lower + width, cost, supply
+
+
+@settings(max_examples=150, deadline=None)
+@given(random_networks())
+def test_random_networks_same_optimum_as_the_lp(data):
+    """Lower bounds, arcs leaving the network, negative costs (cycles): the network solver and the LP agree."""
+    tail, head, lower, upper, cost, supply = data
+    model = Model()
+    cols = model.add_vars(len(tail), 0, 1, integer=False)
+    model.lower, model.upper, model.cost = [lower], [upper], [cost]
+    inside = head >= 0
+    model.add_rows(supply, supply, np.r_[tail, head[inside]], np.r_[cols, cols[inside]],
+                   np.r_[np.ones(len(tail)), -np.ones(int(inside.sum()))])
+    net = Network.of(model, tail, head, supply)
+    fast, lp = both(net, model)
+    assert (fast.status == "optimal") == (lp.status == "optimal"), (fast.status, lp.status)
+    if fast.status == "optimal":
+        assert fast.objective == pytest.approx(lp.objective, abs=1e-6)
+        assert feasible_flow(net, fast.x)
