@@ -45,7 +45,7 @@ def feasible_flow(net: Network, x: np.ndarray) -> bool:
 SHAPES = [
     (1, dict(partitions=400, brokers=16, added_brokers=4, racks=2)),                  # R < RF: every rack
     (2, dict(partitions=300, brokers=10, added_brokers=5, racks=2, rack_sizes="3,7")),
-    (3, dict(partitions=500, brokers=12, added_brokers=3, racks=3, added_racks=1)),   # one per rack, a rack added
+    (3, dict(partitions=200, brokers=12, added_brokers=3, racks=3, added_racks=1)),   # one per rack, a rack added
     (4, dict(partitions=240, brokers=9, added_brokers=3, racks=4)),
     (5, dict(partitions=600, brokers=20, added_brokers=4, racks=5, added_racks=1)),   # the bench's shape, smaller
     (6, dict(partitions=600, brokers=20, added_brokers=4, racks=5, added_racks=1, current_rack_slips=0.0)),
