@@ -73,15 +73,21 @@ CASES = (
     Case("spread-reassign-1k", "replicas", "exact.spread",
          dict(partitions=1_000, replication_factor=3, brokers=16, added_brokers=4, racks=2), 5.0,
          note="spread reassignment, 1,000 x 20 brokers, 2 racks"),
+    # issue 20's targets: optimal in < 5 s at 10,000 x 60 and < 30 s at 100,000 x 300 (the flows decide here: the
+    # target read-back finds no placement from this start, where a fifth of the partitions have two replicas in one
+    # rack)
+    Case("spread-add-rack-10k", "replicas", "exact.spread",
+         dict(partitions=10_000, replication_factor=3, brokers=50, added_brokers=10, racks=5, added_racks=1),
+         5.0, time_limit=300.0, note="spread reassignment after adding a 6th rack, 10,000 x 60"),
     Case("spread-add-rack-100k", "replicas", "exact.spread",
          dict(partitions=100_000, replication_factor=3, brokers=250, added_brokers=50, racks=5, added_racks=1),
-         300.0, time_limit=300.0, note="spread reassignment after adding a 6th rack, 100,000 x 300"),
+         30.0, time_limit=300.0, note="spread reassignment after adding a 6th rack, 100,000 x 300"),
     # the same expansion from a rack-valid placement, as a rack-aware cluster has (the case above starts from
     # one where a fifth of the partitions have two replicas in one rack)
     Case("spread-add-rack-100k-valid", "replicas", "exact.spread",
          dict(partitions=100_000, replication_factor=3, brokers=250, added_brokers=50, racks=5, added_racks=1,
               current_rack_slips=0.0),
-         300.0, time_limit=300.0, note="spread reassignment after adding a 6th rack, 100,000 x 300, rack-valid start"),
+         30.0, time_limit=300.0, note="spread reassignment after adding a 6th rack, 100,000 x 300, rack-valid start"),
 )
 
 

@@ -159,7 +159,7 @@ def _outcome(h) -> Outcome:
 
 
 LP_TIME_SLICE = 100.0
-"""Seconds of HiGHS' ``time_limit`` an LP gets first. Its interior point on these network LPs takes longer
+"""(Used when the replica flows run as LPs, i.e. without OR-Tools' min-cost flow: see :mod:`.network`.) Seconds of HiGHS' ``time_limit`` an LP gets first. Its interior point on these network LPs takes longer
 the larger that option is, whatever the LP needs (the add-a-rack replica flow from a slipped start, CPU
 seconds, one process: 3,000 x 60 brokers 1.0 s at a limit of 10 or 100 s, 1.9 at 300, 2.8 at 1,000, 7.6 at
 3,000, 17 at 100,000, 15 with none; 10,000 x 60: 3.6 s at 30 or 100, 4.7 at 300, 15 with none). So an LP
