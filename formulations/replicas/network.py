@@ -61,7 +61,9 @@ def solve_network(net: Network, model: Model, deadline: float | None, threads: i
     if deadline is not None and time.perf_counter() >= deadline:
         return Outcome("time_limit", None, None, None)
     if dedicated and _mcf is not None and _integral_data(net):
-        return _min_cost_flow(net)
+        out = _min_cost_flow(net)
+        if out.status != "error":  # e.g. costs (bytes) too large for its cost scaling: the LP decides
+            return out
     return _lp_solve(model, deadline, threads, presolve)
 
 

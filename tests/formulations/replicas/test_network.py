@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from kipopt.datasets import generate
 from kipopt.formulations.replicas import moves as SM
 from kipopt.formulations.replicas.model import Cluster, Model, _integral
-from kipopt.formulations.replicas.network import Network, dedicated_solver_available, solve_network
+from kipopt.formulations.replicas.network import Network, _min_cost_flow, dedicated_solver_available, solve_network
 from kipopt.formulations.replicas.spread import _fresh
 from kipopt.formulations.replicas.targets import weights_of
 
@@ -134,3 +134,14 @@ def test_random_networks_same_optimum_as_the_lp(data):
     if fast.status == "optimal":
         assert fast.objective == pytest.approx(lp.objective, abs=1e-6)
         assert feasible_flow(net, fast.x)
+
+
+def test_costs_beyond_the_network_solver_fall_back_to_the_lp():
+    """Costs its cost scaling cannot take (bytes near 2^62) are answered by the LP, not dropped."""
+    model = Model()
+    cols = model.add_vars(2, 0, 1, integer=False, cost=np.array([2.0 ** 62, 1.0]))
+    model.add_rows(np.ones(1), 1, np.zeros(2, dtype=np.int64), cols, 1.0)
+    net = Network.of(model, np.zeros(2, dtype=np.int64), np.full(2, -1), np.ones(1))
+    assert _min_cost_flow(net).status == "error"
+    out = solve_network(net, model, None, None)
+    assert out.status == "optimal" and out.objective == 1.0 and out.x.tolist() == [0.0, 1.0]
