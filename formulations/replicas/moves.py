@@ -108,7 +108,7 @@ class _Network:
     """The replica flow of a reassignment with one replica per rack (arc columns of a :class:`Model`)."""
 
     model: Model
-    keep: np.ndarray        # arc slot -> current broker, one per current replica
+    keep: np.ndarray        # arc slot -> current broker, one per current replica of a slot with several
     keep_p: np.ndarray
     keep_b: np.ndarray      # broker index
     add: np.ndarray         # arcs into a rack pool (from a slot or straight from a partition)
@@ -117,10 +117,14 @@ class _Network:
     to_broker: np.ndarray   # arc pool_r -> b, one per broker
     sink: np.ndarray        # arc b -> sink, one per broker
     flow: Network           # the same arcs as a network
+    single: np.ndarray      # arc partition -> its only current broker in a rack (the reduced network)
+    single_p: np.ndarray
+    single_b: np.ndarray
+    forward: np.ndarray     # arc b -> pool of b's rack, one per broker (the reduced network; else empty)
 
 
 def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int,
-                     w: np.ndarray | None = None) -> _Network:
+                     w: np.ndarray | None = None, reduced: bool | None = None) -> _Network:
     """Min-cost flow: partitions send RF units through (partition, rack) slots to brokers.
 
     A slot exists for every rack where the partition has current replicas; it
@@ -129,31 +133,43 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
     straight into their pool (cost 1). Pools feed their brokers, and each
     broker's total lies in ``[lo, lo + d_max]``. The matrix is a node-arc
     incidence matrix, so every vertex is integral.
+
+    ``reduced`` (the default for unweighted moves): a slot with a single
+    current replica ``b`` becomes one arc from the partition straight to ``b``,
+    and each broker forwards what it does not keep to its rack's pool at cost 1
+    (one arc per broker). The options and their costs are the slot's: the unit
+    stays on ``b`` or moves to another broker of the same rack; which of
+    ``b``'s units move is free, since they cost the same. That drops some
+    260,000 nodes and 520,000 arcs at 100,000 partitions (a weighted move
+    costs its own partition's bytes, which one forwarding arc cannot say).
     """
+    reduced = w is None if reduced is None else reduced
     P, R, N = c.partitions, c.num_racks, len(c.brokers)
     bidx = {b: i for i, b in enumerate(c.brokers)}
     rack_of = c.rack_of_index
     current = instance.current or {}
-    slot_of: dict[tuple[int, int], int] = {}
-    keep_p, keep_b, keep_s = [], [], []
+    slots: dict[tuple[int, int], list[int]] = {}
     for p in range(P):
         for b in current.get(c.start + p, ()):
-            s = slot_of.setdefault((p, rack_of[b]), len(slot_of))
-            keep_p.append(p)
-            keep_b.append(bidx[b])
-            keep_s.append(s)
+            slots.setdefault((p, rack_of[b]), []).append(bidx[b])
+    singles = [(p, bs[0]) for (p, _), bs in slots.items() if len(bs) == 1] if reduced else []
+    slot_of = {k: i for i, k in enumerate(k for k, bs in slots.items() if not reduced or len(bs) > 1)}
+    keep_p = np.array([k[0] for k in slot_of for _ in slots[k]], dtype=np.int64)
+    keep_b = np.array([b for k in slot_of for b in slots[k]], dtype=np.int64)
+    keep_s = np.array([i for k, i in slot_of.items() for _ in slots[k]], dtype=np.int64)
     S = len(slot_of)
     slot_p = np.array([k[0] for k in slot_of], dtype=np.int64)
     slot_r = np.array([k[1] for k in slot_of], dtype=np.int64)
-    direct = [(p, r) for p in range(P) for r in range(R) if (p, r) not in slot_of]
+    direct = [(p, r) for p in range(P) for r in range(R) if (p, r) not in slots]
     dir_p = np.array([d[0] for d in direct], dtype=np.int64)
     dir_r = np.array([d[1] for d in direct], dtype=np.int64)
-    keep_p, keep_b, keep_s = (np.array(v, dtype=np.int64) for v in (keep_p, keep_b, keep_s))
+    single_p = np.array([s[0] for s in singles], dtype=np.int64)
+    single_b = np.array([s[1] for s in singles], dtype=np.int64)
     node_slot, node_pool, node_b = P, P + S, P + S + R
     m = Model()
     tails, heads = [], []
 
-    def arcs(n: int, tail, head, ub: float, cost: float, lb: float = 0.0) -> np.ndarray:
+    def arcs(n: int, tail, head, ub, cost, lb: float = 0.0) -> np.ndarray:
         cols = m.add_vars(n, lb, ub, integer=False, cost=cost)
         tails.append(np.broadcast_to(tail, (n,)))
         heads.append(np.broadcast_to(head, (n,)))
@@ -167,6 +183,9 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
     to_broker = arcs(N, node_pool + b_rack, node_b + np.arange(N), P, 0)
     sink_lb, sink_ub = lo, lo + d_max
     sink = arcs(N, node_b + np.arange(N), -1, sink_ub, 0, lb=sink_lb)
+    single = arcs(len(singles), single_p, node_b + single_b, 1, 0)
+    held = np.bincount(single_b, minlength=N).astype(float) if reduced else np.zeros(0)
+    forward = arcs(len(held), node_b + np.arange(len(held)), node_pool + b_rack[:len(held)], held, 1)
     tails, heads = np.concatenate(tails), np.concatenate(heads)
     cols = np.arange(len(tails))
     n_nodes = P + S + R + N
@@ -177,7 +196,7 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
                np.r_[np.ones(out_ok.sum()), -np.ones(in_ok.sum())])
     add = np.r_[slot_add, dir_add]
     return _Network(m, keep, keep_p, keep_b, add, np.r_[slot_p, dir_p], np.r_[slot_r, dir_r], to_broker, sink,
-                    Network.of(m, tails, heads, supply))
+                    Network.of(m, tails, heads, supply), single, single_p, single_b, forward)
 
 
 def _read_network(c: Cluster, net: _Network, x: np.ndarray, instance: ReplicasInstance) -> list[list[int]]:
@@ -186,13 +205,23 @@ def _read_network(c: Cluster, net: _Network, x: np.ndarray, instance: ReplicasIn
     sets: list[list[int]] = [[] for _ in range(P)]
     for k in np.flatnonzero(x[net.keep] > 0.5):
         sets[net.keep_p[k]].append(c.brokers[net.keep_b[k]])
-    quota = [[] for _ in range(c.num_racks)]
     rack_of = c.rack_of_index
+    moved_p, moved_r = [], []
+    leaving = np.rint(x[net.forward]).astype(np.int64)  # units each broker forwards: any of its singles
+    for k in np.flatnonzero(x[net.single] > 0.5):
+        p, j = net.single_p[k], net.single_b[k]
+        if leaving[j] > 0:
+            leaving[j] -= 1
+            moved_p.append(p)
+            moved_r.append(rack_of[c.brokers[j]])
+        else:
+            sets[p].append(c.brokers[j])
+    quota = [[] for _ in range(c.num_racks)]
     for j, b in enumerate(c.brokers):
         quota[rack_of[b]].extend([b] * int(round(x[net.to_broker[j]])))
     current = instance.current or {}
-    for k in np.flatnonzero(x[net.add] > 0.5):
-        p, r = net.add_p[k], net.add_r[k]
+    chosen = np.flatnonzero(x[net.add] > 0.5)
+    for p, r in zip(np.r_[net.add_p[chosen], moved_p].astype(np.int64), np.r_[net.add_r[chosen], moved_r].astype(np.int64)):
         held = set(current.get(c.start + p, ()))
         pool = quota[r]
         pick = next((i for i in range(len(pool) - 1, -1, -1) if pool[i] not in held), len(pool) - 1)

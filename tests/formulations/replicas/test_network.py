@@ -71,6 +71,36 @@ def test_every_window_same_optimum_as_the_lp(seed, params, extra):
                 assert feasible_flow(net.flow, fast.x)
 
 
+@pytest.mark.parametrize("seed,params", [s for s in SHAPES if s[1]["racks"] + s[1].get("added_racks", 0) >= 3])
+@pytest.mark.parametrize("extra", [0, 3])
+def test_reduced_network_same_optimum_as_the_slots(seed, params, extra):
+    """One replica per rack: the reduced network (single-replica slots as arcs to their broker, which forwards
+    what it does not keep to its rack's pool) has the slot network's optimum in every window, by either solver,
+    and its read-back places exactly that many moves."""
+    x = generate("replicas", seed, **params)
+    c = Cluster.of(x)
+    assert c.one_per_rack
+    d = _fresh(x, c, None, None, {}).d + extra
+    avg = c.partitions * c.rf / len(c.brokers)
+    for lo in range(max(0, math.ceil(avg) - d), math.floor(avg) + 1):
+        slots = SM._replica_network(x, c, d, lo, reduced=False)
+        small = SM._replica_network(x, c, d, lo)
+        assert len(small.flow.tail) < len(slots.flow.tail) and len(small.forward) == len(c.brokers)
+        reference = solve_network(slots.flow, slots.model, None, None)
+        fast, lp = both(small.flow, small.model)
+        agree(fast, lp)
+        assert fast.status == reference.status
+        if fast.status == "optimal":
+            assert fast.objective == reference.objective
+            sets = SM._read_network(c, small, fast.x, x)
+            moved = sum(len(set(s) - set(x.current.get(c.start + p, ()))) for p, s in enumerate(sets))
+            assert moved == round(fast.objective)
+            rack = c.rack_of_index
+            assert all(len(set(s)) == c.rf and len({rack[b] for b in s}) == c.rf for s in sets)  # one per rack
+            loads = np.bincount([c.brokers.index(b) for s in sets for b in s], minlength=len(c.brokers))
+            assert lo <= loads.min() and loads.max() <= lo + d
+
+
 @pytest.mark.parametrize("seed,params", SHAPES)
 def test_replica_flow_same_moves_both_ways(seed, params):
     """The window walk answers the same fewest moves and bound with either solver."""
