@@ -14,10 +14,10 @@ ratio are the steadier figures.
     python benchmarks/bench_scale.py --list
 
 Measured 2026-11-25 (``--only spread-reassign-1k spread-add-rack-10k spread-add-rack-100k
-spread-add-rack-100k-valid``, one run, ``nice``, load average 2.5 to 4.5 on the shared 2 cores; wall s (CPU s)):
-spread-reassign-1k 0.61 (0.61) optimal; spread-add-rack-10k 2.06 (2.02) optimal (target < 5 s);
-spread-add-rack-100k 26.15 (18.87) optimal, 0.46 GB (target < 30 s; before the min-cost flow of
-``formulations/replicas/network.py``: feasible, gap 0.41, at 274 s); spread-add-rack-100k-valid 5.46 (5.41)
+spread-add-rack-100k-valid``, one run, ``nice``, load average about 3 on the shared 2 cores; wall s (CPU s)):
+spread-reassign-1k 1.04 (0.57) optimal; spread-add-rack-10k 2.37 (1.59) optimal (target < 5 s);
+spread-add-rack-100k 14.48 (10.11) optimal, 0.33 GB (target < 30 s; before the min-cost flow of
+``formulations/replicas/network.py``: feasible, gap 0.41, at 274 s); spread-add-rack-100k-valid 8.40 (5.61)
 optimal. The other cases were not re-run with it (the README's scale table has their last numbers).
 """
 

@@ -53,9 +53,10 @@ Exact method, by case (R racks, the "no rack" rack included):
   interchangeable for an incoming replica), and every broker's load stays in
   a window of width ``D``. Each window position is a min-cost flow, solved
   by a dedicated network solver (:mod:`.network`: OR-Tools' cost scaling,
-  about 10 CPU s at 100,000 partitions × 300 brokers where HiGHS' interior
-  point needed some 240; without OR-Tools HiGHS solves it as an LP, integral
-  at its vertices after crossover).
+  2.4 CPU s at 100,000 partitions × 300 brokers where HiGHS' interior point
+  needed some 240; a slot with a single current replica is folded into its
+  broker, which forwards what it does not keep; without OR-Tools HiGHS
+  solves it as an LP, integral at its vertices after crossover).
   Leaders ignore moves, so they are chosen afterwards by a second flow with
   leader imbalance ``L``, keeping current leaders where possible. Should no
   leader choice fit, a joint MIP of replicas and leaders decides.
@@ -410,8 +411,8 @@ MAX_PAIRS_WITH_AN_ANSWER = 1_000_000 if dedicated_solver_available() else 300_00
 """Above this many arcs of the replica flow ((partition, broker) pairs; (partition, rack) slots and current
 replicas with one replica per rack), a target-model answer that misses its bound is returned as is
 (``feasible``, with the bound) rather than handed to the flows, which take longer than a user waits there:
-as LPs (without OR-Tools) minutes past 300,000; as min-cost flows about 10 CPU s at 900,000 (100,000
-partitions x (RF 3 + 6 racks), a network of 1.18 million arcs)."""
+as LPs (without OR-Tools) minutes past 300,000; as min-cost flows 2.4 CPU s at 900,000 (100,000
+partitions x (RF 3 + 6 racks), a reduced network of 657,280 arcs)."""
 
 MAX_BROKER_PAIRS = 2_000_000
 """Largest partitions x brokers for which the reassignment models over (partition, broker) pairs are built."""
