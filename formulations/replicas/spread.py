@@ -285,7 +285,7 @@ def _reassign(instance: ReplicasInstance, c: Cluster, fresh: _Fresh | None, dead
     if by_bytes and fresh is not None:
         return _reassign_bytes_by_flow(instance, c, fresh, deadline, threads, info, fast_assignment, fast_bound)
     flow_size = c.partitions * ((c.rf + c.num_racks) if c.one_per_rack else len(c.brokers))
-    if fast_assignment is not None and flow_size > MAX_PAIRS_WITH_AN_ANSWER:
+    if fast_assignment is not None and flow_size > _max_flow_pairs():
         info["model"] = "targets+greedy"
         info["moves_note"] = (f"not proven minimal: the read-back missed the bound {fast_bound:,} and "
                               f"{c.partitions:,} x {len(c.brokers):,} is past the flows' size")
@@ -407,12 +407,18 @@ def _reassign_broker_level(instance: ReplicasInstance, c: Cluster, fresh: _Fresh
     return assignment, math.ceil(out.bound - 1e-6) if out.bound is not None else 0
 
 
-MAX_PAIRS_WITH_AN_ANSWER = 1_000_000 if dedicated_solver_available() else 300_000
+MAX_PAIRS_WITH_AN_ANSWER = 1_000_000
 """Above this many arcs of the replica flow ((partition, broker) pairs; (partition, rack) slots and current
 replicas with one replica per rack), a target-model answer that misses its bound is returned as is
 (``feasible``, with the bound) rather than handed to the flows, which take longer than a user waits there:
-as LPs (without OR-Tools) minutes past 300,000; as min-cost flows 2.4 CPU s at 900,000 (100,000
-partitions x (RF 3 + 6 racks), a reduced network of 657,280 arcs)."""
+as min-cost flows 2.4 CPU s at 900,000 (100,000 partitions x (RF 3 + 6 racks), a reduced network of 657,280
+arcs); as LPs (without OR-Tools) minutes past 300,000, hence :data:`MAX_PAIRS_AS_LPS` then."""
+
+MAX_PAIRS_AS_LPS = 300_000
+
+
+def _max_flow_pairs() -> int:
+    return MAX_PAIRS_WITH_AN_ANSWER if dedicated_solver_available() else MAX_PAIRS_AS_LPS
 
 MAX_BROKER_PAIRS = 2_000_000
 """Largest partitions x brokers for which the reassignment models over (partition, broker) pairs are built."""
