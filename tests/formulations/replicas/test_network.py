@@ -175,3 +175,14 @@ def test_costs_beyond_the_network_solver_fall_back_to_the_lp():
     assert _min_cost_flow(net).status == "error"
     out = solve_network(net, model, None, None)
     assert out.status == "optimal" and out.objective == 1.0 and out.x.tolist() == [0.0, 1.0]
+
+
+def test_a_network_that_cannot_finish_before_the_deadline_is_not_started():
+    """The network solver has no time limit: with less time left than its estimate it does not start."""
+    import time
+    x = generate("replicas", 5, **SHAPES[4][1])
+    c = Cluster.of(x)
+    net = SM._replica_network(x, c, 0, 75)
+    soon = time.perf_counter() + 1e-6 * len(net.flow.tail)  # a tenth of the estimate
+    assert solve_network(net.flow, net.model, soon, None).status == "time_limit"
+    assert solve_network(net.flow, net.model, time.perf_counter() + 60, None).status in ("optimal", "infeasible")
