@@ -186,3 +186,22 @@ def test_a_network_that_cannot_finish_before_the_deadline_is_not_started():
     soon = time.perf_counter() + 1e-6 * len(net.flow.tail)  # a tenth of the estimate
     assert solve_network(net.flow, net.model, soon, None).status == "time_limit"
     assert solve_network(net.flow, net.model, time.perf_counter() + 60, None).status in ("optimal", "infeasible")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10 ** 6), st.integers(10, 60), st.integers(3, 5), st.sampled_from([0.0, 0.2, 0.6]))
+def test_random_reassignments_reduced_network_same_fewest_moves(seed, partitions, racks, slips):
+    """Small random add-a-rack reassignments (slipped starts included): the walk over windows gives the same
+    fewest moves on the reduced network by the network solver as on the slot network by HiGHS' LP."""
+    x = generate("replicas", seed, partitions=partitions, replication_factor=3, brokers=2 * racks, added_brokers=2,
+                 racks=racks, added_racks=1, current_rack_slips=slips)
+    c = Cluster.of(x)
+    d = _fresh(x, c, None, None, {}).d
+    _, moves, bound = SM.solve_replica_flow(x, c, d, None, None)
+    slot_networks = SM._replica_network
+    try:
+        SM._replica_network = lambda *a, **k: slot_networks(*a, **dict(k, reduced=False))
+        _, lp_moves, lp_bound = SM.solve_replica_flow(x, c, d, None, None, dedicated=False)
+    finally:
+        SM._replica_network = slot_networks
+    assert (moves, bound) == (lp_moves, lp_bound)
