@@ -238,6 +238,25 @@ def _highs(lp: ArrayLP, integer: bool, time_limit: float | None, threads: int | 
     return h
 
 
+def run_highs(lp: ArrayLP, time_limit: float | None, threads: int | None, presolve: bool = True,
+              solver: str | None = None, mip_abs_gap: float | None = None, start: np.ndarray | None = None):
+    """Build ``lp`` (a MIP on its ``integrality`` columns), optionally with a starting point (a MIP's first
+    incumbent), run it and return the ``Highs`` object for the caller to read (the replica models read
+    its status, solution and dual bound). ``solver`` overrides the simplex chosen for LPs."""
+    h = _highs(lp, False, time_limit, threads, presolve)
+    if solver:
+        h.setOptionValue("solver", solver)
+    if mip_abs_gap is not None:
+        h.setOptionValue("mip_abs_gap", float(mip_abs_gap))
+    if start is not None:
+        point = highspy.HighsSolution()
+        point.col_value = np.asarray(start, dtype=np.float64)
+        point.value_valid = True
+        h.setSolution(point)
+    h.run()
+    return h
+
+
 _STATUS = {
     "kOptimal": "optimal", "kInfeasible": "infeasible", "kUnbounded": "unbounded",
     "kUnboundedOrInfeasible": "infeasible", "kTimeLimit": "time_limit", "kIterationLimit": "time_limit",

@@ -16,7 +16,7 @@ import numpy as np
 
 from kipopt.instance import ReplicasInstance
 
-from kipopt.formulations.highs import new_highs
+from kipopt.formulations.highs import ArrayLP, build_csc, run_highs
 
 # --------------------------------------------------------------------------- the cluster
 
@@ -61,7 +61,7 @@ class Cluster:
 
 @dataclass
 class Model:
-    """Columns and COO rows for :class:`highspy.HighsLp`."""
+    """Columns and COO rows of one model (:meth:`to_array_lp` hands it to :mod:`kipopt.formulations.highs`)."""
 
     cost: list = field(default_factory=list)
     lower: list = field(default_factory=list)
@@ -108,6 +108,15 @@ class Model:
     def costs(self) -> np.ndarray:
         return np.concatenate(self.cost)
 
+    def to_array_lp(self) -> ArrayLP:
+        """The model in CSC form for :mod:`kipopt.formulations.highs` (integer columns make it a MIP)."""
+        rows, cols, vals = (np.concatenate(a) for a in (self.rows, self.cols, self.vals))
+        start, index, value = build_csc(self.num_col, cols.astype(np.int64), rows.astype(np.int64), vals)
+        integer = np.concatenate(self.integer)
+        return ArrayLP(self.costs(), np.concatenate(self.lower), np.concatenate(self.upper),
+                       np.concatenate(self.row_lower), np.concatenate(self.row_upper), start, index, value,
+                       integer if integer.any() else None)
+
 
 @dataclass
 class Outcome:
@@ -124,48 +133,12 @@ def solve_model(model: Model, deadline: float | None, threads: int | None, preso
     ``start`` is a feasible point handed to HiGHS as its first incumbent: a
     solve cut short by the deadline then still answers with it (or better).
     """
-    import highspy
-
     if deadline is not None and time.perf_counter() >= deadline:  # no time left: do not start a solve
         return Outcome("time_limit", None, None, None)
-    h = new_highs()
-    h.setOptionValue("mip_rel_gap", 0.0)
-    h.setOptionValue("mip_abs_gap", 0.5)  # objectives are integral
-    if not presolve:
-        h.setOptionValue("presolve", "off")
-    if solver:
-        h.setOptionValue("solver", solver)
-    if threads:
-        # HiGHS keeps one global scheduler; a different thread count needs a reset or run() fails
-        highspy.Highs.resetGlobalScheduler(True)
-        h.setOptionValue("threads", int(threads))
-    if deadline is not None:
-        h.setOptionValue("time_limit", max(0.01, deadline - time.perf_counter()))
-    lp = highspy.HighsLp()
-    n = model.num_col
-    lp.num_col_, lp.num_row_ = n, model.num_row
-    lp.col_cost_ = model.costs()
-    lp.col_lower_ = np.concatenate(model.lower)
-    lp.col_upper_ = np.concatenate(model.upper)
-    lp.row_lower_ = np.concatenate(model.row_lower)
-    lp.row_upper_ = np.concatenate(model.row_upper)
-    rows, cols, vals = (np.concatenate(a) for a in (model.rows, model.cols, model.vals))
-    order = np.argsort(cols, kind="stable")
-    start = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cols, minlength=n), out=start[1:])
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = start
-    lp.a_matrix_.index_ = rows[order].astype(np.int32)
-    lp.a_matrix_.value_ = vals[order]
-    integer = np.concatenate(model.integer)
-    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous for i in integer]
-    h.passModel(lp)
-    if start is not None:
-        point = highspy.HighsSolution()
-        point.col_value = np.asarray(start, dtype=float)
-        point.value_valid = True
-        h.setSolution(point)
-    h.run()
+    limit = None if deadline is None else max(0.01, deadline - time.perf_counter())
+    # mip_rel_gap is 0 in every kipopt MIP; objectives here are integral, so an absolute gap under 1 is exact
+    h = run_highs(model.to_array_lp(), limit, threads, presolve=presolve, solver=solver, mip_abs_gap=0.5,
+                  start=start)
     return _outcome(h)
 
 
@@ -186,7 +159,7 @@ def _outcome(h) -> Outcome:
 
 
 LP_TIME_SLICE = 100.0
-"""Seconds of HiGHS' ``time_limit`` an LP gets first. Its interior point on these network LPs takes longer
+"""(Used when the replica flows run as LPs, i.e. without OR-Tools' min-cost flow: see :mod:`.network`.) Seconds of HiGHS' ``time_limit`` an LP gets first. Its interior point on these network LPs takes longer
 the larger that option is, whatever the LP needs (the add-a-rack replica flow from a slipped start, CPU
 seconds, one process: 3,000 x 60 brokers 1.0 s at a limit of 10 or 100 s, 1.9 at 300, 2.8 at 1,000, 7.6 at
 3,000, 17 at 100,000, 15 with none; 10,000 x 60: 3.6 s at 30 or 100, 4.7 at 300, 15 with none). So an LP

@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from kipopt.instance import ReplicasInstance
 
-from kipopt.formulations.replicas.model import Cluster, Model, Outcome, _integral, _lp_solve, solve_model
+from kipopt.formulations.replicas.model import Cluster, Model, Outcome, _integral, solve_model
+from kipopt.formulations.replicas.network import Network, solve_network
+from kipopt.formulations.replicas.broker_level import solve_full, solve_moves_broker_level  # noqa: F401  (re-exported)
 from kipopt.formulations.replicas.placement import replicas_per_rack
 
 # --------------------------------------------------------------------------- reassignment, R >= RF
@@ -107,7 +108,7 @@ class _Network:
     """The replica flow of a reassignment with one replica per rack (arc columns of a :class:`Model`)."""
 
     model: Model
-    keep: np.ndarray        # arc slot -> current broker, one per current replica
+    keep: np.ndarray        # arc slot -> current broker, one per current replica of a slot with several
     keep_p: np.ndarray
     keep_b: np.ndarray      # broker index
     add: np.ndarray         # arcs into a rack pool (from a slot or straight from a partition)
@@ -115,10 +116,15 @@ class _Network:
     add_r: np.ndarray
     to_broker: np.ndarray   # arc pool_r -> b, one per broker
     sink: np.ndarray        # arc b -> sink, one per broker
+    flow: Network           # the same arcs as a network
+    single: np.ndarray      # arc partition -> its only current broker in a rack (the reduced network)
+    single_p: np.ndarray
+    single_b: np.ndarray
+    forward: np.ndarray     # arc b -> pool of b's rack, one per broker (the reduced network; else empty)
 
 
 def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int,
-                     w: np.ndarray | None = None) -> _Network:
+                     w: np.ndarray | None = None, reduced: bool | None = None) -> _Network:
     """Min-cost flow: partitions send RF units through (partition, rack) slots to brokers.
 
     A slot exists for every rack where the partition has current replicas; it
@@ -127,31 +133,43 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
     straight into their pool (cost 1). Pools feed their brokers, and each
     broker's total lies in ``[lo, lo + d_max]``. The matrix is a node-arc
     incidence matrix, so every vertex is integral.
+
+    ``reduced`` (the default for unweighted moves): a slot with a single
+    current replica ``b`` becomes one arc from the partition straight to ``b``,
+    and each broker forwards what it does not keep to its rack's pool at cost 1
+    (one arc per broker). The options and their costs are the slot's: the unit
+    stays on ``b`` or moves to another broker of the same rack; which of
+    ``b``'s units move is free, since they cost the same. That drops some
+    260,000 nodes and 520,000 arcs at 100,000 partitions (a weighted move
+    costs its own partition's bytes, which one forwarding arc cannot say).
     """
+    reduced = w is None if reduced is None else reduced
     P, R, N = c.partitions, c.num_racks, len(c.brokers)
     bidx = {b: i for i, b in enumerate(c.brokers)}
     rack_of = c.rack_of_index
     current = instance.current or {}
-    slot_of: dict[tuple[int, int], int] = {}
-    keep_p, keep_b, keep_s = [], [], []
+    slots: dict[tuple[int, int], list[int]] = {}
     for p in range(P):
         for b in current.get(c.start + p, ()):
-            s = slot_of.setdefault((p, rack_of[b]), len(slot_of))
-            keep_p.append(p)
-            keep_b.append(bidx[b])
-            keep_s.append(s)
+            slots.setdefault((p, rack_of[b]), []).append(bidx[b])
+    singles = [(p, bs[0]) for (p, _), bs in slots.items() if len(bs) == 1] if reduced else []
+    slot_of = {k: i for i, k in enumerate(k for k, bs in slots.items() if not reduced or len(bs) > 1)}
+    keep_p = np.array([k[0] for k in slot_of for _ in slots[k]], dtype=np.int64)
+    keep_b = np.array([b for k in slot_of for b in slots[k]], dtype=np.int64)
+    keep_s = np.array([i for k, i in slot_of.items() for _ in slots[k]], dtype=np.int64)
     S = len(slot_of)
     slot_p = np.array([k[0] for k in slot_of], dtype=np.int64)
     slot_r = np.array([k[1] for k in slot_of], dtype=np.int64)
-    direct = [(p, r) for p in range(P) for r in range(R) if (p, r) not in slot_of]
+    direct = [(p, r) for p in range(P) for r in range(R) if (p, r) not in slots]
     dir_p = np.array([d[0] for d in direct], dtype=np.int64)
     dir_r = np.array([d[1] for d in direct], dtype=np.int64)
-    keep_p, keep_b, keep_s = (np.array(v, dtype=np.int64) for v in (keep_p, keep_b, keep_s))
+    single_p = np.array([s[0] for s in singles], dtype=np.int64)
+    single_b = np.array([s[1] for s in singles], dtype=np.int64)
     node_slot, node_pool, node_b = P, P + S, P + S + R
     m = Model()
     tails, heads = [], []
 
-    def arcs(n: int, tail, head, ub: float, cost: float, lb: float = 0.0) -> np.ndarray:
+    def arcs(n: int, tail, head, ub, cost, lb: float = 0.0) -> np.ndarray:
         cols = m.add_vars(n, lb, ub, integer=False, cost=cost)
         tails.append(np.broadcast_to(tail, (n,)))
         heads.append(np.broadcast_to(head, (n,)))
@@ -165,6 +183,9 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
     to_broker = arcs(N, node_pool + b_rack, node_b + np.arange(N), P, 0)
     sink_lb, sink_ub = lo, lo + d_max
     sink = arcs(N, node_b + np.arange(N), -1, sink_ub, 0, lb=sink_lb)
+    single = arcs(len(singles), single_p, node_b + single_b, 1, 0)
+    held = np.bincount(single_b, minlength=N).astype(float) if reduced else np.zeros(0)
+    forward = arcs(len(held), node_b + np.arange(len(held)), node_pool + b_rack[:len(held)], held, 1)
     tails, heads = np.concatenate(tails), np.concatenate(heads)
     cols = np.arange(len(tails))
     n_nodes = P + S + R + N
@@ -174,7 +195,8 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
     m.add_rows(supply, supply, np.r_[tails[out_ok], heads[in_ok]], np.r_[cols[out_ok], cols[in_ok]],
                np.r_[np.ones(out_ok.sum()), -np.ones(in_ok.sum())])
     add = np.r_[slot_add, dir_add]
-    return _Network(m, keep, keep_p, keep_b, add, np.r_[slot_p, dir_p], np.r_[slot_r, dir_r], to_broker, sink)
+    return _Network(m, keep, keep_p, keep_b, add, np.r_[slot_p, dir_p], np.r_[slot_r, dir_r], to_broker, sink,
+                    Network.of(m, tails, heads, supply), single, single_p, single_b, forward)
 
 
 def _read_network(c: Cluster, net: _Network, x: np.ndarray, instance: ReplicasInstance) -> list[list[int]]:
@@ -183,13 +205,23 @@ def _read_network(c: Cluster, net: _Network, x: np.ndarray, instance: ReplicasIn
     sets: list[list[int]] = [[] for _ in range(P)]
     for k in np.flatnonzero(x[net.keep] > 0.5):
         sets[net.keep_p[k]].append(c.brokers[net.keep_b[k]])
-    quota = [[] for _ in range(c.num_racks)]
     rack_of = c.rack_of_index
+    moved_p, moved_r = [], []
+    leaving = np.rint(x[net.forward]).astype(np.int64)  # units each broker forwards: any of its singles
+    for k in np.flatnonzero(x[net.single] > 0.5):
+        p, j = net.single_p[k], net.single_b[k]
+        if leaving[j] > 0:
+            leaving[j] -= 1
+            moved_p.append(p)
+            moved_r.append(rack_of[c.brokers[j]])
+        else:
+            sets[p].append(c.brokers[j])
+    quota = [[] for _ in range(c.num_racks)]
     for j, b in enumerate(c.brokers):
         quota[rack_of[b]].extend([b] * int(round(x[net.to_broker[j]])))
     current = instance.current or {}
-    for k in np.flatnonzero(x[net.add] > 0.5):
-        p, r = net.add_p[k], net.add_r[k]
+    chosen = np.flatnonzero(x[net.add] > 0.5)
+    for p, r in zip(np.r_[net.add_p[chosen], moved_p].astype(np.int64), np.r_[net.add_r[chosen], moved_r].astype(np.int64)):
         held = set(current.get(c.start + p, ()))
         pool = quota[r]
         pick = next((i for i in range(len(pool) - 1, -1, -1) if pool[i] not in held), len(pool) - 1)
@@ -205,6 +237,7 @@ class _EveryRackNetwork:
     arc: np.ndarray     # columns of the (partition, rack) -> broker arcs
     arc_p: np.ndarray
     arc_b: np.ndarray   # broker index
+    flow: Network       # the same arcs as a network
 
 
 def _every_rack_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int,
@@ -236,15 +269,19 @@ def _every_rack_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: 
     vals = np.concatenate([np.ones(P * R), -np.ones(P * R), np.ones(P * N), -np.ones(P * N), np.ones(N)])
     rhs = np.concatenate([np.full(P, float(c.rf)), np.zeros(P * R + N)])
     m.add_rows(rhs, rhs, rows, cols, vals)
-    return _EveryRackNetwork(m, arc, arc_p, arc_b)
+    tails = np.concatenate([pr_p, node_pr + arc_p * R + b_rack[arc_b], node_b + np.arange(N)])
+    heads = np.concatenate([node_pr + np.arange(P * R), node_b + arc_b, np.full(N, -1)])
+    return _EveryRackNetwork(m, arc, arc_p, arc_b, Network.of(m, tails, heads, rhs))
 
 
 def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadline: float | None,
-                       threads: int | None, w: np.ndarray | None = None
+                       threads: int | None, w: np.ndarray | None = None, dedicated: bool = True
                        ) -> tuple[list[list[int]] | None, int | None, int]:
     """Fewest moves with replica imbalance <= ``d_max`` (leaders ignored): sets, moves, lower bound.
 
     With ``w`` (one weight per partition row) a move costs its partition's weight (bytes moved).
+    Each network is solved by the dedicated min-cost flow solver (:mod:`.network`) unless
+    ``dedicated`` is false or it is missing; then by HiGHS as an LP.
 
     The window ``[lo, lo + d_max]`` of broker loads must contain the average
     load, which leaves ``d_max + 1`` values of ``lo`` at most; each is a pure
@@ -274,7 +311,7 @@ def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadl
                 net, presolve = _replica_network(instance, c, d_max, lo, w), True
             else:  # presolve took 40 times longer than the solve on this network (measured, 1,000 x 20)
                 net, presolve = _every_rack_network(instance, c, d_max, lo, w), False
-            o = _lp_solve(net.model, deadline, threads, presolve)
+            o = solve_network(net.flow, net.model, deadline, threads, presolve, dedicated)
             exact &= o.status in ("optimal", "infeasible")
             good = o.x is not None and o.status == "optimal" and _integral(o.x)
             solved[lo] = (o.objective if good else math.inf, net, o.x if good else None)
@@ -307,8 +344,25 @@ def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadl
     return _read_network(c, net, x, instance), round(best), bound
 
 
+def _leader_network(P: int, N: int, arc_p: np.ndarray, arc_b: np.ndarray, old: np.ndarray, llo: int,
+                    l_max: int) -> tuple[Network, Model, np.ndarray]:
+    """Each partition sends one unit to one of its replicas' brokers (cost 1 unless it leads there now);
+    each broker passes between ``llo`` and ``llo + l_max`` units out of the network."""
+    m = Model()
+    arcs = m.add_vars(len(arc_p), 0, 1, integer=False, cost=np.where(old, 0.0, 1.0))
+    sink = m.add_vars(N, llo, llo + l_max, integer=False)
+    m.add_rows(np.ones(P), 1, arc_p, arcs, 1.0)
+    m.add_rows(np.zeros(N), 0, np.r_[arc_b, np.arange(N)], np.r_[arcs, sink],
+               np.r_[np.ones(len(arcs)), -np.ones(N)])
+    tails = np.r_[arc_p, P + np.arange(N)]
+    heads = np.r_[P + arc_b, np.full(N, -1)]
+    supply = np.r_[np.ones(P), np.zeros(N)]
+    return Network.of(m, tails, heads, supply), m, arcs
+
+
 def choose_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]], l_max: int,
-                   deadline: float | None, threads: int | None) -> dict[int, tuple[int, ...]] | None:
+                   deadline: float | None, threads: int | None,
+                   dedicated: bool = True) -> dict[int, tuple[int, ...]] | None:
     """One leader per partition among its replicas, leader imbalance <= ``l_max`` (a flow).
 
     Among such choices, keeps as many current preferred leaders as possible.
@@ -322,139 +376,9 @@ def choose_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]]
                     for p, b in zip(arc_p, arc_b)], dtype=bool)
     avg = P / N
     for llo in range(math.floor(avg), max(0, math.ceil(avg) - l_max) - 1, -1):
-        m = Model()
-        arcs = m.add_vars(len(arc_p), 0, 1, integer=False, cost=np.where(old, 0.0, 1.0))
-        m.add_rows(np.ones(P), 1, arc_p, arcs, 1.0)
-        m.add_rows(np.full(N, llo), llo + l_max, arc_b, arcs, 1.0)
-        o = _lp_solve(m, deadline, threads)
+        net, m, arcs = _leader_network(P, N, arc_p, arc_b, old, llo, l_max)
+        o = solve_network(net, m, deadline, threads, dedicated=dedicated)
         if o.x is not None and o.status == "optimal" and _integral(o.x):
-            lead = {int(p): c.brokers[int(b)] for p, b, v in zip(arc_p, arc_b, o.x) if v > 0.5}
+            lead = {int(p): c.brokers[int(b)] for p, b, v in zip(arc_p, arc_b, o.x[arcs]) if v > 0.5}
             return {c.start + p: (lead[p],) + tuple(sorted(b for b in sets[p] if b != lead[p])) for p in range(P)}
     return None
-
-
-# --------------------------------------------------------------------------- broker-level MIP
-
-
-@dataclass(frozen=True)
-class _BrokerModel:
-    """Columns of the broker-level model: ``x``/``y`` replica/leader at ``p·N + b``, load bounds."""
-
-    model: Model
-    x: np.ndarray
-    y: np.ndarray
-    hi: int
-    lo: int
-    lhi: int
-    llo: int
-    held: np.ndarray
-
-
-def _broker_model(instance: ReplicasInstance, c: Cluster) -> _BrokerModel:
-    """RF replicas and one leader among them per partition, the rack rule, and per-broker loads
-    between ``lo`` and ``hi`` (leaders between ``llo`` and ``lhi``); no objective yet."""
-    P, N, R = c.partitions, len(c.brokers), c.num_racks
-    rack_of = c.rack_of_index
-    m = Model()
-    x = m.add_vars(P * N)  # (p, b) at p·N + b
-    y = m.add_vars(P * N)
-    hi, lo, lhi, llo = (m.add_vars(1, 0, P)[0] for _ in range(4))
-    pn_p = np.repeat(np.arange(P), N)
-    pn_b = np.tile(np.arange(N), P)
-    m.add_rows(np.full(P, c.rf), c.rf, pn_p, x, 1.0)
-    m.add_rows(np.ones(P), 1, pn_p, y, 1.0)
-    m.add_rows(np.full(P * N, -np.inf), 0, np.r_[np.arange(P * N), np.arange(P * N)], np.r_[y, x],
-               np.r_[np.ones(P * N), -np.ones(P * N)])
-    if c.racked:
-        b_rack = np.array([rack_of[b] for b in c.brokers])
-        low, up = (0, 1) if c.one_per_rack else (1, np.inf)
-        m.add_rows(np.full(P * R, low), up, pn_p * R + b_rack[pn_b], x, 1.0)
-    for var, top, bottom in ((x, hi, lo), (y, lhi, llo)):
-        m.add_rows(np.full(N, -np.inf), 0, np.r_[pn_b, np.arange(N)], np.r_[var, np.full(N, top)],
-                   np.r_[np.ones(P * N), -np.ones(N)])
-        m.add_rows(np.zeros(N), np.inf, np.r_[pn_b, np.arange(N)], np.r_[var, np.full(N, bottom)],
-                   np.r_[np.ones(P * N), -np.ones(N)])
-    bidx = {b: j for j, b in enumerate(c.brokers)}
-    held = np.zeros(P * N)
-    for pid, brokers in (instance.current or {}).items():
-        for b in brokers:
-            held[(pid - c.start) * N + bidx[b]] = 1
-    return _BrokerModel(m, x, y, hi, lo, lhi, llo, held)
-
-
-def _read_broker_model(c: Cluster, bm: _BrokerModel, values: np.ndarray) -> dict[int, tuple[int, ...]]:
-    N = len(c.brokers)
-    xv = np.rint(values).astype(np.int64)
-    out = {}
-    for p in range(c.partitions):
-        row = slice(p * N, (p + 1) * N)
-        chosen = [c.brokers[j] for j in np.flatnonzero(xv[bm.x[row]])]
-        lead = [c.brokers[j] for j in np.flatnonzero(xv[bm.y[row]])]
-        out[c.start + p] = tuple(lead) + tuple(b for b in chosen if b not in lead)
-    return out
-
-
-def solve_full(instance: ReplicasInstance, c: Cluster, deadline: float | None,
-               threads: int | None) -> tuple[dict, list[Outcome]]:
-    """Broker-level model, three lexicographic stages: replica, then leader imbalance, then moves."""
-    bm = _broker_model(instance, c)
-    m = bm.model
-    n_col = m.num_col
-    stages = []
-    objectives = [{bm.hi: 1, bm.lo: -1}, {bm.lhi: 1, bm.llo: -1}] + ([None] if instance.current is not None else [])
-    for objective in objectives:
-        cost = np.zeros(n_col)
-        if objective is None:
-            cost[bm.x] = 1 - bm.held
-        else:
-            for k, v in objective.items():
-                cost[k] = v
-        m.set_cost(cost)
-        out = solve_model(m, deadline, threads)
-        stages.append(out)
-        if out.status != "optimal":
-            break
-        # fix this stage's optimum before the next
-        m.add_rows([-np.inf], [round(out.objective)], np.zeros(int((cost != 0).sum()), dtype=int),
-                   np.flatnonzero(cost), cost[cost != 0])
-    final = next((s for s in reversed(stages) if s.x is not None), None)
-    if final is None:
-        return {}, stages
-    return _read_broker_model(c, bm, final.x), stages
-
-
-def solve_moves_broker_level(instance: ReplicasInstance, c: Cluster, d_max: int, l_max: int,
-                             start: Mapping[int, Sequence[int]], deadline: float | None,
-                             threads: int | None) -> tuple[dict, Outcome]:
-    """Fewest moves with replica imbalance <= ``d_max`` and leader imbalance <= ``l_max``: one MIP
-    over (partition, broker) pairs, started from ``start`` (an assignment meeting both), so a solve
-    cut short by the deadline still answers with ``start`` or better."""
-    bm = _broker_model(instance, c)
-    m = bm.model
-    m.add_rows([-np.inf], [d_max], [0, 0], [bm.hi, bm.lo], [1.0, -1.0])
-    m.add_rows([-np.inf], [l_max], [0, 0], [bm.lhi, bm.llo], [1.0, -1.0])
-    cost = np.zeros(m.num_col)
-    cost[bm.x] = 1 - bm.held
-    m.set_cost(cost)
-    out = solve_model(m, deadline, threads, start=_broker_point(c, bm, start))
-    if out.x is None:
-        return {}, out
-    return _read_broker_model(c, bm, out.x), out
-
-
-def _broker_point(c: Cluster, bm: _BrokerModel, assignment: Mapping[int, Sequence[int]]) -> np.ndarray:
-    """The column values of ``assignment`` in the broker-level model."""
-    N = len(c.brokers)
-    bidx = {b: j for j, b in enumerate(c.brokers)}
-    point = np.zeros(bm.model.num_col)
-    replicas = np.zeros(N)
-    leaders = np.zeros(N)
-    for pid, brokers in assignment.items():
-        row = (pid - c.start) * N
-        for b in brokers:
-            point[bm.x[row + bidx[b]]] = 1
-            replicas[bidx[b]] += 1
-        point[bm.y[row + bidx[brokers[0]]]] = 1
-        leaders[bidx[brokers[0]]] += 1
-    point[[bm.hi, bm.lo, bm.lhi, bm.llo]] = replicas.max(), replicas.min(), leaders.max(), leaders.min()
-    return point
