@@ -318,14 +318,15 @@ def solve_levels(instance: ConsumersInstance, lay: Layout, time_limit: float | N
 
 
 def timed_solve(build_model, read, time_limit: float | None, threads: int | None, prefix: str):
-    """Build a consumer MILP (``.lp``, ``.owned_total``), solve it in what the build left of ``time_limit``
+    """Build a consumer MILP (``.lp``, ``.owned_total``, optionally ``.start``), solve it in what the build left of ``time_limit``
     and read it back with ``read(model, x)``: ``(assignment or None, status, bound in rule units, info)``,
     ``info`` keys starting with ``prefix``."""
     t0 = time.perf_counter()
     model = build_model()
     build = time.perf_counter() - t0
     left = None if time_limit is None else max(0.01, time_limit - build)
-    result = solve_lp(model.lp, time_limit=left, threads=threads)
+    start = getattr(model, "start", None)  # a known feasible point, HiGHS' first incumbent
+    result = solve_lp(model.lp, time_limit=left, threads=threads, start=start)
     info = {f"{prefix}_columns": model.lp.num_col, f"{prefix}_rows": model.lp.num_row,
             f"{prefix}_status": result.status, f"{prefix}_build_seconds": round(build, 6),
             f"{prefix}_seconds": round(time.perf_counter() - t0, 6)}
