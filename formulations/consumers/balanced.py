@@ -452,7 +452,8 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     if not proven and size <= MILP_MAX_COLUMNS:
         left = deadline - time.perf_counter()
         if left > max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
-            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, least)
+            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, least,
+                                                                     below=objective)
             info.update(milp_info)
             if milp_bound is not None:
                 bound = max(bound, milp_bound)

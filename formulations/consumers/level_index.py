@@ -192,16 +192,17 @@ def start_point(instance: ConsumersInstance, model: IndexedModel, assignment: di
 
 def solve_indexed(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
                   threads: int | None = None, best: np.ndarray | None = None,
-                  incumbent: dict[str, tuple[str, ...]] | None = None):
+                  incumbent: dict[str, tuple[str, ...]] | None = None, below: float | None = None):
     """``(assignment or None, status, bound in rule units, info)``; ``incumbent`` a valid assignment
-    given to HiGHS as its starting point."""
+    given to HiGHS as its starting point, ``below`` as in
+    :func:`~kipopt.formulations.consumers.levels.timed_solve`."""
     def build():
         model = indexed_model(instance, lay, best)
         start = None if incumbent is None else start_point(instance, model, incumbent)
         return _Started(model, start)
 
     return timed_solve(build, lambda started, x: read_back(started.model.members, x), time_limit, threads,
-                       "indexed")
+                       "indexed", below)
 
 
 @dataclass(frozen=True)

@@ -360,7 +360,10 @@ def search_levels(instance: ConsumersInstance, lay: Layout, incumbent: float | N
         result = lp
         if not is_integral(lp.x):
             left = None if deadline is None else deadline - time.perf_counter()
-            result = solve_lp(model.lp, integer=True, time_limit=left, threads=threads)
+            # only an answer below the best counts (objectives are integers): HiGHS prunes the rest,
+            # and "infeasible" then means this vector cannot beat it
+            cutoff = None if not np.isfinite(best_value) else best_value - space.owned_total - 0.5
+            result = solve_lp(model.lp, integer=True, time_limit=left, threads=threads, cutoff=cutoff)
             solved += 1
             if result.status == "infeasible":
                 continue

@@ -136,7 +136,10 @@ def read_back(model: MemberModel, x: np.ndarray) -> dict[str, tuple[str, ...]]:
 
 
 def solve_members(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
-                  threads: int | None = None, best: np.ndarray | None = None, symmetry: bool = True):
+                  threads: int | None = None, best: np.ndarray | None = None, symmetry: bool = True,
+                  below: float | None = None):
     """``(assignment or None, status, bound in rule units, info)``; ``best``, ``symmetry`` as in
-    :func:`member_model`."""
-    return timed_solve(lambda: member_model(instance, lay, best, symmetry), read_back, time_limit, threads, "milp")
+    :func:`member_model`, ``below`` (an incumbent's value: only better answers are sought) as in
+    :func:`~kipopt.formulations.consumers.levels.timed_solve`."""
+    return timed_solve(lambda: member_model(instance, lay, best, symmetry), read_back, time_limit, threads, "milp",
+                       below)
