@@ -14,7 +14,10 @@ many of its own partitions of g a member keeps. Per member m (subscription
          Λ_c <= x_m <= Λ_c + 1                          m in subscription class c
          Σ_{g ∈ t} y_{g,m} <= λ_t + 1                   t ∈ S(m)
 
-with ``y, k, x, λ, Λ`` integer and ``h`` binary. The last two rows are valid cuts
+with ``y, k, x, λ, Λ`` integer and ``h`` binary, and ``x_m >= x_{m'}`` for
+consecutive interchangeable members ``m < m'`` (one rack, one class, owning
+nothing: permuting their partitions changes nothing the rule or the
+objective sees, so some optimum is ordered so). The last two rows are valid cuts
 (two members of one subscription hold counts within one of each other: see
 :mod:`~kipopt.formulations.consumers.levels`); ``[L_c, U_c]`` and the range of
 ``λ_t`` come from :func:`~kipopt.formulations.consumers.groups.topic_levels`. It
