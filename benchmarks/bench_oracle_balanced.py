@@ -54,6 +54,44 @@ group  members  member MILP alone               level search, then MILP
 
 In all 67.0 s against 30.5 s (2.2 times faster), 11 against 12 proven: still
 two orders of magnitude from the target's 0.1 s per group.
+
+Branch ``balstrong`` (2026-11-25, the machine less loaded than above; one
+run each). The level search's per-vector MILPs and the member MILP only seek
+answers below the best in hand (HiGHS cutoff), the member MILP orders
+interchangeable members' counts, and the level search's least-cost pruning
+(dropped by a shadowed name) is back. Interleaved with the previous code
+(same 12 groups, ``time_limit=20``, CPU seconds): 22.2 s before, 15.9 s
+after (1.4 times less), 12 of 12 proven by both. ``--per-group 12``:
+
+=====  =======  ======  ==============  ======  ==================
+group  members  topics  status, value    CPU s  answer by
+=====  =======  ======  ==============  ======  ==================
+0      27       6       optimal 11        0.65  level search
+1      42       2       optimal 40        0.02  dec-min
+2      67       5       optimal 70        1.51  level search
+3      36       2       optimal 32        0.04  level search
+4      13       8       optimal 24        2.71  member MILP
+5      65       6       optimal 31        2.19  level search
+6      99       5       optimal 90        1.63  level search
+7      39       6       optimal 14        0.92  level search
+8      50       2       optimal 26        0.06  level search
+9      13       7       optimal 82        2.04  member MILP
+10     11       5       optimal  5        0.21  level search
+11     64       7       optimal 32        1.69  level search
+=====  =======  ======  ==============  ======  ==================
+
+13.7 CPU s, 14.1 s wall: 1.17 s per group, still about ten times the
+target's 0.1 s. The full run (default arguments, load lighter than the
+first runs' but still shared): the real process took 355 s (2.8 checks/s;
+NOT met), every verdict "not ok", exact statuses optimal and feasible (some
+groups with 7 or 8 topics still use the method's whole 60 s default: their
+level boxes hold 10^6 to 10^7 vectors, so the member MILP alone must prove
+them). The level-indexed model the issue suggested
+(:mod:`~kipopt.formulations.consumers.level_index`) was measured on the
+12 groups too: no stronger relaxation and 2.3 times the member MILP's CPU,
+so it is a cross-check only (its docstring has the numbers).
+
+    nice python benchmarks/bench_oracle_balanced.py --per-group 12   # the table above
 """
 
 from __future__ import annotations
