@@ -166,7 +166,8 @@ def build_csc(num_col: int, cols: np.ndarray, rows: np.ndarray, values: np.ndarr
 
 def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None,
              threads: int | None = None, presolve: bool = False,
-             deadline: Deadline | None = None) -> HighsResult:
+             deadline: Deadline | None = None, start: np.ndarray | None = None,
+             cutoff: float | None = None) -> HighsResult:
     """Solve ``lp`` (as an ILP when ``integer``) with presolve off; simplex for LPs (a vertex).
 
     ``presolve=True`` exists only to demonstrate the regression (benchmarks).
@@ -174,6 +175,11 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     A vertex matters: on a totally unimodular matrix with integer data every
     vertex is integral, and :func:`is_integral` checks that it is. An ``lp``
     with ``integrality`` is solved as a MIP on those columns.
+
+    MIPs only: ``start`` is a known feasible point (one value per column) given to HiGHS as its first
+    incumbent; ``cutoff`` an objective value no wanted solution exceeds (HiGHS' ``objective_bound``:
+    nodes whose bound passes it are pruned, so with a cutoff below the optimum the answer is
+    ``infeasible``, and the reported bound is only valid as ``min(bound, cutoff)``).
     """
     mip = _is_mip(lp, integer)
     if lp.num_col == 0:  # HiGHS calls a model without columns "Empty" (status error); its answer is known
@@ -187,6 +193,13 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     if small and time_limit is not None:
         time_limit = max(time_limit, SMALL_LP_SECONDS)
     h = _highs(lp, integer, time_limit, threads, presolve)
+    if mip and cutoff is not None:
+        h.setOptionValue("objective_bound", float(cutoff))
+    if mip and start is not None:
+        solution = highspy.HighsSolution()
+        solution.col_value = np.asarray(start, dtype=np.float64).tolist()
+        solution.value_valid = True
+        h.setSolution(solution)
     h.run()
     return _result(h, mip)
 

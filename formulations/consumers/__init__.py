@@ -2,7 +2,8 @@
 
 :mod:`.groups` is what every model groups (partitions by topic and replica-rack set, members by rack),
 :mod:`.range` and :mod:`.balanced` the exact methods (the latter with :mod:`.level_search`,
-:mod:`.member_milp` and the fallback :mod:`.greedy`), :mod:`.pulp_models` the member-level PuLP twins;
+:mod:`.member_milp` and the fallback :mod:`.greedy`; :mod:`.levels` and :mod:`.level_index` are exact
+cross-checks), :mod:`.pulp_models` the member-level PuLP twins;
 the evaluator is :mod:`kipopt.evaluation.consumers`.
 """
 

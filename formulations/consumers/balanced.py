@@ -70,10 +70,14 @@ group) pairs the rule's own MILP over those pairs
 (:mod:`~kipopt.formulations.consumers.member_milp`; it never grows with the
 partitions) runs in the time left: its answer replaces the dec-min one when
 cheaper and its dual bound, with the balance-free relaxation's (each
-partition to its cheapest subscriber), is the reported bound. ``optimal``
-means the answer meets that bound. The class-level model of
-:mod:`~kipopt.formulations.consumers.levels` is exact too, but its
-relaxation is weaker; it is kept as a cross-check. The rule is strongly
+partition to its cheapest subscriber), is the reported bound. Both only
+seek answers below the best one in hand (a HiGHS cutoff: a level vector or
+MILP with nothing below it is settled without branching on, and "nothing
+below" is itself the proof). ``optimal`` means the answer meets that bound. The class-level model of
+:mod:`~kipopt.formulations.consumers.levels` and the level-indexed one of
+:mod:`~kipopt.formulations.consumers.level_index` are exact too, but
+measured slower (their relaxations are no stronger); they are kept as
+cross-checks. The rule is strongly
 NP-hard in each criterion (stated there; :mod:`kipopt.theory.balanced_reduction`).
 
 >>> from kipopt.instance import from_dict
@@ -452,7 +456,8 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     if not proven and size <= MILP_MAX_COLUMNS:
         left = deadline - time.perf_counter()
         if left > max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
-            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, least)
+            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, least,
+                                                                     below=objective)
             info.update(milp_info)
             if milp_bound is not None:
                 bound = max(bound, milp_bound)

@@ -334,7 +334,7 @@ def search_levels(instance: ConsumersInstance, lay: Layout, incumbent: float | N
         return None
     order = np.argsort(space.bounds, kind="stable")
     best_value = np.inf if incumbent is None else float(incumbent)
-    best = None
+    found = None
     relaxed = solved = 0
     open_bound = np.inf   # least lower bound of the vectors not settled
     net = arcs(space, best if incumbent is not None else None)
@@ -360,7 +360,10 @@ def search_levels(instance: ConsumersInstance, lay: Layout, incumbent: float | N
         result = lp
         if not is_integral(lp.x):
             left = None if deadline is None else deadline - time.perf_counter()
-            result = solve_lp(model.lp, integer=True, time_limit=left, threads=threads)
+            # only an answer below the best counts (objectives are integers): HiGHS prunes the rest,
+            # and "infeasible" then means this vector cannot beat it
+            cutoff = None if not np.isfinite(best_value) else best_value - space.owned_total - 0.5
+            result = solve_lp(model.lp, integer=True, time_limit=left, threads=threads, cutoff=cutoff)
             solved += 1
             if result.status == "infeasible":
                 continue
@@ -370,7 +373,7 @@ def search_levels(instance: ConsumersInstance, lay: Layout, incumbent: float | N
         if result.x is not None and result.objective is not None:
             value = float(round(result.objective)) + space.owned_total
             if value < best_value:
-                best_value, best = value, read_back(space, model, result.x)
+                best_value, found = value, read_back(space, model, result.x)
     info = {"level_vectors": int(len(space.vectors)), "level_relaxed": relaxed, "level_milps": solved,
             "level_seconds": round(time.perf_counter() - t0, 6)}
-    return SearchResult(best, None if best is None else best_value, float(min(best_value, open_bound)), info)
+    return SearchResult(found, None if found is None else best_value, float(min(best_value, open_bound)), info)

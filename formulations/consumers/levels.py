@@ -84,7 +84,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -317,19 +317,34 @@ def solve_levels(instance: ConsumersInstance, lay: Layout, time_limit: float | N
     return timed_solve(lambda: level_model(instance, lay), read_back, time_limit, threads, "level")
 
 
-def timed_solve(build_model, read, time_limit: float | None, threads: int | None, prefix: str):
-    """Build a consumer MILP (``.lp``, ``.owned_total``), solve it in what the build left of ``time_limit``
-    and read it back with ``read(model, x)``: ``(assignment or None, status, bound in rule units, info)``,
-    ``info`` keys starting with ``prefix``."""
+def timed_solve(build_model, read, time_limit: float | None, threads: int | None, prefix: str,
+                below: float | None = None):
+    """Build a consumer MILP (``.lp``, ``.owned_total``, optionally ``.start``), solve it in what the
+    build left of ``time_limit`` and read it back with ``read(model, x)``: ``(assignment or None,
+    status, bound in rule units, info)``, ``info`` keys starting with ``prefix``.
+
+    ``below``: the rule value of an answer already in hand; HiGHS then prunes every node that cannot
+    beat it (objectives are integers); when nothing beats it the status is ``optimal`` with no
+    answer and the bound ``below``, and any bound returned is at most ``below``."""
     t0 = time.perf_counter()
     model = build_model()
     build = time.perf_counter() - t0
     left = None if time_limit is None else max(0.01, time_limit - build)
-    result = solve_lp(model.lp, time_limit=left, threads=threads)
+    start = getattr(model, "start", None)  # a known feasible point, HiGHS' first incumbent
+    cutoff = None if below is None else below - model.owned_total - 0.5
+    result = solve_lp(model.lp, time_limit=left, threads=threads, start=start, cutoff=cutoff)
     info = {f"{prefix}_columns": model.lp.num_col, f"{prefix}_rows": model.lp.num_row,
             f"{prefix}_status": result.status, f"{prefix}_build_seconds": round(build, 6),
             f"{prefix}_seconds": round(time.perf_counter() - t0, 6)}
     bound = None if result.bound is None else float(result.bound) + model.owned_total
+    if below is not None:
+        if result.objective is not None and result.objective + model.owned_total >= below:
+            # HiGHS may still report a point at or above the cutoff (an integral root, say): not wanted
+            result = replace(result, x=None, objective=None,
+                             status="infeasible" if result.status == "optimal" else result.status)
+        if result.status == "infeasible":
+            return None, "optimal", float(below), dict(info, **{f"{prefix}_status": "nothing below the cutoff"})
+        bound = None if bound is None else min(bound, float(below))
     if result.x is None:
         return None, result.status, bound, info
     return read(model, result.x), result.status, bound, info

@@ -14,7 +14,10 @@ many of its own partitions of g a member keeps. Per member m (subscription
          Λ_c <= x_m <= Λ_c + 1                          m in subscription class c
          Σ_{g ∈ t} y_{g,m} <= λ_t + 1                   t ∈ S(m)
 
-with ``y, k, x, λ, Λ`` integer and ``h`` binary. The last two rows are valid cuts
+with ``y, k, x, λ, Λ`` integer and ``h`` binary, and ``x_m >= x_{m'}`` for
+consecutive interchangeable members ``m < m'`` (one rack, one class, owning
+nothing: permuting their partitions changes nothing the rule or the
+objective sees, so some optimum is ordered so). The last two rows are valid cuts
 (two members of one subscription hold counts within one of each other: see
 :mod:`~kipopt.formulations.consumers.levels`); ``[L_c, U_c]`` and the range of
 ``λ_t`` come from :func:`~kipopt.formulations.consumers.groups.topic_levels`. It
@@ -45,9 +48,13 @@ class MemberModel:
     lp: ArrayLP
 
 
-def member_model(instance: ConsumersInstance, lay: Layout, best: np.ndarray | None = None) -> MemberModel:
+def member_model(instance: ConsumersInstance, lay: Layout, best: np.ndarray | None = None,
+                 symmetry: bool = True) -> MemberModel:
     """The MILP; with ``best`` (per partition group, a cross-rack cost) only the pairs at that cost
-    (valid when some optimum, hence every one, gives every partition to such a subscriber)."""
+    (valid when some optimum, hence every one, gives every partition to such a subscriber). With
+    ``symmetry``, interchangeable members (one rack, one class, owning nothing) hold non-increasing
+    counts in member order: swapping two such members' partitions changes neither the rule nor the
+    objective, so some optimum is ordered so, and HiGHS need not branch over their permutations."""
     classes, member_class = subscription_classes(lay)
     count = np.bincount(member_class, minlength=len(classes))
     sizes = {t: instance.topics[t].partitions for t in lay.topics}
@@ -63,6 +70,8 @@ def member_model(instance: ConsumersInstance, lay: Layout, best: np.ndarray | No
     base = {c: int(cols(1, int(L[c]), int(U[c]))[0]) for c, ts in enumerate(classes) if ts}
     flows, keeps = [], []
     per_group: list[list[int]] = [[] for _ in lay.groups]
+    owning = {m for _, m in owned}
+    last_of: dict[tuple[int, int], int] = {}   # (rack, class) -> x column of its last plain member
     for m in range(len(lay.members)):
         c = int(member_class[m])
         topics = sorted(classes[c], key=lay.topics.index)
@@ -71,6 +80,11 @@ def member_model(instance: ConsumersInstance, lay: Layout, best: np.ndarray | No
         hi = int(U[c])
         x = int(cols(1, int(L[c]), hi)[0])
         b.add_row([x, base[c]], [1.0, -1.0], 0.0, 1.0)
+        if symmetry and m not in owning:
+            key = (int(lay.member_rack[m]), c)
+            if key in last_of:
+                b.add_row([last_of[key], x], [1.0, -1.0], 0.0, np.inf)
+            last_of[key] = x
         mine = []
         for t in topics:
             ys = []
@@ -125,6 +139,10 @@ def read_back(model: MemberModel, x: np.ndarray) -> dict[str, tuple[str, ...]]:
 
 
 def solve_members(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
-                  threads: int | None = None, best: np.ndarray | None = None):
-    """``(assignment or None, status, bound in rule units, info)``; ``best`` as in :func:`member_model`."""
-    return timed_solve(lambda: member_model(instance, lay, best), read_back, time_limit, threads, "milp")
+                  threads: int | None = None, best: np.ndarray | None = None, symmetry: bool = True,
+                  below: float | None = None):
+    """``(assignment or None, status, bound in rule units, info)``; ``best``, ``symmetry`` as in
+    :func:`member_model`, ``below`` (an incumbent's value: only better answers are sought) as in
+    :func:`~kipopt.formulations.consumers.levels.timed_solve`."""
+    return timed_solve(lambda: member_model(instance, lay, best, symmetry), read_back, time_limit, threads, "milp",
+                       below)
