@@ -338,8 +338,9 @@ def timed_solve(build_model, read, time_limit: float | None, threads: int | None
             f"{prefix}_seconds": round(time.perf_counter() - t0, 6)}
     bound = None if result.bound is None else float(result.bound) + model.owned_total
     if below is not None:
-        if result.objective is not None and result.objective + model.owned_total >= below:
-            # HiGHS may still report a point at or above the cutoff (an integral root, say): not wanted
+        if result.objective is not None and result.objective + model.owned_total > below - 0.5:
+            # HiGHS may still report a point at or above the cutoff (an integral root, say; its objective
+            # a hair below an integer): not wanted, the objectives being integers
             result = replace(result, x=None, objective=None,
                              status="infeasible" if result.status == "optimal" else result.status)
         if result.status == "infeasible":
