@@ -55,3 +55,13 @@ def tiny_groups(draw):
     for t in topics:
         total += len(topics[t]["racks"]) * sum(t in m["topics"] for m in members)
     return from_dict({"format": 1, "family": "consumers", "topics": topics, "members": members})
+
+
+def checked_value(inst, answer, status, bound):
+    """The evaluator's value of a solver's answer, which meets the rule and, if ``optimal``, its bound."""
+    assert answer is not None and not balanced_violations(inst, answer)
+    value = balanced_objective(inst, answer)
+    assert bound is not None and bound <= value
+    if status == "optimal":
+        assert value == bound
+    return value

@@ -102,7 +102,7 @@ from kipopt.instance import ConsumersInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
-from kipopt.formulations.consumers.groups import Dealer, Layout, integral_flows, layout, level_bounds, quotas, subscription_classes
+from kipopt.formulations.consumers.groups import Dealer, Layout, class_counts, integral_flows, layout, level_bounds, quotas
 from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
 from kipopt.formulations.consumers.level_search import search_levels
 from kipopt.formulations.consumers.member_milp import solve_members
@@ -128,9 +128,7 @@ def balance_face(instance: ConsumersInstance, lay: Layout, time_limit: float | N
                  threads: int | None = None) -> BalanceFace | None:
     """Stage 1: solve the class-level convex flow and read the dec-min face off its reduced costs."""
     t0 = time.perf_counter()
-    classes, member_class = subscription_classes(lay)
-    count = np.bincount(member_class, minlength=len(classes))
-    sizes = {t: instance.topics[t].partitions for t in lay.topics}
+    classes, member_class, count, sizes = class_counts(instance, lay)
     L, U = level_bounds(lay, sizes, classes, count)
     topic_row = {t: i for i, t in enumerate(lay.topics)}
     T = len(lay.topics)

@@ -93,6 +93,15 @@ def subscription_classes(lay: Layout) -> tuple[tuple[frozenset[str], ...], np.nd
     return tuple(index), member_class
 
 
+def class_counts(instance: ConsumersInstance, lay: Layout
+                 ) -> tuple[tuple[frozenset[str], ...], np.ndarray, np.ndarray, dict[str, int]]:
+    """What every level bound starts from: the subscription classes, each member's class, each class's
+    member count, and each topic's partition count."""
+    classes, member_class = subscription_classes(lay)
+    count = np.bincount(member_class, minlength=len(classes))
+    return classes, member_class, count, {t: instance.topics[t].partitions for t in lay.topics}
+
+
 def level_bounds(lay: Layout, sizes: dict[str, int], classes, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(L_c, U_c)``: every pairwise balanced (so every dec-min) member value of class c lies in
     ``[L_c, U_c]`` (argument in :mod:`~kipopt.formulations.consumers.balanced`)."""

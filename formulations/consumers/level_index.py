@@ -56,7 +56,7 @@ import numpy as np
 
 from kipopt.instance import ConsumersInstance
 
-from kipopt.formulations.consumers.groups import Layout, subscription_classes, topic_levels
+from kipopt.formulations.consumers.groups import Layout, class_counts, subscription_classes, topic_levels
 from kipopt.formulations.consumers.levels import owned_by_group, timed_solve
 from kipopt.formulations.consumers.member_milp import MemberModel, read_back
 from kipopt.formulations.consumers.rules import owners
@@ -84,9 +84,7 @@ class IndexedModel:
 
 def indexed_model(instance: ConsumersInstance, lay: Layout, best: np.ndarray | None = None) -> IndexedModel:
     """Build the MILP of the module docstring; ``best`` as in :func:`member_milp.member_model`."""
-    classes, member_class = subscription_classes(lay)
-    count = np.bincount(member_class, minlength=len(classes))
-    sizes = {t: instance.topics[t].partitions for t in lay.topics}
+    classes, member_class, count, sizes = class_counts(instance, lay)
     lam_lo, lam_hi, L, U = topic_levels(lay, sizes, classes, count)
     owned = owned_by_group(instance, lay)
     weight = len(owners(instance)) + 1

@@ -58,7 +58,7 @@ import numpy as np
 
 from kipopt.instance import ConsumersInstance
 
-from kipopt.formulations.consumers.groups import Layout, subscription_classes, topic_levels
+from kipopt.formulations.consumers.groups import Layout, class_counts, topic_levels
 from kipopt.formulations.consumers.levels import owned_by_group
 from kipopt.formulations.consumers.rules import owners
 from kipopt.formulations.highs import SparseBuilder, is_integral, solve_lp
@@ -91,9 +91,7 @@ class LevelSpace:
 
 def level_space(instance: ConsumersInstance, lay: Layout, max_vectors: int = MAX_VECTORS) -> LevelSpace | None:
     """The filtered, bounded level vectors; ``None`` when the box has more than ``max_vectors``."""
-    classes, member_class = subscription_classes(lay)
-    count = np.bincount(member_class, minlength=len(classes))
-    sizes_map = {t: instance.topics[t].partitions for t in lay.topics}
+    classes, member_class, count, sizes_map = class_counts(instance, lay)
     lo, hi, _, _ = topic_levels(lay, sizes_map, classes, count)
     T = len(lay.topics)
     box = 1

@@ -90,7 +90,7 @@ import numpy as np
 
 from kipopt.instance import ConsumersInstance
 
-from kipopt.formulations.consumers.groups import Layout, level_bounds, subscription_classes
+from kipopt.formulations.consumers.groups import Layout, class_counts, level_bounds
 from kipopt.formulations.consumers.rules import owners
 from kipopt.formulations.highs import ArrayLP, SparseBuilder, solve_lp
 
@@ -145,9 +145,7 @@ def owned_by_group(instance: ConsumersInstance, lay: Layout) -> dict[tuple[int, 
 
 def level_model(instance: ConsumersInstance, lay: Layout) -> LevelModel:
     """Build the MILP of the module docstring."""
-    classes, member_class = subscription_classes(lay)
-    count = np.bincount(member_class, minlength=len(classes))
-    sizes = {t: instance.topics[t].partitions for t in lay.topics}
+    classes, member_class, count, sizes = class_counts(instance, lay)
     L, U = level_bounds(lay, sizes, classes, count)
     owned = owned_by_group(instance, lay)
     weight = len(owners(instance)) + 1

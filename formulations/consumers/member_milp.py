@@ -32,7 +32,7 @@ import numpy as np
 
 from kipopt.instance import ConsumersInstance
 
-from kipopt.formulations.consumers.groups import Layout, subscription_classes, topic_levels
+from kipopt.formulations.consumers.groups import Layout, class_counts, topic_levels
 from kipopt.formulations.consumers.levels import owned_by_group, timed_solve
 from kipopt.formulations.consumers.rules import owners
 from kipopt.formulations.highs import ArrayLP, SparseBuilder
@@ -55,9 +55,7 @@ def member_model(instance: ConsumersInstance, lay: Layout, best: np.ndarray | No
     ``symmetry``, interchangeable members (one rack, one class, owning nothing) hold non-increasing
     counts in member order: swapping two such members' partitions changes neither the rule nor the
     objective, so some optimum is ordered so, and HiGHS need not branch over their permutations."""
-    classes, member_class = subscription_classes(lay)
-    count = np.bincount(member_class, minlength=len(classes))
-    sizes = {t: instance.topics[t].partitions for t in lay.topics}
+    classes, member_class, count, sizes = class_counts(instance, lay)
     lam_lo, lam_hi, L, U = topic_levels(lay, sizes, classes, count)
     owned = owned_by_group(instance, lay)
     weight = len(owners(instance)) + 1

@@ -50,9 +50,7 @@ from pathlib import Path
 
 from kipopt.instance import ConsumersInstance
 
-import numpy as np
-
-from kipopt.formulations.consumers.groups import layout, level_bounds, subscription_classes
+from kipopt.formulations.consumers.groups import class_counts, layout, level_bounds
 from kipopt.formulations.consumers.rules import cross_rack, is_cross_rack, owners
 
 Assignment = dict[str, tuple[str, ...]]
@@ -133,9 +131,8 @@ def balanced_model(instance: ConsumersInstance, squares: int | None = None):
 def member_levels(instance: ConsumersInstance) -> tuple[dict[str, int], dict[str, int]]:
     """Per member id, the level bounds ``L`` and ``U`` of its subscription class."""
     lay = layout(instance)
-    classes, member_class = subscription_classes(lay)
-    count = np.bincount(member_class, minlength=len(classes))
-    L, U = level_bounds(lay, {t: instance.topics[t].partitions for t in lay.topics}, classes, count)
+    classes, member_class, count, sizes = class_counts(instance, lay)
+    L, U = level_bounds(lay, sizes, classes, count)
     return ({m: int(L[c]) for m, c in zip(lay.members, member_class)},
             {m: int(U[c]) for m, c in zip(lay.members, member_class)})
 

@@ -21,7 +21,7 @@ from kipopt.formulations.consumers.rules import balanced_objective, balanced_vio
 from kipopt.instance import from_dict, to_dict
 from kipopt.solution import Status
 
-from consumer_cases import _all_assignments, brute_force, tiny_groups
+from consumer_cases import _all_assignments, brute_force, checked_value, tiny_groups
 
 LONG = os.environ.get("KIPOPT_LONG") == "1"
 
@@ -48,16 +48,6 @@ def test_level_bounds_hold_for_every_balanced_assignment(inst):
                 assert L[c] <= mine.min() and mine.max() <= U[c] and mine.max() - mine.min() <= 1
 
 
-def _checked(inst, answer, status, bound):
-    """The answer meets the rule, and an ``optimal`` one sits on its bound."""
-    assert answer is not None and not balanced_violations(inst, answer)
-    value = balanced_objective(inst, answer)
-    assert bound is not None and bound <= value
-    if status == "optimal":
-        assert value == bound
-    return value
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny_groups())
 def test_milps_equal_brute_force(inst):
@@ -66,7 +56,7 @@ def test_milps_equal_brute_force(inst):
     lay = layout(inst)
     for solver in (solve_members, solve_levels):
         answer, status, bound, _ = solver(inst, lay)
-        assert status == "optimal" and _checked(inst, answer, status, bound) == best
+        assert status == "optimal" and checked_value(inst, answer, status, bound) == best
 
 
 @st.composite
@@ -87,7 +77,7 @@ def test_member_milp_equals_pulp_pairwise(inst):
     answer, status, bound, _ = solve_members(inst, layout(inst), 60)
     reference, ref_status, ref_bound = solve_pairwise(inst, 60)
     assert status == ref_status == "optimal"
-    assert _checked(inst, answer, status, bound) == balanced_objective(inst, reference)
+    assert checked_value(inst, answer, status, bound) == balanced_objective(inst, reference)
 
 
 def test_member_milp_does_not_grow_with_partitions():

@@ -13,17 +13,7 @@ from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 from kipopt.instance import from_dict, to_dict
 
-from consumer_cases import _all_assignments, brute_force, tiny_groups
-
-
-def _value(inst, answer, status, bound):
-    """The evaluator's value of a solver's answer, which meets the rule and, if ``optimal``, its bound."""
-    assert answer is not None and not balanced_violations(inst, answer)
-    value = balanced_objective(inst, answer)
-    assert bound is not None and bound <= value
-    if status == "optimal":
-        assert value == bound
-    return value
+from consumer_cases import _all_assignments, brute_force, checked_value, tiny_groups
 
 
 def _static(inst, draw_ids):
@@ -43,10 +33,10 @@ def test_indexed_and_member_milps_equal_brute_force(inst, static):
     best, _ = brute_force(inst, "balanced")
     lay = layout(inst)
     answer, status, bound, _ = solve_indexed(inst, lay, 60)
-    assert status == "optimal" and _value(inst, answer, status, bound) == best
+    assert status == "optimal" and checked_value(inst, answer, status, bound) == best
     for symmetry in (True, False):
         answer, status, bound, _ = solve_members(inst, lay, 60, symmetry=symmetry)
-        assert status == "optimal" and _value(inst, answer, status, bound) == best
+        assert status == "optimal" and checked_value(inst, answer, status, bound) == best
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -92,12 +82,12 @@ def test_indexed_agrees_with_member_milp_and_cutoffs_prove(inst):
     find the optimum; the indexed MILP also accepts that incumbent as HiGHS' starting point."""
     lay = layout(inst)
     answer, status, bound, _ = solve_members(inst, lay, 60)
-    best = _value(inst, answer, status, bound)
+    best = checked_value(inst, answer, status, bound)
     assert status == "optimal"
     other, status, bound, _ = solve_indexed(inst, lay, 60, incumbent=answer)
-    assert status == "optimal" and _value(inst, other, status, bound) == best
+    assert status == "optimal" and checked_value(inst, other, status, bound) == best
     for solver in (solve_members, solve_indexed):
         none, status, bound, _ = solver(inst, lay, 60, below=best)
         assert none is None and status == "optimal" and bound == best
         found, status, bound, _ = solver(inst, lay, 60, below=best + 1)
-        assert status == "optimal" and _value(inst, found, status, bound) == best
+        assert status == "optimal" and checked_value(inst, found, status, bound) == best
