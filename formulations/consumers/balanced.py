@@ -102,9 +102,11 @@ from kipopt.instance import ConsumersInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
-from kipopt.formulations.consumers.groups import Dealer, Layout, class_counts, integral_flows, layout, level_bounds, quotas
+from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,  # noqa: F401
+                                                  least_cross, level_bounds, quotas)
 from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
 from kipopt.formulations.consumers.level_search import search_levels
+from kipopt.formulations.consumers.level_tree import search_tree
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners, revoked, _owned_by
 from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
@@ -301,21 +303,6 @@ def read_back(problem: BalancedProblem, flows: np.ndarray) -> dict[str, tuple[st
     return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
 
 
-def cheapest(lay: Layout) -> np.ndarray:
-    """Per partition group, the least cross-rack cost (0 or 1) over its topic's subscribers' racks."""
-    racks_of_topic: dict[str, set[int]] = defaultdict(set)
-    for i, topics in enumerate(lay.member_topics):
-        for t in topics:
-            racks_of_topic[t].add(int(lay.member_rack[i]))
-    return np.array([min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
-                     for g, group in enumerate(lay.groups)], dtype=np.int64)
-
-
-def least_cross(lay: Layout) -> int:
-    """Cross-rack partitions with balance dropped: a lower bound on every assignment's."""
-    return int(sum(int(b) * g.size for b, g in zip(cheapest(lay), lay.groups)))
-
-
 def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound).
 
@@ -441,6 +428,8 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
     if not proven:
         found = search_levels(instance, lay, objective, deadline, options.threads, best=least)
+        if found is None:  # the box is too large to enumerate: branch and bound over sub-boxes instead
+            found = search_tree(instance, lay, objective, deadline, options.threads, best=least)
         if found is not None:
             info.update(found.info)
             bound = max(bound, found.bound)

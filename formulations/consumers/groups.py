@@ -175,6 +175,21 @@ def flow_to_lists(pairs: list[tuple[int, int, int]], members_of: dict[int, list[
     return lists
 
 
+def cheapest(lay: Layout) -> np.ndarray:
+    """Per partition group, the least cross-rack cost (0 or 1) over its topic's subscribers' racks."""
+    racks_of_topic: dict[str, set[int]] = defaultdict(set)
+    for i, topics in enumerate(lay.member_topics):
+        for t in topics:
+            racks_of_topic[t].add(int(lay.member_rack[i]))
+    return np.array([min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
+                     for g, group in enumerate(lay.groups)], dtype=np.int64)
+
+
+def least_cross(lay: Layout) -> int:
+    """Cross-rack partitions with balance dropped: a lower bound on every assignment's."""
+    return int(sum(int(b) * g.size for b, g in zip(cheapest(lay), lay.groups)))
+
+
 def integral_flows(x: np.ndarray) -> np.ndarray:
     return np.rint(x).astype(np.int64)
 

@@ -89,6 +89,23 @@ class LevelSpace:
     bounds: np.ndarray             # their lower bounds, rule units
 
 
+def level_base(instance: ConsumersInstance, lay: Layout) -> LevelSpace:
+    """What every level vector shares (classes, sizes, costs, ownership), with no vectors yet."""
+    classes, member_class, count, sizes_map = class_counts(instance, lay)
+    T = len(lay.topics)
+    member_of = np.array([[t in ts for t in lay.topics] for ts in classes], dtype=bool).reshape(len(classes), T)
+    sizes = np.array([sizes_map[t] for t in lay.topics], dtype=np.int64)
+    topic_index = {t: i for i, t in enumerate(lay.topics)}
+    group_topic = np.array([topic_index[g.topic] for g in lay.groups], dtype=np.int64)
+    class_cross = np.ones((len(lay.groups), len(classes)), dtype=np.int64)
+    for c, rack in {(int(c), int(r)) for c, r in zip(member_class, lay.member_rack)}:
+        class_cross[:, c] = np.minimum(class_cross[:, c], lay.cross[:, rack])
+    owner_of = owners(instance)
+    owned = owned_by_group(instance, lay)
+    return LevelSpace(lay, classes, member_class, count, member_of, sizes, group_topic, class_cross, owned,
+                      len(owner_of), len(owner_of) + 1, np.zeros((0, T), dtype=np.int64), np.zeros(0))
+
+
 def level_space(instance: ConsumersInstance, lay: Layout, max_vectors: int = MAX_VECTORS) -> LevelSpace | None:
     """The filtered, bounded level vectors; ``None`` when the box has more than ``max_vectors``."""
     classes, member_class, count, sizes_map = class_counts(instance, lay)
@@ -102,18 +119,7 @@ def level_space(instance: ConsumersInstance, lay: Layout, max_vectors: int = MAX
     ranges = [np.arange(lo[t], hi[t] + 1, dtype=np.int64) for t in lay.topics]
     vectors = (np.stack(np.meshgrid(*ranges, indexing="ij"), axis=-1).reshape(-1, T) if T
                else np.zeros((1, 0), dtype=np.int64))
-    member_of = np.array([[t in ts for t in lay.topics] for ts in classes], dtype=bool).reshape(len(classes), T)
-    sizes = np.array([sizes_map[t] for t in lay.topics], dtype=np.int64)
-    topic_index = {t: i for i, t in enumerate(lay.topics)}
-    group_topic = np.array([topic_index[g.topic] for g in lay.groups], dtype=np.int64)
-    class_cross = np.ones((len(lay.groups), len(classes)), dtype=np.int64)
-    for m in range(len(lay.members)):
-        c = int(member_class[m])
-        class_cross[:, c] = np.minimum(class_cross[:, c], lay.cross[:, lay.member_rack[m]])
-    owner_of = owners(instance)
-    owned = owned_by_group(instance, lay)
-    space = LevelSpace(lay, classes, member_class, count, member_of, sizes, group_topic, class_cross, owned,
-                       len(owner_of), len(owner_of) + 1, vectors, np.zeros(0))
+    space = level_base(instance, lay)
     kept, bounds = [], []
     for at in range(0, len(vectors), SCREEN_CHUNK):  # (chunk, classes, topics) arrays stay small
         chunk = vectors[at:at + SCREEN_CHUNK]
@@ -243,24 +249,62 @@ def fixed_model(space: LevelSpace, vector: np.ndarray, net: Arcs | None = None) 
     N, K = len(net.nodes), len(node)
     b = SparseBuilder()
     high = b.add_cols(N, 0.0, net.node_size.astype(np.float64), integer=True)
+    # an arc's flow is y = z + k: z partitions from the pool, k of the owner's own (k <= y for free)
     ys = b.add_cols(K, 0.0, np.minimum(sizes[group], net.node_size[node] * (mu[node] + 1)), integer=True,
                     cost=cost.astype(np.float64))
     has_keep = owned > 0
-    ks = b.add_cols(int(has_keep.sum()), 0.0, owned[has_keep].astype(np.float64), integer=True, cost=-1.0)
+    ks = b.add_cols(int(has_keep.sum()), 0.0, owned[has_keep].astype(np.float64), integer=True,
+                    cost=cost[has_keep].astype(np.float64) - 1.0)
     nk = len(ks)
-    b.add_rows(nk, np.repeat(np.arange(nk), 2), np.stack([ks, ys[has_keep]], axis=1).ravel(),
-               np.tile([1.0, -1.0], nk), -np.inf, 0.0)
+    keep_arc = np.nonzero(has_keep)[0]
+
+    def flow_rows(count: int, arc_rows: np.ndarray, arcs_of: np.ndarray, extra_rows=(), extra_cols=(), extra_vals=(),
+                  lo=-np.inf, hi=np.inf, arc_vals=1.0) -> None:
+        """Rows over the flows ``y`` of the arcs ``arcs_of`` (each row ``arc_rows``), plus extra entries."""
+        with_k = has_keep[arcs_of]
+        vals = np.broadcast_to(np.asarray(arc_vals, dtype=np.float64), (len(arcs_of),))
+        kcol = ks[np.searchsorted(keep_arc, arcs_of[with_k])]
+        b.add_rows(count, np.r_[arc_rows, arc_rows[with_k], extra_rows], np.r_[ys[arcs_of], kcol, extra_cols],
+                   np.r_[vals, vals[with_k], extra_vals], lo, hi)
+
+    every = np.arange(K)
     nmu = (net.node_size * mu).astype(np.float64)
-    b.add_rows(N, np.r_[node, np.arange(N)], np.r_[ys, high], np.r_[np.ones(K), -np.ones(N)], nmu, nmu)
-    bsel = is_b.astype(bool)
-    b.add_rows(N, np.r_[node[bsel], np.arange(N)], np.r_[ys[bsel], high], np.r_[np.ones(int(bsel.sum())), mu],
-               -np.inf, nmu)
+    flow_rows(N, node, every, np.arange(N), high, -np.ones(N), nmu, nmu)
+    bsel = np.nonzero(is_b)[0]
+    flow_rows(N, node[bsel], bsel, np.arange(N), high, mu.astype(np.float64), -np.inf, nmu)
+    _keep_cuts(b, node[has_keep], is_b[has_keep], owned[has_keep], ks, high, mu, N)
     G = len(sizes)
-    b.add_rows(G, group, ys, 1.0, sizes, sizes)
+    flow_rows(G, group, every, lo=sizes, hi=sizes)
     flows = np.stack([group, node, ys, is_b], axis=1)
     keeps = np.stack([group[has_keep], np.array([net.nodes[v][0] for v in node[has_keep]], dtype=np.int64),
                       ks], axis=1) if nk else np.zeros((0, 3), dtype=np.int64)
     return FixedModel(net.nodes, net.owner, tuple(int(v) for v in mu), flows, keeps, high, b.build())
+
+
+def _keep_cuts(b: SparseBuilder, node: np.ndarray, is_b: np.ndarray, owned: np.ndarray, ks: np.ndarray,
+               high: np.ndarray, mu: np.ndarray, N: int) -> None:
+    """Per owner node (``η`` binary), the hull of its two modes on what it keeps: low keeps at most
+    ``a = min(μ, owned on A and B)``, high at most ``b = min(μ + 1, owned on A)`` and nothing of B, so
+    ``Σ k <= a (1 - η) + b η`` and ``Σ_B k <= owned_B (1 - η)``. Valid for every integer point; the LP
+    relaxation, which otherwise lets a sliver of ``η`` buy a whole high member's keeping, gets tight."""
+    if not len(node):
+        return
+    own_all = np.bincount(node, weights=owned, minlength=N)
+    own_b = np.bincount(node, weights=owned * is_b, minlength=N)
+    a = np.minimum(mu, own_all)
+    top = np.minimum(mu + 1, own_all - own_b)
+    nodes = np.unique(node)
+    local = np.searchsorted(nodes, node)
+    R = len(nodes)
+    b.add_rows(R, np.r_[local, np.arange(R)], np.r_[ks, high[nodes]], np.r_[np.ones(len(ks)), a[nodes] - top[nodes]],
+               -np.inf, a[nodes])
+    with_b = np.unique(node[is_b.astype(bool)])
+    if len(with_b):
+        sel = is_b.astype(bool)
+        local_b = np.searchsorted(with_b, node[sel])
+        RB = len(with_b)
+        b.add_rows(RB, np.r_[local_b, np.arange(RB)], np.r_[ks[sel], high[with_b]],
+                   np.r_[np.ones(int(sel.sum())), own_b[with_b]], -np.inf, own_b[with_b])
 
 
 def read_back(space: LevelSpace, model: FixedModel, x: np.ndarray) -> dict[str, tuple[str, ...]]:
@@ -280,7 +324,7 @@ def read_back(space: LevelSpace, model: FixedModel, x: np.ndarray) -> dict[str, 
     got: list[tuple[list[str], list[str]]] = [([], []) for _ in model.nodes]
     for g, node, col, is_b in model.flows:
         g, node = int(g), int(node)
-        amount = int(v[col]) - kept.get((g, model.nodes[node][0]), 0)
+        amount = int(v[col])  # from the pool; the node's own kept ones are listed already
         at = cursor[g]
         cursor[g] = at + amount
         got[node][int(is_b)].extend(f"{lay.groups[g].topic}-{p}" for p in pools[g][at:at + amount])

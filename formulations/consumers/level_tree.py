@@ -1,0 +1,226 @@
+"""The rule ``balanced`` by branch and bound over boxes of topic levels.
+
+The level lemma of :mod:`~kipopt.formulations.consumers.level_search` makes
+the rule's optimum the least, over topic-level vectors ``λ``, of a small MILP
+with ``λ`` fixed. That module enumerates the whole box of
+:func:`~kipopt.formulations.consumers.groups.topic_levels`, which grows as
+(levels per topic) ^ topics: 6 · 10^11 vectors for ten topics at 10,000
+partitions. Here the box is split instead, one topic's range at a time, and a
+sub-box is dropped as soon as a bound valid for *every* vector in it reaches
+the best answer in hand.
+
+Bound of a box ``[lo, hi]`` (rule units). For a member m of class c let
+``μ⁻_m = max_{t ∈ S_c} lo_t`` and ``μ⁺_m = max_{t ∈ S_c} hi_t``: every vector
+of the box has ``μ⁻_m <= μ_m <= μ⁺_m`` and gives m a count
+``x_m ∈ [μ⁻_m, μ⁺_m + 1]``. Member m may hold topic t only if
+``λ_t >= μ_m - 1``, possible in the box only if ``hi_t >= μ⁻_m - 1``; let
+``k_m`` be m's owned partitions of such topics that it reads at the least
+cross-rack cost of their partition group. An answer that could beat one at
+the balance-free least cross-rack count ``X`` has exactly ``X`` cross-rack
+partitions, so every other owned partition is revoked, and m keeps at most
+``min(k_m, x_m)``. With ``Σ_m x_m = P`` and each unit of count above ``μ⁻_m``
+keeping at most one more partition::
+
+    kept <= Σ_m min(k_m, μ⁻_m) + min(P - Σ_m μ⁻_m, Σ_m max(0, min(k_m, μ⁺_m + 1) - μ⁻_m))
+
+and the box's bound is ``W X + O - kept`` (``W = O + 1``). Answers with more
+cross-rack partitions cost at least ``W (X + 1) > W X + O``, so the bound holds
+for them too. At a single vector a high member (``μ + 1``) holds only topics
+with ``λ_t = μ``: it gains a kept partition over a low one only if it owns at
+least ``μ + 1`` keepable partitions of those, and exactly
+``P - Σ μ_m`` members are high; the leaf bound counts that.
+
+A box is also dropped when no vector in it admits any valid assignment:
+``Σ_c n_c μ⁻_c <= P <= Σ_c n_c (μ⁺_c + 1)``; every topic's partitions fit in
+what its possible holders may take (``min(μ⁺ + 1, hi_t + 1)`` each); every
+class's least count fits in its possible topics. When the answer in hand is
+at the least cross-rack count, a box in which some partition group has no
+possible holder at its least cost cannot beat it either.
+
+Search: best first on the bound. A single vector is first bounded by the LP
+relaxation of its MILP (:func:`~kipopt.formulations.consumers.level_search.fixed_model`),
+put back, and solved as a MILP (seeking only answers below the best in hand)
+when it comes up again. The least bound of the open boxes is a valid bound on
+the rule's optimum whenever the time limit stops the search.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass, replace
+from itertools import count as counter
+
+import numpy as np
+
+from kipopt.instance import ConsumersInstance
+
+from kipopt.formulations.consumers.groups import Layout, cheapest, class_counts, least_cross, topic_levels
+from kipopt.formulations.consumers.level_search import LevelSpace, SearchResult, arcs, fixed_model, level_base, read_back
+from kipopt.formulations.highs import is_integral, solve_lp
+
+
+@dataclass(frozen=True)
+class Tree:
+    """What every box's bound reads: the level space, owners' keepable partitions, the root box."""
+
+    space: LevelSpace
+    lo: np.ndarray            # root box, per topic
+    hi: np.ndarray
+    total: int                # partitions
+    owner_class: np.ndarray   # per owner (members with keepable partitions), its class
+    keep_owner: np.ndarray    # per (owner, topic) pair with keepable partitions: owner index
+    keep_topic: np.ndarray    # ... topic index
+    keep_count: np.ndarray    # ... how many
+    least: int                # balance-free least cross-rack partitions X
+    reach: np.ndarray | None  # (groups, classes): a member of c reads g at its least cost (None: not asked)
+
+
+def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
+    space = level_base(instance, lay)
+    classes, _, count, sizes = class_counts(instance, lay)
+    lo, hi, _, _ = topic_levels(lay, sizes, classes, count)
+    best = cheapest(lay)
+    keep: dict[tuple[int, int], int] = {}
+    for (g, m), numbers in space.owned.items():
+        t = int(space.group_topic[g])
+        if space.member_of[space.member_class[m], t] and lay.cross[g, lay.member_rack[m]] <= best[g]:
+            keep[(m, t)] = keep.get((m, t), 0) + len(numbers)
+    members = np.array(sorted({m for m, _ in keep}), dtype=np.int64)
+    position = {int(m): i for i, m in enumerate(members)}
+    pairs = np.array([(position[m], t, n) for (m, t), n in keep.items()], dtype=np.int64).reshape(-1, 3)
+    reach = (space.class_cross <= best[:, None]) if restrict else None
+    return Tree(space, np.array([lo[t] for t in lay.topics], dtype=np.int64),
+                np.array([hi[t] for t in lay.topics], dtype=np.int64), int(space.sizes.sum()),
+                space.member_class[members], pairs[:, 0], pairs[:, 1], pairs[:, 2], least_cross(lay), reach)
+
+
+def _levels(tr: Tree, levels: np.ndarray) -> np.ndarray:
+    """``max_{t ∈ S_c} levels_t`` per class (0 for a class without topics)."""
+    return np.maximum(np.where(tr.space.member_of, levels[None, :], -1).max(axis=1), 0)
+
+
+def box_bound(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> float | None:
+    """The module docstring's bound of the box; ``None`` when no vector in it admits a valid assignment."""
+    sp = tr.space
+    mu_lo, mu_hi = _levels(tr, lo), _levels(tr, hi)
+    n = np.where(sp.member_of.any(axis=1), sp.count, 0)
+    base = int(n @ mu_lo)
+    if base > tr.total or int(n @ (mu_hi + 1)) < tr.total:
+        return None
+    possible = sp.member_of & (hi[None, :] >= mu_lo[:, None] - 1)
+    take = np.minimum(mu_hi[:, None] + 1, hi[None, :] + 1) * n[:, None]
+    if (np.where(possible, take, 0).sum(axis=0) < sp.sizes).any():
+        return None
+    if (np.where(possible, sp.sizes[None, :], 0).sum(axis=1) < n * mu_lo).any():
+        return None
+    weight = sp.weight
+    if tr.reach is not None and not (tr.reach & possible[:, sp.group_topic].T).any(axis=1).all():
+        return float(weight * (tr.least + 1))
+    ok = possible[tr.owner_class[tr.keep_owner], tr.keep_topic]
+    k = np.bincount(tr.keep_owner, weights=tr.keep_count * ok, minlength=len(tr.owner_class)).astype(np.int64)
+    if (lo == hi).all():
+        return float(weight * tr.least + sp.owned_total - _leaf_kept(tr, lo, mu_lo, base, k))
+    low, high = mu_lo[tr.owner_class], mu_hi[tr.owner_class]
+    gain = int(np.maximum(0, np.minimum(k, high + 1) - low).sum())
+    kept = int(np.minimum(k, low).sum()) + min(tr.total - base, gain)
+    return float(weight * tr.least + sp.owned_total - kept)
+
+
+def _leaf_kept(tr: Tree, levels: np.ndarray, mu: np.ndarray, base: int, k: np.ndarray) -> int:
+    """At one vector: low members keep at most ``min(μ, k)``; ``P - Σ μ`` members are high, and a high one
+    keeps one more only if it has ``μ + 1`` keepable partitions of its topics at level ``μ``."""
+    owner_mu = mu[tr.owner_class]
+    top = levels[tr.keep_topic] == owner_mu[tr.keep_owner]
+    k_top = np.bincount(tr.keep_owner, weights=tr.keep_count * top, minlength=len(k)).astype(np.int64)
+    return int(np.minimum(k, owner_mu).sum()) + min(tr.total - base, int(np.count_nonzero(k_top >= owner_mu + 1)))
+
+
+def _split(lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Halve the range of the topic with the most partitions times levels left."""
+    t = int(np.argmax((hi - lo) * sizes))
+    mid = (int(lo[t]) + int(hi[t])) // 2
+    parts = []
+    for a, b in ((int(lo[t]), mid), (mid + 1, int(hi[t]))):
+        l2, h2 = lo.copy(), hi.copy()
+        l2[t], h2[t] = a, b
+        parts.append((l2, h2))
+    return parts
+
+
+BOX, LEAF, RELAXED = 0, 1, 2
+
+
+def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | None = None,
+                deadline: float | None = None, threads: int | None = None,
+                best: np.ndarray | None = None) -> SearchResult | None:
+    """Best assignment over every topic-level vector, by branch and bound (module docstring); arguments
+    and result as :func:`~kipopt.formulations.consumers.level_search.search_levels`, with no box limit."""
+    t0 = time.perf_counter()
+    if not lay.topics:
+        return None
+    tr = tree(instance, lay, restrict=best is not None)
+    sp = tr.space
+    net = arcs(sp, best if incumbent is not None else None)
+    best_value = math.inf if incumbent is None else float(incumbent)
+    found = None
+    seq = counter()
+    heap: list = []
+    stats = {"level_boxes": 0, "level_relaxed": 0, "level_milps": 0}
+
+    def push(bound: float | None, kind: int, lo: np.ndarray, hi: np.ndarray) -> None:
+        if bound is not None and bound < best_value:
+            heapq.heappush(heap, (bound, next(seq), kind, lo, hi))
+
+    push(box_bound(tr, tr.lo, tr.hi), LEAF if (tr.lo == tr.hi).all() else BOX, tr.lo, tr.hi)
+    open_bound = math.inf
+    while heap and heap[0][0] < best_value:
+        if deadline is not None and deadline - time.perf_counter() <= 0.01:
+            open_bound = heap[0][0]
+            break
+        bound, _, kind, lo, hi = heapq.heappop(heap)
+        stats["level_boxes"] += 1
+        if kind == BOX:
+            for l2, h2 in _split(lo, hi, sp.sizes):
+                push(box_bound(tr, l2, h2), LEAF if (l2 == h2).all() else BOX, l2, h2)
+            continue
+        model = fixed_model(sp, lo, net)
+        left = None if deadline is None else deadline - time.perf_counter()
+        if kind == LEAF:
+            lp = solve_lp(replace(model.lp, integrality=None), time_limit=left, threads=threads)
+            stats["level_relaxed"] += 1
+            if lp.status == "infeasible":
+                continue
+            if lp.status != "optimal" or lp.objective is None:
+                open_bound = bound
+                break
+            relaxed = max(bound, math.ceil(lp.objective - 1e-6) + sp.owned_total)
+            if is_integral(lp.x):
+                found, best_value = _better(sp, model, lp, found, best_value)
+                continue
+            push(float(relaxed), RELAXED, lo, hi)
+            continue
+        cutoff = None if not math.isfinite(best_value) else best_value - sp.owned_total - 0.5
+        result = solve_lp(model.lp, integer=True, time_limit=left, threads=threads, cutoff=cutoff)
+        stats["level_milps"] += 1
+        if result.status == "infeasible":
+            continue
+        found, best_value = _better(sp, model, result, found, best_value)
+        if result.status != "optimal":  # HiGHS' bound holds only up to the cutoff
+            cut = math.inf if cutoff is None else cutoff
+            open_bound = bound if result.bound is None else max(bound, min(float(result.bound), cut) + sp.owned_total)
+            break
+    if heap:
+        open_bound = min(open_bound, heap[0][0])
+    info = dict(stats, level_seconds=round(time.perf_counter() - t0, 6), level_search="tree")
+    return SearchResult(found, None if found is None else best_value, float(min(best_value, open_bound)), info)
+
+
+def _better(sp: LevelSpace, model, result, found, best_value: float):
+    if result.x is None or result.objective is None:
+        return found, best_value
+    value = float(round(result.objective)) + sp.owned_total
+    if value < best_value:
+        return read_back(sp, model, result.x), value
+    return found, best_value

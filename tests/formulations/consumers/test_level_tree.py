@@ -1,0 +1,115 @@
+"""Branch and bound over topic-level boxes: its box bounds hold for every vector and every balanced
+assignment in the box, and its answers equal brute force, the flat level search and the member MILP."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from kipopt.datasets import generate
+from kipopt.formulations.consumers.balanced import layout_cross
+from kipopt.formulations.consumers.groups import cheapest, layout, least_cross
+from kipopt.formulations.consumers.level_search import search_levels
+from kipopt.formulations.consumers.level_tree import box_bound, search_tree, tree
+from kipopt.formulations.consumers.member_milp import solve_members
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
+
+from consumer_cases import _all_assignments, brute_force, tiny_groups
+from test_level_search import _least_loads, small_groups
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(tiny_groups(), st.randoms(use_true_random=False))
+def test_box_bound_holds_for_every_balanced_assignment_in_the_box(inst, rnd):
+    """A random sub-box of the root: every balanced assignment whose least loads lie in it costs at
+    least the box's bound, and a box said to hold no valid assignment holds none."""
+    lay = layout(inst)
+    tr = tree(inst, lay, restrict=False)
+    lo = np.array([rnd.randint(int(a), int(b)) for a, b in zip(tr.lo, tr.hi)], dtype=np.int64)
+    hi = np.array([rnd.randint(int(a), int(b)) for a, b in zip(lo, tr.hi)], dtype=np.int64)
+    bound = box_bound(tr, lo, hi)
+    for a in _all_assignments(inst):
+        if balanced_violations(inst, a):
+            continue
+        least = _least_loads(inst, lay, a)
+        if (least >= lo).all() and (least <= hi).all():
+            assert bound is not None
+            assert bound <= balanced_objective(inst, a)
+
+
+@SETTINGS
+@given(tiny_groups())
+def test_tree_equals_brute_force(inst):
+    best, _ = brute_force(inst, "balanced")
+    found = search_tree(inst, layout(inst))
+    assert found is not None and found.assignment is not None
+    assert not balanced_violations(inst, found.assignment)
+    assert balanced_objective(inst, found.assignment) == found.value == found.bound == best
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_groups())
+def test_tree_equals_flat_search_and_member_milp(inst):
+    lay = layout(inst)
+    found = search_tree(inst, lay)
+    flat = search_levels(inst, lay)
+    _, status, bound, _ = solve_members(inst, lay, 60)
+    assert status == "optimal" and found is not None and found.assignment is not None
+    assert not balanced_violations(inst, found.assignment)
+    assert balanced_objective(inst, found.assignment) == found.value == found.bound == flat.value == bound
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_groups())
+def test_tree_from_the_decmin_incumbent(inst):
+    """As run_balanced calls it: dec-min value as incumbent, least-cost pairs only when that answer
+    has the least cross-rack count; the better of the two is the optimum and the bound meets it."""
+    from kipopt.formulations.consumers.balanced import solve_balanced
+    lay = layout(inst)
+    decmin, _, _ = solve_balanced(inst, lay=lay)
+    value = balanced_objective(inst, decmin)
+    least = cheapest(lay) if layout_cross(lay, decmin) == least_cross(lay) else None
+    found = search_tree(inst, lay, incumbent=value, best=least)
+    _, status, optimum, _ = solve_members(inst, lay, 60)
+    assert status == "optimal"
+    if found.assignment is not None:
+        assert not balanced_violations(inst, found.assignment)
+        assert balanced_objective(inst, found.assignment) == found.value
+    assert min(value, found.value or value) == optimum == found.bound
+
+
+def test_deadline_keeps_a_valid_bound():
+    inst = generate("consumers", 9, members=13, topics=8, partitions=78, subscriptions="mixed")
+    lay = layout(inst)
+    full = search_tree(inst, lay)
+    assert full.value == full.bound
+    late = search_tree(inst, lay, deadline=time.perf_counter() - 1)
+    assert late.assignment is None and late.bound <= full.value
+
+
+def test_many_topics_need_no_enumeration():
+    """Eight topics with wide level ranges: the flat box is declined, the tree proves the optimum."""
+    inst = generate("consumers", 9, members=13, topics=8, partitions=78, subscriptions="mixed")
+    lay = layout(inst)
+    assert search_levels(inst, lay, max_vectors=10) is None
+    found = search_tree(inst, lay)
+    _, status, bound, _ = solve_members(inst, lay, 60)
+    assert status == "optimal" and found.value == found.bound == bound
+
+
+@SETTINGS
+@given(tiny_groups())
+def test_leaf_bound_holds_at_every_balanced_assignments_levels(inst):
+    """At a single vector (the least loads of a balanced assignment) the leaf bound, which counts the
+    high members exactly, never exceeds that assignment's value."""
+    lay = layout(inst)
+    tr = tree(inst, lay, restrict=False)
+    for a in _all_assignments(inst):
+        if not balanced_violations(inst, a):
+            least = _least_loads(inst, lay, a)
+            bound = box_bound(tr, least, least)
+            assert bound is not None and bound <= balanced_objective(inst, a)
