@@ -58,7 +58,8 @@ from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import Layout, cheapest, class_counts, least_cross, topic_levels
 from kipopt.formulations.consumers.level_search import LevelSpace, SearchResult, arcs, fixed_model, level_base, read_back
-from kipopt.formulations.highs import is_integral, solve_lp
+from kipopt.formulations.consumers.level_warm import leaf_lp, relax
+from kipopt.formulations.highs import solve_lp
 
 
 @dataclass(frozen=True)
@@ -97,56 +98,69 @@ def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
 
 
 def _levels(tr: Tree, levels: np.ndarray) -> np.ndarray:
-    """``max_{t ∈ S_c} levels_t`` per class (0 for a class without topics)."""
-    return np.maximum(np.where(tr.space.member_of, levels[None, :], -1).max(axis=1), 0)
+    """``max_{t ∈ S_c} levels_t`` per box and class, ``(B, C)`` (0 for a class without topics)."""
+    return np.maximum(np.where(tr.space.member_of[None], levels[:, None, :], -1).max(axis=2), 0)
+
+
+def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The module docstring's bound of each box (rows of ``lo``, ``hi``); ``inf`` where no vector of the
+    box admits a valid assignment."""
+    sp = tr.space
+    lo, hi = np.atleast_2d(lo), np.atleast_2d(hi)
+    mu_lo, mu_hi = _levels(tr, lo), _levels(tr, hi)
+    n = np.where(sp.member_of.any(axis=1), sp.count, 0)
+    base = mu_lo @ n
+    feasible = (base <= tr.total) & ((mu_hi + 1) @ n >= tr.total)
+    possible = sp.member_of[None] & (hi[:, None, :] >= mu_lo[:, :, None] - 1)        # (B, C, T)
+    take = np.minimum(mu_hi[:, :, None] + 1, hi[:, None, :] + 1) * n[None, :, None]
+    feasible &= (np.where(possible, take, 0).sum(axis=1) >= sp.sizes[None]).all(axis=1)
+    feasible &= (np.where(possible, sp.sizes[None, None, :], 0).sum(axis=2) >= n[None] * mu_lo).all(axis=1)
+    bound = np.full(len(lo), float(sp.weight * tr.least + sp.owned_total))
+    ok = possible[:, tr.owner_class[tr.keep_owner], tr.keep_topic]                 # (B, pairs)
+    k = _per_owner(tr, tr.keep_count * ok)
+    point = (lo == hi).all(axis=1)
+    low, high = mu_lo[:, tr.owner_class], mu_hi[:, tr.owner_class]
+    gain = np.maximum(0, np.minimum(k, high + 1) - low).sum(axis=1)
+    kept = np.minimum(k, low).sum(axis=1) + np.minimum(tr.total - base, gain)
+    if point.any():
+        top = lo[point][:, tr.keep_topic] == low[point][:, tr.keep_owner]
+        k_top = _per_owner(tr, tr.keep_count * top)
+        kept[point] = (np.minimum(k[point], low[point]).sum(axis=1)
+                       + np.minimum(tr.total - base[point], (k_top >= low[point] + 1).sum(axis=1)))
+    bound -= kept
+    if tr.reach is not None:  # some partition group has no possible holder at its least cost
+        reach = np.einsum("gc,bcg->bg", tr.reach.astype(np.int64), possible[:, :, sp.group_topic].astype(np.int64))
+        bound = np.where((reach > 0).all(axis=1), bound, float(sp.weight * (tr.least + 1)))
+    return np.where(feasible, bound, np.inf)
 
 
 def box_bound(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> float | None:
-    """The module docstring's bound of the box; ``None`` when no vector in it admits a valid assignment."""
-    sp = tr.space
-    mu_lo, mu_hi = _levels(tr, lo), _levels(tr, hi)
-    n = np.where(sp.member_of.any(axis=1), sp.count, 0)
-    base = int(n @ mu_lo)
-    if base > tr.total or int(n @ (mu_hi + 1)) < tr.total:
-        return None
-    possible = sp.member_of & (hi[None, :] >= mu_lo[:, None] - 1)
-    take = np.minimum(mu_hi[:, None] + 1, hi[None, :] + 1) * n[:, None]
-    if (np.where(possible, take, 0).sum(axis=0) < sp.sizes).any():
-        return None
-    if (np.where(possible, sp.sizes[None, :], 0).sum(axis=1) < n * mu_lo).any():
-        return None
-    weight = sp.weight
-    if tr.reach is not None and not (tr.reach & possible[:, sp.group_topic].T).any(axis=1).all():
-        return float(weight * (tr.least + 1))
-    ok = possible[tr.owner_class[tr.keep_owner], tr.keep_topic]
-    k = np.bincount(tr.keep_owner, weights=tr.keep_count * ok, minlength=len(tr.owner_class)).astype(np.int64)
-    if (lo == hi).all():
-        return float(weight * tr.least + sp.owned_total - _leaf_kept(tr, lo, mu_lo, base, k))
-    low, high = mu_lo[tr.owner_class], mu_hi[tr.owner_class]
-    gain = int(np.maximum(0, np.minimum(k, high + 1) - low).sum())
-    kept = int(np.minimum(k, low).sum()) + min(tr.total - base, gain)
-    return float(weight * tr.least + sp.owned_total - kept)
+    """:func:`box_bounds` of one box; ``None`` when no vector in it admits a valid assignment."""
+    value = float(box_bounds(tr, lo, hi)[0])
+    return None if math.isinf(value) else value
 
 
-def _leaf_kept(tr: Tree, levels: np.ndarray, mu: np.ndarray, base: int, k: np.ndarray) -> int:
-    """At one vector: low members keep at most ``min(μ, k)``; ``P - Σ μ`` members are high, and a high one
-    keeps one more only if it has ``μ + 1`` keepable partitions of its topics at level ``μ``."""
-    owner_mu = mu[tr.owner_class]
-    top = levels[tr.keep_topic] == owner_mu[tr.keep_owner]
-    k_top = np.bincount(tr.keep_owner, weights=tr.keep_count * top, minlength=len(k)).astype(np.int64)
-    return int(np.minimum(k, owner_mu).sum()) + min(tr.total - base, int(np.count_nonzero(k_top >= owner_mu + 1)))
+def _per_owner(tr: Tree, weights: np.ndarray) -> np.ndarray:
+    """Sum ``(B, pairs)`` weights per owner: ``(B, owners)``."""
+    B, owners = len(weights), len(tr.owner_class)
+    flat = (np.arange(B)[:, None] * owners + tr.keep_owner[None]).ravel()
+    return np.bincount(flat, weights=weights.ravel(), minlength=B * owners).reshape(B, owners).astype(np.int64)
 
 
-def _split(lo: np.ndarray, hi: np.ndarray, sizes: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Halve the range of the topic with the most partitions times levels left."""
-    t = int(np.argmax((hi - lo) * sizes))
-    mid = (int(lo[t]) + int(hi[t])) // 2
-    parts = []
-    for a, b in ((int(lo[t]), mid), (mid + 1, int(hi[t]))):
-        l2, h2 = lo.copy(), hi.copy()
-        l2[t], h2[t] = a, b
-        parts.append((l2, h2))
-    return parts
+def _children(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Halve the topic whose halves' weaker bound is the highest (strong branching: every candidate's
+    halves are bounded in one batch); ties go to the one with more partitions times levels left."""
+    wide = np.flatnonzero(hi > lo)
+    mid = (lo[wide] + hi[wide]) // 2
+    los = np.repeat(lo[None], 2 * len(wide), axis=0)
+    his = np.repeat(hi[None], 2 * len(wide), axis=0)
+    rows = np.arange(len(wide))
+    his[2 * rows, wide] = mid
+    los[2 * rows + 1, wide] = mid + 1
+    bounds = box_bounds(tr, los, his).reshape(-1, 2)
+    score = np.lexsort(((hi[wide] - lo[wide]) * tr.space.sizes[wide], bounds.max(axis=1), bounds.min(axis=1)))
+    pick = int(score[-1])
+    return [(los[2 * pick + j], his[2 * pick + j], float(bounds[pick, j])) for j in (0, 1)]
 
 
 BOX, LEAF, RELAXED = 0, 1, 2
@@ -169,12 +183,13 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     heap: list = []
     stats = {"level_boxes": 0, "level_relaxed": 0, "level_milps": 0}
 
-    def push(bound: float | None, kind: int, lo: np.ndarray, hi: np.ndarray) -> None:
-        if bound is not None and bound < best_value:
+    def push(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray) -> None:
+        if bound < best_value:
             heapq.heappush(heap, (bound, next(seq), kind, lo, hi))
 
-    push(box_bound(tr, tr.lo, tr.hi), LEAF if (tr.lo == tr.hi).all() else BOX, tr.lo, tr.hi)
+    push(float(box_bounds(tr, tr.lo, tr.hi)[0]), LEAF if (tr.lo == tr.hi).all() else BOX, tr.lo, tr.hi)
     open_bound = math.inf
+    warm = None
     while heap and heap[0][0] < best_value:
         if deadline is not None and deadline - time.perf_counter() <= 0.01:
             open_bound = heap[0][0]
@@ -182,13 +197,13 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         bound, _, kind, lo, hi = heapq.heappop(heap)
         stats["level_boxes"] += 1
         if kind == BOX:
-            for l2, h2 in _split(lo, hi, sp.sizes):
-                push(box_bound(tr, l2, h2), LEAF if (l2 == h2).all() else BOX, l2, h2)
+            for l2, h2, b2 in _children(tr, lo, hi):
+                push(b2, LEAF if (l2 == h2).all() else BOX, l2, h2)
             continue
-        model = fixed_model(sp, lo, net)
         left = None if deadline is None else deadline - time.perf_counter()
         if kind == LEAF:
-            lp = solve_lp(replace(model.lp, integrality=None), time_limit=left, threads=threads)
+            warm = warm or leaf_lp(sp, net, threads)
+            lp = relax(warm, lo, left)
             stats["level_relaxed"] += 1
             if lp.status == "infeasible":
                 continue
@@ -196,11 +211,9 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                 open_bound = bound
                 break
             relaxed = max(bound, math.ceil(lp.objective - 1e-6) + sp.owned_total)
-            if is_integral(lp.x):
-                found, best_value = _better(sp, model, lp, found, best_value)
-                continue
-            push(float(relaxed), RELAXED, lo, hi)
+            push(float(relaxed), RELAXED, lo, hi)  # its MILP runs when it comes up again
             continue
+        model = fixed_model(sp, lo, net)
         cutoff = None if not math.isfinite(best_value) else best_value - sp.owned_total - 0.5
         result = solve_lp(model.lp, integer=True, time_limit=left, threads=threads, cutoff=cutoff)
         stats["level_milps"] += 1

@@ -113,3 +113,29 @@ def test_leaf_bound_holds_at_every_balanced_assignments_levels(inst):
             least = _least_loads(inst, lay, a)
             bound = box_bound(tr, least, least)
             assert bound is not None and bound <= balanced_objective(inst, a)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_groups(), st.randoms(use_true_random=False))
+def test_warm_relaxations_equal_each_vectors_own(inst, rnd):
+    """The warm-started LP over every arc, solved for a sequence of vectors (each from the last one's
+    basis), has each vector's own relaxation optimum (``fixed_model`` built and solved cold)."""
+    from dataclasses import replace
+
+    from kipopt.formulations.consumers.level_search import arcs, fixed_model, level_base
+    from kipopt.formulations.consumers.level_warm import leaf_lp, relax
+    from kipopt.formulations.highs import solve_lp
+    lay = layout(inst)
+    if not lay.topics:
+        return
+    space = level_base(inst, lay)
+    tr = tree(inst, lay, restrict=False)
+    net = arcs(space)
+    leaf = leaf_lp(space, net)
+    for _ in range(4):
+        vector = np.array([rnd.randint(int(a), int(b)) for a, b in zip(tr.lo, tr.hi)], dtype=np.int64)
+        warm = relax(leaf, vector)
+        cold = solve_lp(replace(fixed_model(space, vector, net).lp, integrality=None))
+        assert warm.status == cold.status
+        if cold.status == "optimal":
+            assert abs(warm.objective - cold.objective) < 1e-6

@@ -1,0 +1,106 @@
+"""The LP relaxation of every level vector's MILP as one warm-started HiGHS model.
+
+:func:`~kipopt.formulations.consumers.level_search.fixed_model` builds the MILP
+of one level vector over the arcs that vector opens, each arc's flow counted
+as A (topic at the node's base level ``μ``) or B (one level down). The level
+tree bounds many neighbouring vectors by their LP relaxations; rebuilding and
+solving each from scratch costs thousands of simplex pivots. Here every arc of
+:func:`~kipopt.formulations.consumers.level_search.arcs` has its columns (pool
+flow ``z``, and for an owner's own partitions a keep column ``k``) in every
+vector's model, so the sparsity pattern is the same for all: a vector only
+sets which columns may carry flow (bounds), each node's count ``n μ`` (row
+bounds) and
+the values of some entries (which arcs count in a node's B row, ``η``'s
+coefficients). HiGHS then re-solves from the previous basis
+(:class:`~kipopt.formulations.highs.WarmLP`). Rows, per vector:
+
+* per node: ``Σ (z + k) - η = n μ``; ``Σ_B (z + k) + μ η <= n μ`` (high
+  members hold no B);
+* per owner node, the hull of its two modes on what it keeps (see
+  :func:`~kipopt.formulations.consumers.level_search._keep_cuts`):
+  ``Σ k + (a - b) η <= a`` and ``Σ kB + o_B η <= o_B``;
+* per partition group: its flows sum to its size.
+
+Its optimum equals the relaxation of ``fixed_model`` for the same vector (the
+same constraints, with each live arc's flow in the one column its type allows).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from kipopt.formulations.consumers.level_search import Arcs, LevelSpace, _mu
+from kipopt.formulations.highs import ArrayLP, HighsResult, WarmLP
+
+
+@dataclass(frozen=True)
+class LeafLP:
+    """The pattern: columns ``[η (nodes) | z (arcs) | k (keep arcs)]``, rows ``[count (nodes) | B (nodes)
+    | keep-all cut | keep-B cut (cut nodes) | supply (groups)]``; COO entries in ``order`` for CSC."""
+
+    space: LevelSpace
+    net: Arcs
+    warm: WarmLP
+    keep_arc: np.ndarray
+    cut_nodes: np.ndarray
+    order: np.ndarray
+    base: ArrayLP
+
+
+def leaf_lp(space: LevelSpace, net: Arcs, threads: int | None = None) -> LeafLP:
+    N, K = len(net.nodes), len(net.arc_node)
+    keep_arc = np.flatnonzero(net.arc_owned > 0)
+    nk = len(keep_arc)
+    node, knode = net.arc_node, net.arc_node[keep_arc]
+    cut_nodes = np.unique(knode)
+    C, G = len(cut_nodes), len(space.layout.groups)
+    eta, y, k = np.arange(N), N + np.arange(K), N + K + np.arange(nk)
+    local = np.searchsorted(cut_nodes, knode)
+    rows = np.r_[node, knode, eta,                      # count rows
+                 N + node, N + knode, N + eta,          # B rows
+                 2 * N + local, 2 * N + np.arange(C),   # keep-all cuts
+                 2 * N + C + local, 2 * N + C + np.arange(C),  # keep-B cuts
+                 2 * N + 2 * C + net.arc_group, 2 * N + 2 * C + net.arc_group[keep_arc]]  # supply
+    cols = np.r_[y, k, eta, y, k, eta, k, cut_nodes, k, cut_nodes, y, k]
+    order = np.argsort(cols, kind="stable")
+    start = np.zeros(N + K + nk + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cols, minlength=N + K + nk), out=start[1:])
+    cost = net.arc_cost.astype(np.float64)
+    sizes = np.array([g.size for g in space.layout.groups], dtype=np.float64)
+    n_rows = 2 * N + 2 * C + G
+    base = ArrayLP(cost=np.r_[np.zeros(N), cost, cost[keep_arc] - 1.0], lower=np.zeros(N + K + nk),
+                   upper=np.r_[net.node_size.astype(np.float64), np.zeros(K + nk)],
+                   row_lower=np.r_[np.zeros(2 * N + 2 * C), sizes], row_upper=np.r_[np.zeros(2 * N + 2 * C), sizes],
+                   start=start, index=rows[order].astype(np.int32), value=np.ones(len(rows)))
+    assert len(base.row_lower) == n_rows
+    return LeafLP(space, net, WarmLP(base, threads), keep_arc, cut_nodes, order, base)
+
+
+def relax(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None) -> HighsResult:
+    """The LP relaxation of ``vector``'s MILP (objective without the constant ``O``), from the basis of
+    the vector solved before."""
+    sp, net = leaf.space, leaf.net
+    N, K, nk, C = len(net.nodes), len(net.arc_node), len(leaf.keep_arc), len(leaf.cut_nodes)
+    mu = _mu(sp, vector[None])[0][net.node_class].astype(np.float64)
+    level = vector[sp.group_topic[net.arc_group]]
+    node, knode = net.arc_node, net.arc_node[leaf.keep_arc]
+    live = level >= mu[node] - 1
+    is_b = (live & (level < mu[node])).astype(np.float64)
+    sizes = np.array([g.size for g in sp.layout.groups], dtype=np.float64)
+    cap = np.minimum(sizes[net.arc_group], net.node_size[node] * (mu[node] + 1.0))
+    owned = net.arc_owned[leaf.keep_arc].astype(np.float64)
+    kb, klive = is_b[leaf.keep_arc], live[leaf.keep_arc]
+    own_all = np.bincount(knode, weights=owned * klive, minlength=N)[leaf.cut_nodes]
+    own_b = np.bincount(knode, weights=owned * kb, minlength=N)[leaf.cut_nodes]
+    cmu = mu[leaf.cut_nodes]
+    a = np.minimum(cmu, own_all)
+    top = np.minimum(cmu + 1, own_all - own_b)
+    values = np.r_[np.ones(K + nk), -np.ones(N), is_b, kb, mu, np.ones(nk), a - top, kb, own_b, np.ones(K + nk)]
+    nmu = net.node_size * mu
+    lp = replace(leaf.base, value=values[leaf.order],
+                 upper=np.r_[net.node_size.astype(np.float64), np.where(live, cap, 0.0), np.where(klive, owned, 0.0)],
+                 row_lower=np.r_[nmu, np.full(N + 2 * C, -np.inf), sizes],
+                 row_upper=np.r_[nmu, nmu, a, own_b, sizes])
+    return leaf.warm.solve(lp, time_limit)
