@@ -58,15 +58,18 @@ the two sets coincide (``floor``/``ceil`` of ``P/M``) and the answer is
 optimal. Otherwise the rule also admits pairwise balanced but less balanced
 assignments, over which no transportation model exists (the rule is a
 disjunction: per topic, its holders exceed its least-loaded subscriber by at
-most one). When the box of topic levels is small (at most
-:data:`~kipopt.formulations.consumers.level_search.MAX_VECTORS` vectors) the
-level search of :mod:`~kipopt.formulations.consumers.level_search` settles
-the rule exactly: one small MILP per level vector (a network matrix plus
-one row per member node with topics one level down), in the order of cheap
-lower bounds and LP relaxations, stopping when the next bound reaches the
-best answer; its bound stays valid when the time limit cuts it. Otherwise,
-or if it ends unproven, up to :data:`MILP_MAX_COLUMNS` (member, partition
-group) pairs the rule's own MILP over those pairs
+most one). The level tree of :mod:`~kipopt.formulations.consumers.level_tree`
+settles the rule exactly: a branch and bound over boxes of topic levels
+(closed-form bounds valid for every vector of a box, with the count
+coupling ``P - Σ μ``), then per level vector the LP relaxation of one small
+MILP (a network matrix, one row per member node with topics one level down
+and each owner's two-mode keep hull, which makes the relaxation tight;
+warm-started from vector to vector), then that MILP; best first, stopping
+when the next bound reaches the best answer; its bound stays valid when the
+time limit cuts it. (The flat enumeration of
+:mod:`~kipopt.formulations.consumers.level_search`, which it replaces,
+stays as a cross-check.) If it ends unproven, up to :data:`MILP_MAX_COLUMNS`
+(member, partition group) pairs the rule's own MILP over those pairs
 (:mod:`~kipopt.formulations.consumers.member_milp`; it never grows with the
 partitions) runs in the time left: its answer replaces the dec-min one when
 cheaper and its dual bound, with the balance-free relaxation's (each
@@ -105,7 +108,6 @@ from kipopt.solution import Status
 from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,  # noqa: F401
                                                   least_cross, level_bounds, quotas)
 from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
-from kipopt.formulations.consumers.level_search import search_levels
 from kipopt.formulations.consumers.level_tree import search_tree
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners, revoked, _owned_by
@@ -387,7 +389,7 @@ balance-free bound and pricing the answer (about 7 s at 500,000 partitions, prof
 shared machine; a third of it unloaded)."""
 
 MILP_DEFAULT_SECONDS = 60.0
-"""The whole method's time when the caller sets no limit (the level search and the MILP share what the
+"""The whole method's time when the caller sets no limit (the level tree and the MILP share what the
 dec-min stage leaves of it; the dec-min answer is already in hand)."""
 
 
@@ -399,8 +401,8 @@ def milp_pairs(lay: Layout) -> int:
 
 def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
     """``exact.balanced``: the dec-min answer (two network LPs), then, unless that is already proven
-    (uniform subscriptions, or the balance-free bound met), the level search
-    (:mod:`~kipopt.formulations.consumers.level_search`: exact when its box of topic levels is small),
+    (uniform subscriptions, or the balance-free bound met), the level tree
+    (:mod:`~kipopt.formulations.consumers.level_tree`: branch and bound over topic levels),
     then the rule's own MILP over (member, partition group) flows
     (:mod:`~kipopt.formulations.consumers.member_milp`); each settles optimality or raises the bound,
     and its answer replaces the dec-min one when cheaper. The dec-min and fallback answers are priced
@@ -427,9 +429,7 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     # to a subscriber at its group's least cost, so only those pairs enter the search and the MILP
     least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
     if not proven:
-        found = search_levels(instance, lay, objective, deadline, options.threads, best=least)
-        if found is None:  # the box is too large to enumerate: branch and bound over sub-boxes instead
-            found = search_tree(instance, lay, objective, deadline, options.threads, best=least)
+        found = search_tree(instance, lay, objective, deadline, options.threads, best=least)
         if found is not None:
             info.update(found.info)
             bound = max(bound, found.bound)
@@ -437,7 +437,7 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
                 value = balanced_objective(instance, found.assignment)
                 if value < objective:
                     assignment, objective = found.assignment, value
-                    info["answer"] = "the level search (less balanced than dec-min, cheaper)"
+                    info["answer"] = "the level tree (less balanced than dec-min, cheaper)"
             proven = objective <= bound
     size = milp_pairs(lay)
     if not proven and size <= MILP_MAX_COLUMNS:
@@ -455,8 +455,8 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
                     info["answer"] = "the rule's MILP (less balanced than dec-min, cheaper)"
             proven = objective <= bound
     if not proven:
-        info["note"] = ("the best of the most balanced assignments, the level search's and the MILP's; the rule "
-                        "also admits less balanced pairwise-balanced ones: bound from the level search, the MILP "
+        info["note"] = ("the best of the most balanced assignments, the level tree's and the MILP's; the rule "
+                        "also admits less balanced pairwise-balanced ones: bound from the level tree, the MILP "
                         "or the balance-free relaxation")
     return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective,
                         objective if proven else bound, info=info)
@@ -466,6 +466,6 @@ METHODS = [
     Method("exact.balanced", "consumers", "balanced", run_balanced,
            "pairwise balance (the sticky assignor's), minimum cross-rack, then fewest revocations: the most "
            "balanced (dec-min) answer by two network LPs over (topic, rack set) x (rack, subscription) groups, "
-           "then a search over topic-level vectors (one small MILP each, pruned by bounds) when their box is "
-           "small, else the rule's MILP over (member, partition group) flows, to prove or improve it"),
+           "then a branch and bound over topic-level boxes (one small MILP per level vector, pruned by bounds), "
+           "then the rule's MILP over (member, partition group) flows, to prove or improve it"),
 ]

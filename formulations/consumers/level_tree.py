@@ -181,7 +181,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     found = None
     seq = counter()
     heap: list = []
-    stats = {"level_boxes": 0, "level_relaxed": 0, "level_milps": 0}
+    stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_milps": 0}
 
     def push(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray) -> None:
         if bound < best_value:
@@ -206,6 +206,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             lp = relax(warm, lo, left)
             stats["level_relaxed"] += 1
             if lp.status == "infeasible":
+                stats["level_infeasible"] += 1
                 continue
             if lp.status != "optimal" or lp.objective is None:
                 open_bound = bound
