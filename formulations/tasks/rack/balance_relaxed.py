@@ -1,0 +1,275 @@
+"""The KIP-925 active problem with per-(client, sub-topology) caps: a model over task and pair classes whose
+optimum is a lower bound, read back to an assignment that meets it.
+
+The caps of ``balance_subtopology`` (and the ceilings of ``balanced_subtopology``) are per (client,
+sub-topology) pair, but clients cannot be merged exactly: two clients of one rack and one count differ in
+the tasks they own, and which of them keeps a task decides the non-overlap cost. Merging them is a
+*relaxation*, and a relaxation is exact when an assignment meets its bound. This model keeps, of the caps,
+only what the costs force:
+
+* a pair ``(c, g)`` owning no more tasks than its cap (*regular*) can keep all of them, so its tasks are
+  pooled by (traffic vector ``v``, owner rack ``ρ``), as in the transportation problem of
+  :mod:`kipopt.formulations.tasks.rack.transport`: a group ``k = (v, ρ)`` sends ``n_k`` tasks to racks,
+  at cost ``v[r]`` plus ``non_overlap`` when ``r ≠ ρ``;
+* a pair owning more than its cap ``hi`` must let go of the excess. Pairs with one *profile* (owner rack,
+  cap, tasks per traffic vector) form a class of ``m`` pairs: per vector, a supply node sends tasks either
+  to the class's keep node (cost ``v[ρ]``, at most ``m × hi`` in all) or away, to any rack including
+  ``ρ`` (cost ``v[r] + non_overlap``);
+* rack ``r`` takes exactly the tasks its clients keep in count, ``Σ_{c ∈ r} orig_c``.
+
+Every assignment meeting the caps maps to a flow of this network costing no more (a task kept in its
+owner's rack but not by its owner pays the non-overlap cost in the assignment and not in the flow; a
+capped pair keeps at most ``hi``), so the network's optimum is a lower bound on the rule's optimum. The
+network has ``(#vectors × #racks + #profiles × #vectors) × #racks`` columns, independent of the numbers
+of clients and sub-topologies; its matrix is a network matrix, so the simplex vertex is integral.
+
+Read-back (:func:`read_relaxed`):
+
+1. a profile class's kept units per vector are dealt to its ``m`` pairs in one rotation, vector after
+   vector: each pair keeps ``⌊s_v/m⌋`` or ``⌈s_v/m⌉`` of vector ``v`` (at most what it owns, since
+   ``s_v <= m × owned_v``) and ``⌊Σs/m⌋`` or ``⌈Σs/m⌉`` in all (at most ``hi``, since ``Σs <= m × hi``):
+   integral interval splitting, so this step always succeeds;
+2. a regular group's leaving tasks are taken one per owner in turn (owners' free slots spread out);
+3. each rack deals its arrivals to its clients' free slots, sub-topology by sub-topology, the largest
+   arrivals first, each unit to a client with room under the cap and the most free slots left (the
+   Havel–Hakimi order, which fills any degree sequence that can be filled when every client may take
+   every sub-topology).
+
+Every task that stays keeps its owner and every moved task pays exactly what its arc charged, so when
+step 3 fills every slot the assignment costs the network's optimum: it is optimal, and the evaluator's
+recomputed cost is compared with the bound (:func:`~kipopt.formulations.tasks.rack.model.finish`).
+When a floor is positive (``balanced_subtopology`` with shares of at least one task) or step 3 leaves a
+slot empty, the model says so (``status`` not ``optimal``) and the caller solves the priced per-client
+network instead, with the bound found here.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from kipopt.deadline import Deadline
+
+from kipopt.formulations.highs import ArrayLP, build_csc, solve_tu_lp
+from kipopt.formulations.tasks.rack.model import ActiveProblem, ActiveSolution, finish
+from kipopt.formulations.tasks.rack.transport import unique_rows
+
+
+class _Relaxed:
+    """Classes of tasks and pairs, the network over them and its read-back (module docstring)."""
+
+    def __init__(self, p: ActiveProblem) -> None:
+        self.p = p
+        T, G, R = p.num_tasks, len(p.groups), len(p.racks)
+        self.R = R
+        vectors, self.task_v = unique_rows(p.traffic)
+        self.vectors, self.V = vectors, len(vectors)
+        self.rho = p.client_rack[p.owner]
+        # pairs (owner, sub-topology) that own tasks, and their caps
+        pair_code = p.owner * G + p.group
+        pairs, self.task_pair, owned = np.unique(pair_code, return_inverse=True, return_counts=True)
+        self.task_pair = self.task_pair.reshape(-1)
+        self.pair_c, self.pair_g = np.divmod(pairs, G)
+        self.pair_hi = p.upper[self.pair_c, self.pair_g]
+        self.pair_owned = owned
+        over = owned > self.pair_hi
+        self.regular = ~over[self.task_pair]
+        # regular groups k = (v, ρ)
+        kkeys, k_of = unique_rows(np.column_stack([self.task_v[self.regular], self.rho[self.regular]]))
+        self.k_v, self.k_rho = kkeys[:, 0], kkeys[:, 1]
+        self.task_k = np.full(T, -1, dtype=np.int64)
+        self.task_k[self.regular] = k_of
+        self.k_supply = np.bincount(k_of, minlength=len(kkeys))
+        # capped pairs: profile (ρ, hi, owned per vector) -> class f
+        over_pairs = np.nonzero(over)[0]
+        per_v = np.zeros((len(over_pairs), self.V), dtype=np.int64)
+        local = np.full(len(pairs), -1, dtype=np.int64)
+        local[over_pairs] = np.arange(len(over_pairs))
+        capped_tasks = np.nonzero(~self.regular)[0]
+        np.add.at(per_v, (local[self.task_pair[capped_tasks]], self.task_v[capped_tasks]), 1)
+        self.over_pairs = over_pairs
+        fkeys, self.pair_f = unique_rows(np.column_stack([p.client_rack[self.pair_c[over_pairs]],
+                                                         self.pair_hi[over_pairs], per_v])) \
+            if len(over_pairs) else (np.zeros((0, 2 + self.V), dtype=np.int64), np.zeros(0, dtype=np.int64))
+        self.F = len(fkeys)
+        self.f_rho, self.f_hi, self.f_owned = fkeys[:, 0], fkeys[:, 1], fkeys[:, 2:]
+        self.f_size = np.bincount(self.pair_f, minlength=self.F)
+        self.demand = np.bincount(p.client_rack, weights=p.orig, minlength=R).astype(np.int64)
+
+    @property
+    def K(self) -> int:
+        return len(self.k_supply)
+
+    def build(self) -> ArrayLP:
+        """Columns: regular ``k → r`` (K·R) | capped ``(f, v) → keep_f`` (F·V) | ``keep_f → ρ_f`` (F) |
+        capped ``(f, v) → r`` (F·V·R). Rows: groups K | capped supplies F·V | keep nodes F | racks R."""
+        K, F, V, R, no = self.K, self.F, self.V, self.R, self.p.non_overlap
+        kr = np.arange(K * R)
+        k, r = np.divmod(kr, R)
+        fv = np.arange(F * V)
+        f, v = np.divmod(fv, V)
+        fvr = np.arange(F * V * R)
+        fv2, r2 = np.divmod(fvr, R)
+        f2, v2 = np.divmod(fv2, V)
+        row_fv, row_keep, row_rack = K, K + F * V, K + F * V + F
+        c_keep, c_out, c_away = K * R, K * R + F * V, K * R + F * V + F
+        self.c_keep, self.c_out, self.c_away = c_keep, c_out, c_away
+        n_col = c_away + F * V * R
+        tails = [k, row_fv + fv, row_keep + np.arange(F), row_fv + fv2]
+        heads = [row_rack + r, row_keep + f, row_rack + self.f_rho, row_rack + r2]
+        cols = np.arange(n_col)
+        cost = np.concatenate([self.vectors[self.k_v[k], r] + no * (r != self.k_rho[k]),
+                               self.vectors[v, self.f_rho[f]], np.zeros(F),
+                               self.vectors[v2, r2] + no]).astype(float)
+        supply_fv = (self.f_owned * self.f_size[:, None]).reshape(-1)
+        upper = np.concatenate([np.repeat(self.k_supply, R), supply_fv, self.f_size * self.f_hi,
+                                np.repeat(supply_fv, R)]).astype(float)
+        rhs = np.concatenate([self.k_supply, supply_fv, np.zeros(F), -self.demand]).astype(float)
+        start, index, value = build_csc(n_col, np.concatenate([cols, cols]), np.concatenate(tails + heads),
+                                        np.concatenate([np.ones(n_col), -np.ones(n_col)]))
+        return ArrayLP(cost, np.zeros(n_col), upper, rhs, rhs.copy(), start, index, value)
+
+    # ----------------------------------------------------------------------------------- read-back
+
+    def leavers(self, flow: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The tasks that leave their owner and the rack each goes to (steps 1 and 2)."""
+        K, F, V, R = self.K, self.F, self.V, self.R
+        moved: list[np.ndarray] = []
+        dest: list[np.ndarray] = []
+        # step 2: regular groups, one leaver per owner in turn, TaskId order inside an owner
+        to_rack = flow[:K * R].reshape(K, R)
+        tasks = np.nonzero(self.regular)[0]
+        owner = self.p.owner[tasks]
+        by = np.lexsort((tasks, owner, self.task_k[tasks]))
+        tasks, owner, kk = tasks[by], owner[by], self.task_k[tasks[by]]
+        rank = _rank_in_runs(np.column_stack([kk, owner]))
+        by = np.lexsort((owner, rank, kk))
+        tasks, kk = tasks[by], kk[by]
+        first = np.searchsorted(kk, np.arange(K + 1))
+        for k in range(K):
+            out = to_rack[k].copy()
+            out[self.k_rho[k]] = 0
+            n = int(out.sum())
+            if n:
+                moved.append(tasks[first[k]:first[k] + n])
+                dest.append(np.repeat(np.arange(R), out))
+        # step 1: capped classes, kept units dealt to their pairs in one rotation
+        keep = flow[self.c_keep:self.c_out].reshape(F, V)
+        away = flow[self.c_away:].reshape(F, V, R)
+        capped = np.nonzero(~self.regular)[0]
+        pair_tasks: dict[int, list[int]] = {}
+        for t in capped.tolist():
+            pair_tasks.setdefault(int(self.task_pair[t]), []).append(t)
+        members: list[list[int]] = [[] for _ in range(F)]
+        for local, pair in enumerate(self.over_pairs.tolist()):
+            members[int(self.pair_f[local])].append(pair)
+        for f in range(F):
+            m, turn = len(members[f]), 0
+            kept = np.zeros((m, V), dtype=np.int64)
+            for v in range(V):
+                units = int(keep[f, v])
+                np.add.at(kept[:, v], (turn + np.arange(units)) % m, 1)
+                turn = (turn + units) % m
+            leaving: list[list[int]] = [[] for _ in range(V)]
+            for i, pair in enumerate(members[f]):
+                seen = np.zeros(V, dtype=np.int64)
+                for t in pair_tasks[pair]:
+                    v = int(self.task_v[t])
+                    if seen[v] >= kept[i, v]:
+                        leaving[v].append(t)
+                    seen[v] += 1
+            for v in range(V):
+                if leaving[v]:
+                    moved.append(np.array(sorted(leaving[v]), dtype=np.int64))
+                    dest.append(np.repeat(np.arange(R), away[f, v]))
+        if not moved:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(moved), np.concatenate(dest)
+
+    def read(self, flow: np.ndarray) -> np.ndarray | None:
+        """A placement costing the flow's cost, or ``None`` if some rack's arrivals find no room (step 3)."""
+        p = self.p
+        moved, dest = self.leavers(flow)
+        placement = p.owner.copy()
+        free = np.bincount(p.owner[moved], minlength=p.num_clients)
+        stays = np.ones(p.num_tasks, dtype=bool)
+        stays[moved] = False
+        G = len(p.groups)
+        held: dict[int, int] = {}
+        for code, n in zip(*np.unique(p.owner[stays] * G + p.group[stays], return_counts=True)):
+            held[int(code)] = int(n)
+        for r in range(self.R):
+            arriving = moved[dest == r]
+            if len(arriving) == 0:
+                continue
+            takers = np.nonzero((free > 0) & (p.client_rack == r))[0]
+            if not _deal(p, arriving, takers, free, held, placement):
+                return None
+        return placement
+
+
+def _rank_in_runs(keys: np.ndarray) -> np.ndarray:
+    """For rows sorted by ``keys``: each row's position inside its run of equal keys."""
+    n = len(keys)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = np.any(keys[1:] != keys[:-1], axis=1)
+    run_start = np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    return np.arange(n) - run_start
+
+
+def _deal(p: ActiveProblem, arriving: np.ndarray, takers: np.ndarray, free: np.ndarray,
+          held: dict[int, int], placement: np.ndarray) -> bool:
+    """Step 3 for one rack: every arriving task to a taker with a free slot and room under its cap; the
+    sub-topologies with the most arrivals first, each unit to the takers with the most free slots left
+    (ties: Kafka's client order). ``False`` if some task finds no taker."""
+    G = len(p.groups)
+    groups = p.group[arriving]
+    order = np.lexsort((arriving, groups))
+    arriving, groups = arriving[order], groups[order]
+    gs, first, counts = np.unique(groups, return_index=True, return_counts=True)
+    for i in np.argsort(-counts, kind="stable").tolist():
+        g, tasks = int(gs[i]), arriving[first[i]:first[i] + counts[i]].tolist()
+        while tasks:
+            room = p.upper[takers, g] - np.array([held.get(int(c) * G + g, 0) for c in takers.tolist()])
+            ok = (free[takers] > 0) & (room > 0)
+            cands = takers[ok]
+            if len(cands) == 0:
+                return False
+            cands = cands[np.argsort(-free[cands], kind="stable")][:len(tasks)]
+            for c in cands.tolist():
+                placement[tasks.pop(0)] = c
+                free[c] -= 1
+                held[c * G + g] = held.get(c * G + g, 0) + 1
+    return True
+
+
+def solve_balance_relaxed(p: ActiveProblem, deadline: Deadline = Deadline.never(),
+                          threads: int | None = None) -> ActiveSolution:
+    """The relaxation's optimum and its read-back; ``optimal`` when the read-back meets the bound.
+
+    Floors (``p.lower > 0``) are not in the relaxation: with any, the answer is ``"not_applicable"``."""
+    if p.upper is None:
+        raise ValueError("the relaxed bounded model needs per-(client, sub-topology) bounds")
+    t0 = time.perf_counter()
+    if np.any(p.lower > 0):
+        return ActiveSolution(None, "not_applicable", None, None, {"model": "balance-relaxed", "floors": True})
+    net = _Relaxed(p)
+    lp = net.build()
+    t1 = time.perf_counter()
+    res, integer = solve_tu_lp(lp, threads=threads, deadline=deadline)
+    t2 = time.perf_counter()
+    info = {"model": "balance-relaxed", "columns": lp.num_col, "rows": lp.num_row, "task_groups": net.K,
+            "capped_classes": net.F, "capped_pairs": len(net.over_pairs),
+            "build_seconds": round(t1 - t0, 6), "solver_seconds": round(t2 - t1, 6), "ilp_fallback": integer}
+    if res.x is None or res.status != "optimal":
+        return ActiveSolution(None, res.status, None, res.bound, info)
+    bound = round(res.objective)
+    placement = net.read(np.rint(res.x).astype(np.int64))
+    info["read_seconds"] = round(time.perf_counter() - t2, 6)
+    if placement is None:
+        info["dealt"] = False
+        return ActiveSolution(None, "not_dealt", None, bound, info)
+    return finish(p, placement, "optimal", bound, bound, info)
