@@ -38,9 +38,11 @@ Read-back (:func:`read_relaxed`):
 Every task that stays keeps its owner and every moved task pays exactly what its arc charged, so when
 step 3 fills every slot the assignment costs the network's optimum: it is optimal, and the evaluator's
 recomputed cost is compared with the bound (:func:`~kipopt.formulations.tasks.rack.model.finish`).
-When a floor is positive (``balanced_subtopology`` with shares of at least one task) or step 3 leaves a
-slot empty, the model says so (``status`` not ``optimal``) and the caller solves the priced per-client
-network instead, with the bound found here.
+Floors (``balanced_subtopology`` with shares of at least one task) are not in the network: the read-back
+is checked against them (:func:`meets_bounds`). When a floor is broken or step 3 leaves a slot empty, the
+answer is ``"not_dealt"`` with the network's optimum as a bound, and
+:func:`~kipopt.formulations.tasks.rack.rules.solve_active` solves the priced per-client network of
+:mod:`kipopt.formulations.tasks.rack.balance_priced` instead.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class _Relaxed:
         self.f_rho, self.f_hi, self.f_owned = fkeys[:, 0], fkeys[:, 1], fkeys[:, 2:]
         self.f_size = np.bincount(self.pair_f, minlength=self.F)
         self.demand = np.bincount(p.client_rack, weights=p.orig, minlength=R).astype(np.int64)
+        self.floors = bool(np.any(p.lower > 0))
 
     @property
     def K(self) -> int:
@@ -137,14 +140,15 @@ class _Relaxed:
         K, F, V, R = self.K, self.F, self.V, self.R
         moved: list[np.ndarray] = []
         dest: list[np.ndarray] = []
-        # step 2: regular groups, one leaver per owner in turn, TaskId order inside an owner
+        # step 2: regular groups, one leaver per owner in turn, TaskId order inside an owner; tasks whose
+        # leaving would take their pair below its floor last
         to_rack = flow[:K * R].reshape(K, R)
         tasks = np.nonzero(self.regular)[0]
         owner = self.p.owner[tasks]
         by = np.lexsort((tasks, owner, self.task_k[tasks]))
         tasks, owner, kk = tasks[by], owner[by], self.task_k[tasks[by]]
         rank = _rank_in_runs(np.column_stack([kk, owner]))
-        by = np.lexsort((owner, rank, kk))
+        by = np.lexsort((owner, rank, self._below_floor(tasks), kk))
         tasks, kk = tasks[by], kk[by]
         first = np.searchsorted(kk, np.arange(K + 1))
         for k in range(K):
@@ -187,6 +191,17 @@ class _Relaxed:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return np.concatenate(moved), np.concatenate(dest)
 
+    def _below_floor(self, tasks: np.ndarray) -> np.ndarray:
+        """Per task: whether its pair keeps no more than its floor once it and the pair's tasks before it
+        (``TaskId`` order) have left."""
+        p = self.p
+        pair = self.task_pair[tasks]
+        by = np.lexsort((tasks, pair))
+        index = np.empty(len(tasks), dtype=np.int64)
+        index[by] = _rank_in_runs(pair[by][:, None])
+        spare = self.pair_owned[pair] - p.lower[self.pair_c[pair], self.pair_g[pair]]
+        return index >= spare
+
     def read(self, flow: np.ndarray) -> np.ndarray | None:
         """A placement costing the flow's cost, or ``None`` if some rack's arrivals find no room (step 3)."""
         p = self.p
@@ -195,17 +210,16 @@ class _Relaxed:
         free = np.bincount(p.owner[moved], minlength=p.num_clients)
         stays = np.ones(p.num_tasks, dtype=bool)
         stays[moved] = False
-        G = len(p.groups)
-        held: dict[int, int] = {}
-        for code, n in zip(*np.unique(p.owner[stays] * G + p.group[stays], return_counts=True)):
-            held[int(code)] = int(n)
         for r in range(self.R):
             arriving = moved[dest == r]
             if len(arriving) == 0:
                 continue
             takers = np.nonzero((free > 0) & (p.client_rack == r))[0]
-            if not _deal(p, arriving, takers, free, held, placement):
-                return None
+            before = free[takers].copy()
+            if self.floors or not _deal(p, arriving, takers, free, stays, placement):
+                free[takers] = before
+                if not _deal_exact(p, arriving, takers, free, stays, placement):
+                    return None
         return placement
 
 
@@ -220,42 +234,107 @@ def _rank_in_runs(keys: np.ndarray) -> np.ndarray:
     return np.arange(n) - run_start
 
 
-def _deal(p: ActiveProblem, arriving: np.ndarray, takers: np.ndarray, free: np.ndarray,
-          held: dict[int, int], placement: np.ndarray) -> bool:
+def _deal(p: ActiveProblem, arriving: np.ndarray, takers: np.ndarray, free: np.ndarray, stays: np.ndarray,
+          placement: np.ndarray) -> bool:
     """Step 3 for one rack: every arriving task to a taker with a free slot and room under its cap; the
     sub-topologies with the most arrivals first, each unit to the takers with the most free slots left
-    (ties: Kafka's client order). ``False`` if some task finds no taker."""
-    G = len(p.groups)
+    (ties: Kafka's client order). ``stays`` marks the tasks kept by their owners. ``False`` if some task
+    finds no taker."""
+    local = np.full(p.num_clients, -1, dtype=np.int64)
+    local[takers] = np.arange(len(takers))
+    mine = stays & (local[p.owner] >= 0)
+    room = np.ascontiguousarray(p.upper[takers].T)  # sub-topologies × takers: what each may still take
+    np.subtract.at(room, (p.group[mine], local[p.owner[mine]]), 1)
     groups = p.group[arriving]
     order = np.lexsort((arriving, groups))
     arriving, groups = arriving[order], groups[order]
-    gs, first, counts = np.unique(groups, return_index=True, return_counts=True)
-    for i in np.argsort(-counts, kind="stable").tolist():
-        g, tasks = int(gs[i]), arriving[first[i]:first[i] + counts[i]].tolist()
-        while tasks:
-            room = p.upper[takers, g] - np.array([held.get(int(c) * G + g, 0) for c in takers.tolist()])
-            ok = (free[takers] > 0) & (room > 0)
-            cands = takers[ok]
-            if len(cands) == 0:
+    gs, first, sizes = np.unique(groups, return_index=True, return_counts=True)
+    left = free[takers]
+    for i in np.argsort(-sizes, kind="stable").tolist():
+        g, tasks = int(gs[i]), arriving[first[i]:first[i] + sizes[i]]
+        done = 0
+        while done < len(tasks):
+            ok = np.nonzero((left > 0) & (room[g] > 0))[0]
+            if len(ok) == 0:
                 return False
-            cands = cands[np.argsort(-free[cands], kind="stable")][:len(tasks)]
-            for c in cands.tolist():
-                placement[tasks.pop(0)] = c
-                free[c] -= 1
-                held[c * G + g] = held.get(c * G + g, 0) + 1
+            ok = ok[np.argsort(-left[ok], kind="stable")][:len(tasks) - done]
+            placement[tasks[done:done + len(ok)]] = takers[ok]
+            left[ok] -= 1
+            room[g, ok] -= 1
+            done += len(ok)
+    free[takers] = left
     return True
+
+
+MAX_DEAL_ARCS = 2_000_000
+"""Step 3's exact dealing (:func:`_deal_exact`) is built up to this many (sub-topology, taker) arcs per rack."""
+
+
+def _deal_exact(p: ActiveProblem, arriving: np.ndarray, takers: np.ndarray, free: np.ndarray, stays: np.ndarray,
+                placement: np.ndarray) -> bool:
+    """Step 3 for one rack as a transportation problem: arrivals per sub-topology to the takers' free slots,
+    each (sub-topology, taker) arc between what the taker lacks of its floor and its room under the cap
+    (totally unimodular, so integral). Used with floors, and where the greedy deal gets stuck; ``False``
+    when it has no solution (or more than :data:`MAX_DEAL_ARCS` arcs)."""
+    gs, sizes = np.unique(p.group[arriving], return_counts=True)
+    first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    n, m = len(takers), len(gs)
+    if n * m > MAX_DEAL_ARCS or n == 0:
+        return False
+    local = np.full(p.num_clients, -1, dtype=np.int64)
+    local[takers] = np.arange(n)
+    mine = stays & (local[p.owner] >= 0)
+    held = np.zeros((n, len(p.groups)), dtype=np.int64)
+    np.add.at(held, (local[p.owner[mine]], p.group[mine]), 1)
+    if np.any(np.delete(p.lower[takers] - held, gs, axis=1) > 0):  # a floor no arrival can reach
+        return False
+    lo = np.maximum(0, p.lower[takers][:, gs] - held[:, gs]).T.reshape(-1)  # arc (g, taker): g-major
+    hi = (p.upper[takers][:, gs] - held[:, gs]).T.reshape(-1)
+    if np.any(hi < lo):
+        return False
+    arcs = np.arange(m * n)
+    g_of, t_of = np.divmod(arcs, n)
+    rhs = np.concatenate([sizes, free[takers]]).astype(float)
+    start, index, value = build_csc(m * n, np.concatenate([arcs, arcs]), np.concatenate([g_of, m + t_of]),
+                                    np.ones(2 * m * n))
+    lp = ArrayLP(np.zeros(m * n), lo.astype(float), hi.astype(float), rhs, rhs.copy(), start, index, value)
+    res, _ = solve_tu_lp(lp)
+    if res.status != "optimal" or res.x is None:
+        return False
+    x = np.rint(res.x).astype(np.int64)
+    by = np.lexsort((arriving, p.group[arriving]))
+    ordered = arriving[by]
+    for i in range(m):
+        to = np.repeat(takers, x[i * n:(i + 1) * n])
+        placement[ordered[first[i]:first[i] + sizes[i]]] = to
+    free[takers] = 0
+    return True
+
+
+def meets_bounds(p: ActiveProblem, placement: np.ndarray) -> bool:
+    """Whether every client holds its count and every (client, sub-topology) count lies within its bounds."""
+    if not np.array_equal(np.bincount(placement, minlength=p.num_clients), p.orig):
+        return False
+    G = len(p.groups)
+    codes, counts = np.unique(placement * G + p.group, return_counts=True)
+    c, g = np.divmod(codes, G)
+    if np.any(counts > p.upper[c, g]):
+        return False
+    if not np.any(p.lower > 0):
+        return True
+    full = np.zeros_like(p.lower)
+    full[c, g] = counts
+    return bool(np.all(full >= p.lower))
 
 
 def solve_balance_relaxed(p: ActiveProblem, deadline: Deadline = Deadline.never(),
                           threads: int | None = None) -> ActiveSolution:
-    """The relaxation's optimum and its read-back; ``optimal`` when the read-back meets the bound.
-
-    Floors (``p.lower > 0``) are not in the relaxation: with any, the answer is ``"not_applicable"``."""
+    """The relaxation's optimum and its read-back: ``optimal`` when the read-back meets every bound (floors
+    are checked, not modelled) and costs the relaxation's optimum; else ``"not_dealt"`` with no placement
+    and the relaxation's optimum as a bound on the rule's."""
     if p.upper is None:
         raise ValueError("the relaxed bounded model needs per-(client, sub-topology) bounds")
     t0 = time.perf_counter()
-    if np.any(p.lower > 0):
-        return ActiveSolution(None, "not_applicable", None, None, {"model": "balance-relaxed", "floors": True})
     net = _Relaxed(p)
     lp = net.build()
     t1 = time.perf_counter()
@@ -265,11 +344,11 @@ def solve_balance_relaxed(p: ActiveProblem, deadline: Deadline = Deadline.never(
             "capped_classes": net.F, "capped_pairs": len(net.over_pairs),
             "build_seconds": round(t1 - t0, 6), "solver_seconds": round(t2 - t1, 6), "ilp_fallback": integer}
     if res.x is None or res.status != "optimal":
-        return ActiveSolution(None, res.status, None, res.bound, info)
-    bound = round(res.objective)
+        return ActiveSolution(None, res.status, None, None, info)
+    bound = int(round(res.objective))
     placement = net.read(np.rint(res.x).astype(np.int64))
     info["read_seconds"] = round(time.perf_counter() - t2, 6)
-    if placement is None:
-        info["dealt"] = False
+    info["dealt"] = placement is not None and meets_bounds(p, placement)
+    if not info["dealt"]:
         return ActiveSolution(None, "not_dealt", None, bound, info)
     return finish(p, placement, "optimal", bound, bound, info)
