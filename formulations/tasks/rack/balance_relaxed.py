@@ -202,8 +202,9 @@ class _Relaxed:
         spare = self.pair_owned[pair] - p.lower[self.pair_c[pair], self.pair_g[pair]]
         return index >= spare
 
-    def read(self, flow: np.ndarray) -> np.ndarray | None:
-        """A placement costing the flow's cost, or ``None`` if some rack's arrivals find no room (step 3)."""
+    def read(self, flow: np.ndarray, deadline: Deadline = Deadline.never()) -> np.ndarray | None:
+        """A placement costing the flow's cost, or ``None`` if some rack's arrivals find no room (step 3) or
+        the ``deadline`` stops its exact deal."""
         p = self.p
         moved, dest = self.leavers(flow)
         placement = p.owner.copy()
@@ -218,7 +219,7 @@ class _Relaxed:
             before = free[takers].copy()
             if self.floors or not _deal(p, arriving, takers, free, stays, placement):
                 free[takers] = before
-                if not _deal_exact(p, arriving, takers, free, stays, placement):
+                if not _deal_exact(p, arriving, takers, free, stays, placement, deadline):
                     return None
         return placement
 
@@ -266,12 +267,12 @@ def _deal(p: ActiveProblem, arriving: np.ndarray, takers: np.ndarray, free: np.n
     return True
 
 
-MAX_DEAL_ARCS = 2_000_000
+MAX_DEAL_ARCS = 1_000_000
 """Step 3's exact dealing (:func:`_deal_exact`) is built up to this many (sub-topology, taker) arcs per rack."""
 
 
 def _deal_exact(p: ActiveProblem, arriving: np.ndarray, takers: np.ndarray, free: np.ndarray, stays: np.ndarray,
-                placement: np.ndarray) -> bool:
+                placement: np.ndarray, deadline: Deadline = Deadline.never()) -> bool:
     """Step 3 for one rack as a transportation problem: arrivals per sub-topology to the takers' free slots,
     each (sub-topology, taker) arc between what the taker lacks of its floor and its room under the cap
     (totally unimodular, so integral). Used with floors, and where the greedy deal gets stuck; ``False``
@@ -298,7 +299,7 @@ def _deal_exact(p: ActiveProblem, arriving: np.ndarray, takers: np.ndarray, free
     start, index, value = build_csc(m * n, np.concatenate([arcs, arcs]), np.concatenate([g_of, m + t_of]),
                                     np.ones(2 * m * n))
     lp = ArrayLP(np.zeros(m * n), lo.astype(float), hi.astype(float), rhs, rhs.copy(), start, index, value)
-    res, _ = solve_tu_lp(lp)
+    res, _ = solve_tu_lp(lp, deadline=deadline)
     if res.status != "optimal" or res.x is None:
         return False
     x = np.rint(res.x).astype(np.int64)
@@ -346,7 +347,7 @@ def solve_balance_relaxed(p: ActiveProblem, deadline: Deadline = Deadline.never(
     if res.x is None or res.status != "optimal":
         return ActiveSolution(None, res.status, None, None, info)
     bound = int(round(res.objective))
-    placement = net.read(np.rint(res.x).astype(np.int64))
+    placement = net.read(np.rint(res.x).astype(np.int64), deadline)
     info["read_seconds"] = round(time.perf_counter() - t2, 6)
     info["dealt"] = placement is not None and meets_bounds(p, placement)
     if not info["dealt"]:
