@@ -168,3 +168,19 @@ def test_relaxed_against_networkx_on_kafkas_graph(x):
         assert relaxed.objective == best and meets_bounds(p, relaxed.placement)
     _, sol = rack_tasks.solve_active(x, "rack_active", model="relaxed")
     assert sol.status == "optimal" and sol.objective == best
+
+
+@pytest.mark.parametrize("method", ["exact.rack_active", "exact.balanced_subtopology"])
+def test_solve_under_a_time_limit_proves_optimality(method):
+    """End to end through :func:`kipopt.solve` with a limit (the guarded child): the benchmark's shape
+    scaled down answers ``optimal`` with bound = objective from the relaxed model, the evaluator finds no
+    broken rule, and the objective is the priced per-client network's."""
+    from kipopt.api import solve
+    from kipopt.solution import Status
+
+    x = instance(11, 4000, 200, 400)
+    s = solve(x, method, time_limit=60)
+    assert s.status is Status.OPTIMAL and s.bound == s.objective and s.metrics["violations"] == []
+    assert s.metrics["model"] == "balance-relaxed"
+    bounds = "kafka" if method == "exact.rack_active" else "fair"
+    assert s.objective == solve_balance_priced(active_problem(x, bounds)).objective
