@@ -353,7 +353,7 @@ def active_start(rule: str):
         bounds = active_bounds(instance, rule)
         if bounds == "none":  # only the per-client counts, which the current assignment has
             return current_assignment(instance)
-        problem = active_problem(instance, bounds)
+        problem = active_problem(instance, bounds, costs=False)  # counts and bounds only: no traffic to read
         counts = np.zeros_like(problem.upper)
         np.add.at(counts, (problem.owner, problem.group), 1)
         if np.all(counts >= problem.lower) and np.all(counts <= problem.upper):
