@@ -184,3 +184,20 @@ def test_solve_under_a_time_limit_proves_optimality(method):
     assert s.metrics["model"] == "balance-relaxed"
     bounds = "kafka" if method == "exact.rack_active" else "fair"
     assert s.objective == solve_balance_priced(active_problem(x, bounds)).objective
+
+
+EDGES = {"rack-less clients, stateless tasks, new clients": dict(rackless_clients=0.2, stateless_share=0.25,
+                                                                   new_clients=10),
+         "six racks, moves dearer than traffic": dict(racks=6, non_overlap_cost=10, traffic_cost=1),
+         "two racks, moves free": dict(racks=2, non_overlap_cost=0, traffic_cost=3),
+         "one rack": dict(racks=1)}
+
+
+@pytest.mark.parametrize("bounds", ["kafka", "fair"])
+@pytest.mark.parametrize("edge", list(EDGES))
+def test_relaxed_on_edge_shapes(edge, bounds):
+    """Rack-less clients (a rack without traffic), stateless tasks (no traffic vector), clients without
+    tasks, many racks, free moves, a single rack: a bound, and exact when dealt."""
+    x = generate("tasks", 3, tasks=2000, clients=100, subtopologies=100, strategy="balance_subtopology",
+                 **EDGES[edge])
+    check_relaxed(x, bounds)
