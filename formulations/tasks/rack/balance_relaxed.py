@@ -20,10 +20,10 @@ only what the costs force:
 Every assignment meeting the caps maps to a flow of this network costing no more (a task kept in its
 owner's rack but not by its owner pays the non-overlap cost in the assignment and not in the flow; a
 capped pair keeps at most ``hi``), so the network's optimum is a lower bound on the rule's optimum. The
-network has ``K·R + P·V·(R + 1) + P`` columns for ``K`` task groups (at most vectors × racks), ``P``
-profiles and ``V`` vectors: it grows with the distinct profiles, not with clients × sub-topologies (2,854
-columns at 100,000 tasks × 5,000 clients × 1,000 sub-topologies: 18 groups, 112 profiles of 2,020 capped
-pairs, where the priced per-client network needs 444,074). Its matrix is a network matrix, so the simplex
+network has ``K·R + S·(R + 1) + P`` columns for ``K`` task groups (at most vectors × racks), ``P``
+profiles and ``S`` (profile, vector) supplies: it grows with the distinct profiles, not with clients ×
+sub-topologies (1,106 columns at 100,000 tasks × 5,000 clients × 1,000 sub-topologies: 18 groups, 112
+profiles of 2,020 capped pairs, where the priced per-client network needs 444,074). Its matrix is a network matrix, so the simplex
 vertex is integral.
 
 Read-back (:meth:`_Relaxed.read`):
@@ -102,6 +102,7 @@ class _Relaxed:
         self.F = len(fkeys)
         self.f_rho, self.f_hi, self.f_owned = fkeys[:, 0], fkeys[:, 1], fkeys[:, 2:]
         self.f_size = np.bincount(self.pair_f, minlength=self.F)
+        self.fv_f, self.fv_v = np.nonzero(self.f_owned > 0)  # the (profile, vector) supplies, by profile
         self.demand = np.bincount(p.client_rack, weights=p.orig, minlength=R).astype(np.int64)
         self.floors = bool(np.any(p.lower > 0))
 
@@ -110,27 +111,27 @@ class _Relaxed:
         return len(self.k_supply)
 
     def build(self) -> ArrayLP:
-        """Columns: regular ``k → r`` (K·R) | capped ``(f, v) → keep_f`` (F·V) | ``keep_f → ρ_f`` (F) |
-        capped ``(f, v) → r`` (F·V·R). Rows: groups K | capped supplies F·V | keep nodes F | racks R."""
-        K, F, V, R, no = self.K, self.F, self.V, self.R, self.p.non_overlap
+        """Columns: regular ``k → r`` (K·R) | capped ``(f, v) → keep_f`` (FV: the vectors a profile owns) |
+        ``keep_f → ρ_f`` (F) | capped ``(f, v) → r`` (FV·R). Rows: groups K | capped supplies FV | keep
+        nodes F | racks R."""
+        K, F, R, no = self.K, self.F, self.R, self.p.non_overlap
+        FV = len(self.fv_f)
         kr = np.arange(K * R)
         k, r = np.divmod(kr, R)
-        fv = np.arange(F * V)
-        f, v = np.divmod(fv, V)
-        fvr = np.arange(F * V * R)
-        fv2, r2 = np.divmod(fvr, R)
-        f2, v2 = np.divmod(fv2, V)
-        row_fv, row_keep, row_rack = K, K + F * V, K + F * V + F
-        c_keep, c_out, c_away = K * R, K * R + F * V, K * R + F * V + F
+        fv, f, v = np.arange(FV), self.fv_f, self.fv_v
+        fv2, r2 = np.divmod(np.arange(FV * R), R)
+        f2, v2 = f[fv2], v[fv2]
+        row_fv, row_keep, row_rack = K, K + FV, K + FV + F
+        c_keep, c_out, c_away = K * R, K * R + FV, K * R + FV + F
         self.c_keep, self.c_out, self.c_away = c_keep, c_out, c_away
-        n_col = c_away + F * V * R
+        n_col = c_away + FV * R
         tails = [k, row_fv + fv, row_keep + np.arange(F), row_fv + fv2]
         heads = [row_rack + r, row_keep + f, row_rack + self.f_rho, row_rack + r2]
         cols = np.arange(n_col)
         cost = np.concatenate([self.vectors[self.k_v[k], r] + no * (r != self.k_rho[k]),
                                self.vectors[v, self.f_rho[f]], np.zeros(F),
                                self.vectors[v2, r2] + no]).astype(float)
-        supply_fv = (self.f_owned * self.f_size[:, None]).reshape(-1)
+        supply_fv = self.f_owned[f, v] * self.f_size[f]
         upper = np.concatenate([np.repeat(self.k_supply, R), supply_fv, self.f_size * self.f_hi,
                                 np.repeat(supply_fv, R)]).astype(float)
         rhs = np.concatenate([self.k_supply, supply_fv, np.zeros(F), -self.demand]).astype(float)
@@ -164,8 +165,9 @@ class _Relaxed:
                 moved.append(tasks[first[k]:first[k] + n])
                 dest.append(np.repeat(np.arange(R), out))
         # step 1: capped classes, kept units dealt to their pairs in one rotation
-        keep = flow[self.c_keep:self.c_out].reshape(F, V)
-        away = flow[self.c_away:].reshape(F, V, R)
+        keep = flow[self.c_keep:self.c_out]
+        away = flow[self.c_away:].reshape(-1, R)
+        fv_first = np.searchsorted(self.fv_f, np.arange(F + 1))
         capped = np.nonzero(~self.regular)[0]
         pair_tasks: dict[int, list[int]] = {}
         for t in capped.tolist():
@@ -176,9 +178,9 @@ class _Relaxed:
         for f in range(F):
             m, turn = len(members[f]), 0
             kept = np.zeros((m, V), dtype=np.int64)
-            for v in range(V):
-                units = int(keep[f, v])
-                np.add.at(kept[:, v], (turn + np.arange(units)) % m, 1)
+            for e in range(fv_first[f], fv_first[f + 1]):
+                units = int(keep[e])
+                np.add.at(kept[:, self.fv_v[e]], (turn + np.arange(units)) % m, 1)
                 turn = (turn + units) % m
             leaving: list[list[int]] = [[] for _ in range(V)]
             for i, pair in enumerate(members[f]):
@@ -188,10 +190,11 @@ class _Relaxed:
                     if seen[v] >= kept[i, v]:
                         leaving[v].append(t)
                     seen[v] += 1
-            for v in range(V):
+            for e in range(fv_first[f], fv_first[f + 1]):
+                v = int(self.fv_v[e])
                 if leaving[v]:
                     moved.append(np.array(sorted(leaving[v]), dtype=np.int64))
-                    dest.append(np.repeat(np.arange(R), away[f, v]))
+                    dest.append(np.repeat(np.arange(R), away[e]))
         if not moved:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return np.concatenate(moved), np.concatenate(dest)
