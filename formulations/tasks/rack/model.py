@@ -138,21 +138,26 @@ def fair_bounds(orig: int, total: int, size: int) -> tuple[int, int]:
     return (orig * size) // total, -((-orig * size) // total)
 
 
-def active_problem(instance: TasksInstance, bounds: str = "none", role: str = "active") -> ActiveProblem:
-    """Index form of ``instance``'s active problem with ``bounds`` in :data:`BOUNDS`."""
+def active_problem(instance: TasksInstance, bounds: str = "none", role: str = "active",
+                   costs: bool = True) -> ActiveProblem:
+    """Index form of ``instance``'s active problem with ``bounds`` in :data:`BOUNDS`; ``costs=False`` leaves
+    the traffic at zero without reading the partitions' racks (for a start that only needs counts and
+    bounds, made while the model runs: :func:`kipopt.formulations.tasks.rack.rules.active_start`)."""
     if bounds not in BOUNDS:
         raise ValueError(f"bounds must be one of {BOUNDS}, got {bounds!r}")
     require_unique_owners(instance)
     tasks, clients = instance.task_ids, instance.client_ids
     actives = [instance.clients[c].active for c in clients]
+    task_index = cross_rack_table(instance, role).task_index if costs else {t: i for i, t in enumerate(tasks)}
     owner = np.empty(len(tasks), dtype=np.int64)
-    owner[np.fromiter(map(cross_rack_table(instance, role).task_index.__getitem__, chain.from_iterable(actives)),
+    owner[np.fromiter(map(task_index.__getitem__, chain.from_iterable(actives)),
                       dtype=np.int64, count=len(tasks))] = np.repeat(np.arange(len(clients)), list(map(len, actives)))
     orig = np.bincount(owner, minlength=len(clients)).astype(np.int64)
     groups = instance.subtopologies
     group = np.searchsorted(np.asarray(groups, dtype=np.int64), instance.task_subtopologies)
     racks, client_rack = rack_index(instance, clients)
-    traffic = traffic_matrix(instance, tasks, racks, role) * instance.config.traffic_cost
+    traffic = traffic_matrix(instance, tasks, racks, role) * instance.config.traffic_cost if costs else \
+        np.zeros((len(tasks), len(racks)), dtype=np.int64)
     lower, upper = _bounds(bounds, orig, np.bincount(group, minlength=len(groups)), len(tasks))
     return ActiveProblem(tasks, clients, owner, orig, group, groups, racks, client_rack, traffic,
                          instance.config.non_overlap_cost, lower, upper)

@@ -37,7 +37,11 @@ Rules (objective and hard constraints, recomputed from an assignment alone):
 Methods: ``exact.rack_active`` (without per-sub-topology bounds the
 transportation problem of :mod:`kipopt.formulations.tasks.rack.transport`; with
 them the PuLP full model when ``T × C <=`` :data:`PULP_MAX_PAIRS`, else the
-priced network of :mod:`kipopt.formulations.tasks.rack.balance_priced`; the
+network over task groups and capped-pair profiles of
+:mod:`kipopt.formulations.tasks.rack.balance_relaxed` (a lower bound, independent of the
+numbers of clients and sub-topologies, read back to an assignment that meets it), and where
+its read-back misses the bound the priced network of
+:mod:`kipopt.formulations.tasks.rack.balance_priced`; the
 per-client network of :mod:`kipopt.formulations.tasks.rack.balance` and the
 rack-grouped LP of :mod:`kipopt.formulations.tasks.rack.model` stay as
 cross-checks, and
@@ -87,7 +91,7 @@ from kipopt.formulations.tasks.rack.standby_model import distinct_tag_pairs
 PULP_MAX_PAIRS = 2_000
 """``exact.rack_active`` uses the readable PuLP model up to this many task × client pairs."""
 
-MODELS = ("auto", "transport", "balance", "network", "pulp", "arrays")
+MODELS = ("auto", "transport", "relaxed", "balance", "network", "pulp", "arrays")
 EXAMPLES = 5
 
 
@@ -241,8 +245,10 @@ def active_bounds(instance: TasksInstance, rule: str) -> str:
 
 def choose_model(problem: ActiveProblem, model: str = "auto") -> str:
     """``"transport"`` without per-sub-topology bounds; with them ``"pulp"`` up to
-    :data:`PULP_MAX_PAIRS` task × client pairs, else ``"balance"`` (the priced network of
-    :mod:`kipopt.formulations.tasks.rack.balance_priced`). ``"network"`` (the per-client network of
+    :data:`PULP_MAX_PAIRS` task × client pairs, else ``"relaxed"`` (the network over task groups and
+    capped-pair profiles of :mod:`kipopt.formulations.tasks.rack.balance_relaxed`, read back to its bound;
+    where the read-back misses it, the priced network of :mod:`kipopt.formulations.tasks.rack.balance_priced`
+    decides). ``"balance"`` (the priced network alone), ``"network"`` (the per-client network of
     :mod:`kipopt.formulations.tasks.rack.balance`) and ``"arrays"`` (the rack-grouped LP) are cross-checks."""
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
@@ -250,7 +256,7 @@ def choose_model(problem: ActiveProblem, model: str = "auto") -> str:
         return model
     if problem.upper is None:
         return "transport"
-    return "pulp" if problem.num_tasks * problem.num_clients <= PULP_MAX_PAIRS else "balance"
+    return "pulp" if problem.num_tasks * problem.num_clients <= PULP_MAX_PAIRS else "relaxed"
 
 
 def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str = "auto",
@@ -264,6 +270,8 @@ def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str 
     if chosen == "transport":
         from kipopt.formulations.tasks.rack.transport import solve_transport
         return problem, solve_transport(problem, deadline, threads)
+    if chosen == "relaxed":
+        return problem, _relaxed_then_priced(problem, deadline, threads)
     if chosen == "balance":
         from kipopt.formulations.tasks.rack.balance_priced import solve_balance_priced
         return problem, solve_balance_priced(problem, deadline, threads)
@@ -274,6 +282,23 @@ def solve_active(instance: TasksInstance, rule: str = "rack_active", model: str 
         from kipopt.formulations.tasks.rack.pulp_models import solve_active_pulp
         return problem, solve_active_pulp(problem, deadline.limit(), threads)
     return problem, solve_rack_grouped(problem, deadline.limit(), threads)
+
+
+def _relaxed_then_priced(problem: ActiveProblem, deadline: Deadline, threads: int | None) -> ActiveSolution:
+    """The relaxed network's answer when its read-back meets its bound; else the priced per-client network's,
+    with the relaxed optimum as a bound (a lower bound on the rule's optimum, so the better of the two)."""
+    from kipopt.formulations.tasks.rack.balance_priced import solve_balance_priced
+    from kipopt.formulations.tasks.rack.balance_relaxed import solve_balance_relaxed
+    relaxed = solve_balance_relaxed(problem, deadline, threads)
+    if relaxed.status == "optimal":
+        return relaxed
+    sol = solve_balance_priced(problem, deadline, threads)
+    info = {**sol.info, "relaxed_info": relaxed.info, "relaxed_fallback": True}
+    bound = max((b for b in (sol.bound, relaxed.bound) if b is not None), default=None)
+    status = sol.status
+    if sol.objective is not None and bound is not None and sol.objective <= bound + 1e-6:
+        status = "optimal"
+    return ActiveSolution(sol.placement, status, sol.objective, bound, info)
 
 
 def placement_assignment(instance: TasksInstance, problem: ActiveProblem,
@@ -328,7 +353,7 @@ def active_start(rule: str):
         bounds = active_bounds(instance, rule)
         if bounds == "none":  # only the per-client counts, which the current assignment has
             return current_assignment(instance)
-        problem = active_problem(instance, bounds)
+        problem = active_problem(instance, bounds, costs=False)  # counts and bounds only: no traffic to read
         counts = np.zeros_like(problem.upper)
         np.add.at(counts, (problem.owner, problem.group), 1)
         if np.all(counts >= problem.lower) and np.all(counts <= problem.upper):

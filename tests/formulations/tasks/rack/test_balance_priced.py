@@ -270,13 +270,19 @@ def test_expired_deadline_returns_no_placement():
     assert sol.placement is None and sol.status == "time_limit"
 
 
-def test_auto_chooses_the_priced_network_and_reads_back_deterministically():
+def test_priced_network_and_auto_read_back_deterministically():
+    """The priced network (``model="balance"``) and the automatic choice (the relaxed model first) each give
+    the same placement twice, at the per-client network's optimum."""
     instance = generate("tasks", 36, tasks=500, clients=50, subtopologies=20, strategy="balance_subtopology")
-    p1, a = rack_tasks.solve_active(instance)
-    _, b = rack_tasks.solve_active(instance)
+    p1, a = rack_tasks.solve_active(instance, model="balance")
+    _, b = rack_tasks.solve_active(instance, model="balance")
     assert a.info["model"] == "balance-priced" and np.array_equal(a.placement, b.placement)
     _, network = rack_tasks.solve_active(instance, model="network")
     assert network.info["model"] == "balance-grouped" and network.objective == a.objective
+    _, auto = rack_tasks.solve_active(instance)
+    _, again = rack_tasks.solve_active(instance)
+    assert auto.status == "optimal" and auto.objective == a.objective and np.array_equal(auto.placement,
+                                                                                        again.placement)
 
 
 def test_vectorised_bounds_equal_the_scalar_definitions():

@@ -209,16 +209,18 @@ def test_generated_instances(seed):
 
 def test_model_choice_by_size():
     """auto picks the transportation model without bounds; with bounds PuLP up to PULP_MAX_PAIRS
-    task × client pairs and the arrays model above."""
+    task × client pairs and above the relaxed model (the priced network where its read-back misses)."""
     small = active_problem(random_instance(3, tasks=10, clients=4), "kafka")
     big = active_problem(random_instance(3, tasks=rack_tasks.PULP_MAX_PAIRS // 10 + 1, clients=10), "kafka")
-    assert rack_tasks.choose_model(small) == "pulp" and rack_tasks.choose_model(big) == "balance"
+    assert rack_tasks.choose_model(small) == "pulp" and rack_tasks.choose_model(big) == "relaxed"
     assert rack_tasks.choose_model(small, "arrays") == "arrays"
     assert rack_tasks.choose_model(active_problem(random_instance(3, tasks=10, clients=4))) == "transport"
     s = solve(random_instance(3, tasks=300, clients=10), "exact.rack_active")
     assert s.metrics["model"] == "transport" and s.status is Status.OPTIMAL
     s = solve(random_instance(3, tasks=300, clients=10, strategy="balance_subtopology"), "exact.rack_active")
-    assert s.metrics["model"] == "balance-priced" and s.status is Status.OPTIMAL
+    assert s.status is Status.OPTIMAL
+    assert s.metrics["model"] == "balance-relaxed" or (s.metrics["model"] == "balance-priced"
+                                                       and s.metrics["relaxed_fallback"])
 
 
 def test_new_active_drops_its_standby():
