@@ -388,6 +388,14 @@ FALLBACK_SECONDS_PER_PARTITION = 1.5e-5
 balance-free bound and pricing the answer (about 7 s at 500,000 partitions, profiled on the loaded
 shared machine; a third of it unloaded)."""
 
+STAGES_LEAST_SECONDS = 0.05
+"""Under a time limit, the dec-min stages are not started with less than this left for them (their
+level bounds and LPs would be cut anyway, and the time is the fallback's)."""
+
+TREE_BUILD_SECONDS_PER_PARTITION = 3e-6
+"""The level tree is not started unless this much per owned partition is left (building its owner
+index reads every owned partition: about a second at 500,000, measured under load)."""
+
 MILP_DEFAULT_SECONDS = 60.0
 """The whole method's time when the caller sets no limit (the level tree and the MILP share what the
 dec-min stage leaves of it; the dec-min answer is already in hand)."""
@@ -415,7 +423,10 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     if options.time_limit is not None:  # keep time for the fallback, its bound and its price
         total = sum(g.size for g in lay.groups)
         stages = max(0.01, options.time_limit - (time.perf_counter() - t0) - FALLBACK_SECONDS_PER_PARTITION * total)
-    assignment, status, info = solve_balanced(instance, stages, options.threads, lay)
+    if stages is not None and stages <= STAGES_LEAST_SECONDS:  # no time for the LPs: the fallback answers
+        assignment, status, info = None, "time_limit", {"stages": "skipped: the time limit leaves them nothing"}
+    else:
+        assignment, status, info = solve_balanced(instance, stages, options.threads, lay)
     bound = free_bound(instance, lay)
     if assignment is None:
         fallback = greedy_balanced(instance, lay)
@@ -428,7 +439,8 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     # the dec-min answer at the balance-free least cross-rack: every better answer gives each partition
     # to a subscriber at its group's least cost, so only those pairs enter the search and the MILP
     least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
-    if not proven:
+    left = deadline - time.perf_counter()
+    if not proven and left > STAGES_LEAST_SECONDS + TREE_BUILD_SECONDS_PER_PARTITION * len(owners(instance)):
         found = search_tree(instance, lay, objective, deadline, options.threads, best=least)
         if found is not None:
             info.update(found.info)

@@ -113,11 +113,11 @@ def level_bounds(lay: Layout, sizes: dict[str, int], classes, count: np.ndarray)
             reach[t] |= topics
     L = np.zeros(len(classes), dtype=np.int64)
     U = np.zeros(len(classes), dtype=np.int64)
+    reachable = {t: sum(sizes[u] for u in us) for t, us in reach.items()}
     for c, topics in enumerate(classes):
         if not topics:
             continue
         L[c] = max(0, max(-(-sizes[t] // subscribers[t]) - 1 for t in topics))
-        reachable = {t: sum(sizes[u] for u in reach[t]) for t in topics}
         U[c] = min(sum(sizes[t] for t in topics), 1 + max(reachable[t] // subscribers[t] for t in topics))
         L[c] = min(L[c], U[c])
     return L, U
