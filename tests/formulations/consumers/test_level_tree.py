@@ -79,7 +79,7 @@ def test_tree_from_the_decmin_incumbent(inst):
     if found.assignment is not None:
         assert not balanced_violations(inst, found.assignment)
         assert balanced_objective(inst, found.assignment) == found.value
-    assert min(value, found.value or value) == optimum == found.bound
+    assert min(value, value if found.value is None else found.value) == optimum == found.bound
 
 
 def test_deadline_keeps_a_valid_bound():
