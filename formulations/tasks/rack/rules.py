@@ -81,7 +81,8 @@ from kipopt.solution import Status, TaskRoles, current_assignment
 
 from kipopt.formulations.tasks.guard import guarded, named
 from kipopt.formulations.tasks.rack.model import ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap, solve_rack_grouped
-from kipopt.formulations.tasks.rack.standby_grouped import client_level_standbys, place_standbys
+from kipopt.formulations.tasks.rack.standby_classes import place_standbys
+from kipopt.formulations.tasks.rack.standby_grouped import client_level_standbys, place_standbys_by_task
 from kipopt.formulations.tasks.rack.standby_model import distinct_tag_pairs
 
 PULP_MAX_PAIRS = 2_000
@@ -352,12 +353,15 @@ def run_balanced_subtopology(instance: TasksInstance, options: SolveOptions) -> 
 def run_rack_standby(instance: TasksInstance, options: SolveOptions, model: str = "grouped") -> MethodResult:
     """``exact.rack_standby``: standbys at minimum KIP-925 standby cost, no task losing tag distinctness.
 
-    ``model`` is ``grouped`` (clients by rack and tag profile) or ``clients``
-    (a column per task and client: the cross-check).
+    ``model`` is ``grouped`` (task classes × client groups by rack and tag
+    profile), ``tasks`` (a column per task and client group) or ``clients``
+    (a column per task and client); the last two are cross-checks.
     """
     deadline = options.deadline()
     if model == "grouped":
         sol = place_standbys(instance, threads=options.threads, deadline=deadline)
+    elif model == "tasks":
+        sol = place_standbys_by_task(instance, threads=options.threads, deadline=deadline)
     else:
         sol = client_level_standbys(instance, threads=options.threads, deadline=deadline)
     start = current_assignment(instance)
