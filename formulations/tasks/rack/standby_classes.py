@@ -49,6 +49,7 @@ only when its vertex is fractional. Pattern enumeration stops at
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 from collections import defaultdict
@@ -176,20 +177,25 @@ def _patterns(held: np.ndarray, new_cap: np.ndarray, cost: np.ndarray, carries: 
               need: int, copies: int, non_overlap: int) -> tuple[np.ndarray, np.ndarray]:
     """Every multiset of ``copies`` groups within the caps that keeps the pairs; its kept-first cost."""
     cap = held + new_cap
-    groups = np.nonzero(cap > 0)[0].tolist()
+    groups = tuple(np.nonzero(cap > 0)[0].tolist())
     if math.comb(len(groups) + copies - 1, copies) > MAX_PATTERNS:
         raise TooManyPatterns
-    base = int(covered.sum())
-    rows = []
-    for combo in itertools.combinations_with_replacement(groups, copies):
-        m = np.bincount(np.array(combo), minlength=len(cap))
-        if np.any(m > cap):
-            continue
-        if int((covered | carries[m > 0].any(axis=0)).sum()) - base >= need:
-            rows.append(m)
-    pats = np.array(rows, dtype=np.int64).reshape(-1, len(cap))
+    pats = _multisets(groups, copies, len(cap))
+    pats = pats[np.all(pats <= cap, axis=1)]
+    gain = ((pats > 0).astype(np.float32) @ (carries & ~covered).astype(np.float32)) > 0.5  # pairs added
+    pats = pats[gain.sum(axis=1) >= need]
     pcost = pats @ cost + non_overlap * np.maximum(pats - held, 0).sum(axis=1)
     return pats, pcost
+
+
+@functools.lru_cache(maxsize=256)
+def _multisets(groups: tuple[int, ...], copies: int, G: int) -> np.ndarray:
+    """Copies per group of every multiset of ``copies`` of ``groups`` (one row each); shared, read-only."""
+    combos = np.array(list(itertools.combinations_with_replacement(groups, copies)), dtype=np.int64)
+    out = np.zeros((len(combos), G), dtype=np.int64)
+    np.add.at(out, (np.repeat(np.arange(len(combos)), copies), combos.reshape(-1)), 1)
+    out.setflags(write=False)
+    return out
 
 
 @dataclass(frozen=True)
@@ -397,14 +403,18 @@ def deal(m: ClassModel, cols: ClassColumns, x: np.ndarray) -> tuple[list[tuple[i
                 else:
                     new.append((ts[i], g, copies))
         else:
-            i = 0
-            for j, w in enumerate(np.rint(x[cp]).astype(np.int64).tolist()):
-                pat = k.patterns[j]
-                keep = np.minimum(pat, k.held)
-                for t in ts[i:i + w]:
-                    kept += [(t, g, int(keep[g]), bool(keep[g] >= k.held[g])) for g in np.nonzero(keep)[0]]
-                    new += [(t, g, int(pat[g] - keep[g])) for g in np.nonzero(pat - keep)[0]]
-                i += w
+            w = np.rint(x[cp]).astype(np.int64)
+            first = np.concatenate(([0], np.cumsum(w)[:-1]))
+            keep = np.minimum(k.patterns, k.held)
+            for part, out, full in ((keep, kept, True), (k.patterns - keep, new, False)):
+                j, g = np.nonzero(part * (w > 0)[:, None])  # (pattern, group) entries of the used patterns
+                rep = w[j]
+                task = k.tasks[np.repeat(first[j] - np.cumsum(rep) + rep, rep) + np.arange(rep.sum())]
+                gg, cc = np.repeat(g, rep), np.repeat(part[j, g], rep)
+                if full:
+                    out += zip(task.tolist(), gg.tolist(), cc.tolist(), (cc >= k.held[gg]).tolist())
+                else:
+                    out += zip(task.tolist(), gg.tolist(), cc.tolist())
     return kept, new
 
 

@@ -235,7 +235,14 @@ def read_back(group_of: np.ndarray, counts: np.ndarray, active: Roles, held: Rol
     room = counts.copy()
     placed: list[list[int]] = [[] for _ in range(C)]
     hosts: dict[int, set[int]] = {}  # clients the task is on as a standby so far
-    for t, g, k, _ in sorted(kept, key=lambda item: (not item[3], item[0], item[1])):
+    # a task keeping all its old hosts in a group keeps exactly those (one vectorised pass); the rest the roomiest
+    full = np.array([t * num_groups + g for t, g, _, whole in kept if whole], dtype=np.int64)
+    pick = np.isin(held.task * num_groups + group_of[held.client], full)
+    room -= np.bincount(held.client[pick], minlength=C)
+    for t, c in zip(held.task[pick].tolist(), held.client[pick].tolist()):
+        placed[c].append(t)
+        hosts.setdefault(t, set()).add(c)
+    for t, g, k, _ in sorted(item for item in kept if not item[3]):
         old = [c for c in held.clients_of(t).tolist() if group_of[c] == g]
         for c in sorted(old, key=lambda c: (-room[c], c))[:k]:
             _place(t, c, room, placed, hosts)
