@@ -72,7 +72,8 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.tasks.guard import guarded, tagged_standbys
-from kipopt.formulations.highs import SparseBuilder, solve_lexicographic
+from kipopt.formulations.highs import ArrayLP, SparseBuilder, solve_lexicographic
+from kipopt.formulations.tasks.tag_balance import Transport, scan_levels, transport_form
 from kipopt.formulations.tasks.rack.model import unique_owners
 from kipopt.formulations.tasks.rules import lexicographic, standby_target, tag_standby_levels, tag_standby_objective
 
@@ -186,9 +187,36 @@ def grouped_classes(pr: Profiles, owner: np.ndarray, stateful: np.ndarray, sigma
                    tuple(k[1] for k in keys), {q: v[0] for q, v in opts.items()})
 
 
+@dataclass(frozen=True)
+class GroupedModel:
+    """The stage-2 program of the module docstring and where its columns are."""
+
+    lp: ArrayLP
+    w_cols: list[np.ndarray]
+    y_cols: list[np.ndarray]
+    allowed: list[np.ndarray]
+    U: int
+    L: int
+    start: np.ndarray
+    copies: int
+    capacity: np.ndarray
+    profile_of: np.ndarray
+    unit_profile: list[np.ndarray] | None
+    """Per class the profile of each option, when every option is one copy on one profile (σ = 1)."""
+    transport: Transport | None
+
+
 def solve_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray, time_limit: float | None,
                   threads: int | None):
-    """The stage-2 program; returns ``(LexResult, w columns, y columns, allowed clients)``."""
+    """The stage-2 program by :func:`~kipopt.formulations.tasks.tag_balance.scan_levels`; returns
+    ``(LexResult, w columns, y columns, allowed clients, lp)``."""
+    m = build_grouped(pr, cl, capacity)
+    res = scan_levels(m, capacity, time_limit, threads)
+    return res, m.w_cols, m.y_cols, m.allowed, m.lp
+
+
+def build_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray) -> GroupedModel:
+    """The stage-2 program (objective ``U − L``) and the greedy start."""
     b = SparseBuilder()
     C, P = len(capacity), len(pr.values)
     total = sum(len(ts) for ts in cl.tasks)
@@ -216,12 +244,16 @@ def solve_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray, time_limit: f
                np.concatenate([-np.ones(len(ys)), cap]), 0.0, np.inf)
     b.add_rows(C, np.concatenate([yc, np.arange(C)]), np.concatenate([ys, np.full(C, L)]),
                np.concatenate([np.ones(len(ys)), -cap]), 0.0, np.inf)
-    lp = b.build()
-    cost = np.zeros(lp.num_col)
+    cost = np.zeros(b.num_col)
     cost[U], cost[L] = 1.0, -1.0
+    lp = b.build(cost)
     start = _greedy_start(pr, cl, capacity, lp.num_col, w_cols, y_cols, allowed, int(U), int(L))
-    res = solve_lexicographic(lp, [cost], time_limit, threads, start=start)
-    return res, w_cols, y_cols, allowed, lp
+    copies = sum(len(ts) * int(opts[0].sum()) for ts, opts in zip(cl.tasks, cl.options))
+    unit = all(int(o.sum()) == 1 for opts in cl.options for o in opts)
+    unit_profile = [np.array([int(np.argmax(o)) for o in opts]) for opts in cl.options] if unit else None
+    transport = transport_form([len(ts) for ts in cl.tasks], allowed, pr.of) if unit else None
+    return GroupedModel(lp, w_cols, y_cols, allowed, int(U), int(L), start, copies, capacity, pr.of, unit_profile,
+                        transport)
 
 
 def _greedy_start(pr, cl, capacity, num_col, w_cols, y_cols, allowed, U, L) -> np.ndarray:
