@@ -62,7 +62,7 @@ import heapq
 import itertools
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 import numpy as np
 
@@ -293,13 +293,17 @@ def disaggregate(pr: Profiles, cl: Grouped, x: np.ndarray, w_cols, y_cols, allow
     out: dict[int, list[int]] = {}
     for ts, opts, w, y, clients in zip(cl.tasks, cl.options, w_cols, y_cols, allowed):
         counts = np.rint(x[w]).astype(np.int64)
-        chosen = [o for o, n in zip(opts, counts) for _ in range(n)]
+        need_of = np.stack(opts)[np.repeat(np.arange(len(opts)), counts)]  # per task (in order) its option
+        task_arr = np.array(ts, dtype=np.int64)
         supply = dict(zip(clients.tolist(), np.rint(x[y]).astype(np.int64).tolist()))
         for t in ts:
             out[t] = []
         for p in sorted({int(p) for o in opts for p in np.nonzero(o)[0]}):
-            here = [c for c in clients.tolist() if pr.of[c] == p]
-            demand = sorted(((int(o[p]), t) for t, o in zip(ts, chosen) if o[p] > 0), key=lambda d: -d[0])
+            here = clients[pr.of[clients] == p].tolist()
+            needs = need_of[:, p]
+            users = np.nonzero(needs > 0)[0]
+            users = users[np.argsort(-needs[users], kind="stable")]  # largest demand first, then task order
+            demand = zip(needs[users].tolist(), task_arr[users].tolist())
             heap = [(-supply[c], c) for c in here]  # the clients with the most supply left, then by index
             heapq.heapify(heap)
             for need, t in demand:
@@ -433,8 +437,8 @@ def run_tag_standby(instance: TasksInstance, options: SolveOptions) -> MethodRes
     info.update(seconds_model=round(time.perf_counter() - t0, 6), stage_values=list(map(float, values)),
                 stage_bounds=[float(v) if np.isfinite(v) else None for v in bounds])
     assignment = to_assignment(instance, standbys)
-    objective = tag_standby_objective(instance, assignment)
     levels = tag_standby_levels(instance, assignment)
+    objective = lexicographic(instance, astuple(levels))
     if stopped is None:
         optimum = lexicographic(instance, values)
         if objective == optimum:
@@ -456,6 +460,8 @@ def _constant(instance: TasksInstance, pr: Profiles) -> float:
     sizes = [len({v for v in vals if v is not None}) for vals in zip(*pr.values)] if pr.keys else []
     ideal = sum(min(1 + sigma, n) for n in sizes)
     stateful = sum(1 for t in instance.tasks.values() if t.stateful)
+    if stateful == len(instance.tasks):
+        return float(stateful * ideal)
     stateless = {c: TaskRoles(tuple(t for t in r.active if not instance.tasks[t].stateful))
                  for c, r in instance.clients.items()}
     return float(stateful * ideal + tag_standby_levels(instance, stateless).tag_shortfall)
