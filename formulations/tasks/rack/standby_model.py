@@ -69,6 +69,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from itertools import chain
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -154,13 +155,45 @@ def distinct_tag_pairs(instance: TasksInstance, roles: Mapping[str, TaskRoles]) 
     >>> distinct_tag_pairs(x, {"x": TaskRoles(("0_0",)), "y": TaskRoles((), ("0_0",))})
     {'0_0': 3}
     """
-    found: dict[str, set[tuple[str, str]]] = {t: set() for t, task in instance.tasks.items() if task.stateful}
+    tasks = instance.task_ids
+    tindex = {t: i for i, t in enumerate(tasks)}
+    pindex: dict[tuple[str, str], int] = {}
+    profile_of: dict[tuple[tuple[str, str], ...], int] = {}
+    profile_pairs: list[list[int]] = []
+    task_parts, profile_parts = [], []
     for cid, r in roles.items():
-        tags = instance.clients[cid].tags.items()
-        for t in (*r.active, *r.standby):
-            if t in found:
-                found[t].update(tags)
-    return {t: len(s) for t, s in found.items()}
+        tags = tuple(instance.clients[cid].tags.items())
+        if tags not in profile_of:
+            profile_of[tags] = len(profile_pairs)
+            profile_pairs.append([pindex.setdefault(kv, len(pindex)) for kv in tags])
+        try:
+            mine = np.fromiter(map(tindex.__getitem__, chain(r.active, r.standby)), dtype=np.int64)
+        except KeyError:  # a task the instance does not have: left out
+            mine = np.fromiter((tindex.get(t, -1) for t in chain(r.active, r.standby)), dtype=np.int64)
+        task_parts.append(mine)
+        profile_parts.append(np.full(len(mine), profile_of[tags], dtype=np.int64))
+    task = np.concatenate(task_parts) if task_parts else np.zeros(0, dtype=np.int64)
+    profile = np.concatenate(profile_parts) if profile_parts else np.zeros(0, dtype=np.int64)
+    known = task >= 0
+    # distinct (task, profile) hosts, then distinct (task, pair): linear in the placements
+    NP = max(len(profile_pairs), 1)
+    hosts = _distinct(task[known] * NP + profile[known])
+    sizes = np.array([len(ps) for ps in profile_pairs], dtype=np.int64)
+    flat = np.array([k for ps in profile_pairs for k in ps], dtype=np.int64)
+    ptr = np.concatenate(([0], np.cumsum(sizes)))
+    host_task, host_profile = hosts // NP, hosts % NP
+    per = sizes[host_profile] if len(hosts) else np.zeros(0, dtype=np.int64)
+    entry = np.repeat(ptr[host_profile] - np.cumsum(per) + per, per) + np.arange(int(per.sum()))
+    pairs = _distinct(np.repeat(host_task, per) * max(len(pindex), 1) + flat[entry])
+    count = np.bincount(pairs // max(len(pindex), 1), minlength=len(tasks))
+    every = instance.tasks
+    return {t: c for t, c in zip(tasks, count.tolist()) if every[t].stateful}
+
+
+def _distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of ``keys``, sorted (a sort and a diff: ``np.unique``'s hashing took 0.7 s on 900,000)."""
+    keys = np.sort(keys)
+    return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys
 
 
 def _role_matrix(instance: TasksInstance, tasks: tuple[str, ...], clients: tuple[str, ...],
