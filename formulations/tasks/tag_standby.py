@@ -40,6 +40,13 @@ greedy of Gale and Ryser (largest demand first, each to the clients of
 largest remaining supply) answers exactly. With 0/1 options (the common
 case) it always succeeds. Should it fail, the ungrouped model below decides.
 
+It is solved by :mod:`kipopt.formulations.tasks.tag_balance`, not as one
+MIP: with ``U`` and ``L`` fixed it is a feasibility problem (with σ = 1 a
+transportation problem, solved aggregated over clients serving the same
+classes), so the levels are scanned from the least ``U − L`` up and the first
+feasible pair is optimal (100,000 tasks × 5,000 clients: ``U − L = 1``, proven
+in about a second, where the MIP had not finished in 20 s with the start's 15).
+
 Size: ``Σ_κ |O_κ| + Σ_κ |A_κ| + 2`` columns (at most ``P·(|O| + |C|)`` with
 profile classes: independent of the number of tasks) and ``#κ + #κ·P + 2|C|``
 rows (plus the cover rows of non-0/1 options).
@@ -483,5 +490,5 @@ def start(instance: TasksInstance) -> dict[str, TaskRoles]:
 METHODS = [
     Method("exact.tag_standby", "tasks", "tag_standby", guarded(run_tag_standby, start, tag_standby_objective),
            "KIP-708 standbys exactly: distinct tag values per task (enumerated per active profile), then "
-           "standby balance per thread (MIP over profile classes)"),
+           "standby balance per thread (a level scan over profile classes)"),
 ]

@@ -1,5 +1,12 @@
 """``exact.rack_standby`` grouped: clients by (rack, tag profile), per-task rows kept.
 
+The method itself solves the coarser class model of
+:mod:`kipopt.formulations.tasks.rack.standby_classes` (tasks of one cost profile
+aggregated); this per-(task, group) model is its cross-check and its fallback
+when the class model's patterns would be too many, and the group read-back and
+the rounds that split stuck groups (:func:`read_back`, :func:`split_rounds`)
+serve both.
+
 The standby problem of :mod:`kipopt.formulations.tasks.rack.standby_model` has a
 column per (task, client) pair: 6.9 million at 10,000 tasks × 1,000
 clients. But a standby's cost depends on the client only through its rack
@@ -32,7 +39,7 @@ found this way costs exactly the bound, so it is optimal.
 
 Groups can be too coarse: in a rack of two clients, the tasks active on one
 can only stand by on the other, which the group's total does not see. Where
-the read-back is stuck, :func:`place_standbys` takes the clients left with
+the read-back is stuck, :func:`split_rounds` takes the clients left with
 room out of their group and solves again (a group stuck twice is split
 whole). A single client is always read back, so this ends, at worst in the
 client-level model; on large groups it ends in the first round.
