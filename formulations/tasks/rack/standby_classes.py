@@ -126,9 +126,9 @@ def class_model(instance: TasksInstance, alone: frozenset[int] = frozenset()) ->
     carries = carried_pairs(profiles, group_of, G)[1] if tagged else None
     non_overlap = instance.config.non_overlap_cost
     out, patterns = [], 0
-    for (_, on_active, on_held), ts in members.items():
+    for on_active, on_held, ts in members:
         try:
-            k = _task_class(np.array(ts, dtype=np.int64), traffic[ts[0]][group_rack], on_active, on_held, size, G,
+            k = _task_class(ts.astype(np.int64), traffic[ts[0]][group_rack], on_active, on_held, size, G,
                             carries, non_overlap)
         except TooManyPatterns:
             return None
@@ -141,16 +141,50 @@ def class_model(instance: TasksInstance, alone: frozenset[int] = frozenset()) ->
 
 
 def _classes_by_key(traffic: np.ndarray, active_group: np.ndarray, active_ptr: np.ndarray,
-                    held_group: np.ndarray, held_ptr: np.ndarray) -> dict[tuple, list[int]]:
-    """Tasks with standbys by (cost row, active groups, held groups), in task order: linear in the roles."""
-    _, row = np.unique(traffic, axis=0, return_inverse=True)
-    row, ag, hg = row.reshape(-1).tolist(), active_group.tolist(), held_group.tolist()
-    ap, hp = active_ptr.tolist(), held_ptr.tolist()
-    members: dict[tuple, list[int]] = defaultdict(list)
-    for t in range(len(row)):
-        if hp[t + 1] > hp[t]:
-            members[(row[t], tuple(sorted(ag[ap[t]:ap[t + 1]])), tuple(sorted(hg[hp[t]:hp[t + 1]])))].append(t)
-    return members
+                    held_group: np.ndarray, held_ptr: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...],
+                                                                               np.ndarray]]:
+    """Tasks with standbys by (cost row, active groups, held groups): per class its active and held groups
+    (sorted) and its tasks, classes in the order of their first task. Sorts only: linear in the roles."""
+    width = int(traffic.max(initial=0)) + 1
+    G = int(max(active_group.max(initial=-1), held_group.max(initial=-1))) + 2  # the last value pads
+    columns = [traffic[:, r] for r in range(traffic.shape[1])]
+    columns += _padded(active_group, active_ptr, G) + _padded(held_group, held_ptr, G)
+    radix = [width] * traffic.shape[1] + [G] * (len(columns) - traffic.shape[1])
+    cls = _row_ids(np.column_stack(columns) if columns else np.zeros((len(held_ptr) - 1, 0), dtype=np.int64),
+                   radix)
+    tasks = np.nonzero(np.diff(held_ptr) > 0)[0]
+    order = tasks[np.argsort(cls[tasks], kind="stable")]
+    if len(order) == 0:
+        return []
+    starts = np.nonzero(np.concatenate(([True], cls[order][1:] != cls[order][:-1])))[0]
+    groups = np.split(order, starts[1:])
+    groups.sort(key=lambda ts: int(ts[0]))
+    return [(tuple(sorted(active_group[active_ptr[t]:active_ptr[t + 1]].tolist())),
+             tuple(sorted(held_group[held_ptr[t]:held_ptr[t + 1]].tolist())), ts)
+            for ts in groups for t in (int(ts[0]),)]
+
+
+def _padded(group: np.ndarray, ptr: np.ndarray, G: int) -> list[np.ndarray]:
+    """Each task's groups sorted, as columns padded with ``G - 1``."""
+    T = len(ptr) - 1
+    counts = np.diff(ptr)
+    m = int(counts.max(initial=0))
+    task = np.repeat(np.arange(T), counts)
+    order = np.argsort(task * G + group, kind="stable")
+    rank = np.arange(len(group)) - ptr[task]
+    out = np.full((T, m), G - 1, dtype=np.int64)
+    out[task, rank] = group[order]
+    return [out[:, j] for j in range(m)]
+
+
+def _row_ids(rows: np.ndarray, radix: list[int]) -> np.ndarray:
+    """An id per row, equal ids for equal rows: one integer key per row when the radices fit 62 bits."""
+    if math.prod(radix) < 2 ** 62:
+        key = np.zeros(len(rows), dtype=np.int64)
+        for j, r in enumerate(radix):
+            key = key * r + rows[:, j]
+        return key
+    return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
 
 
 def _task_class(ts: np.ndarray, cost: np.ndarray, on_active: tuple[int, ...], on_held: tuple[int, ...],

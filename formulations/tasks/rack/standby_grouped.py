@@ -78,11 +78,14 @@ class Roles:
 
     @classmethod
     def of(cls, instance: TasksInstance, role: str, tindex: dict[str, int], T: int) -> Roles:
-        pairs = [(tindex[t], j) for j, c in enumerate(instance.client_ids) for t in getattr(instance.clients[c], role)]
-        arr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-        arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
-        ptr = np.concatenate(([0], np.cumsum(np.bincount(arr[:, 0], minlength=T))))
-        return cls(arr[:, 0], arr[:, 1], ptr)
+        lists = [getattr(instance.clients[c], role) for c in instance.client_ids]
+        sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        task = np.fromiter(map(tindex.__getitem__, itertools.chain.from_iterable(lists)), dtype=np.int64,
+                           count=int(sizes.sum()))
+        client = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
+        order = np.argsort(task * max(len(lists), 1) + client, kind="stable")
+        ptr = np.concatenate(([0], np.cumsum(np.bincount(task, minlength=T))))
+        return cls(task[order], client[order], ptr)
 
     def clients_of(self, t: int) -> np.ndarray:
         return self.client[self.ptr[t]:self.ptr[t + 1]]
