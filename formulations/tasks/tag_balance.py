@@ -18,8 +18,7 @@ proven by the infeasible ones below it. A fractional vertex (options with
 several profiles) is settled by the MIP with ``U`` and ``L`` fixed, a
 feasibility question; only a pair the deadline leaves open stops the scan,
 and the best point known (the greedy start) is answered with the bound the
-scan reached. ``J`` never needs to reach the start's value: the start
-proves that one.
+scan reached (the start is made only then).
 """
 
 from __future__ import annotations
@@ -51,24 +50,23 @@ def scan_levels(m: GroupedModel, capacity: np.ndarray, time_limit: float | None,
                 threads: int | None) -> LexResult:
     """Stage 2 of :mod:`~kipopt.formulations.tasks.tag_standby` by the scan of the module docstring."""
     deadline = Deadline.after(time_limit)
-    lp = m.lp
     total = m.copies
     K = int(capacity.sum())
-    best = float(lp.cost @ m.start)
     least = -(-total // K) - total // K if K else 0
     checked = 0
-    for spread in range(least, int(best)):
+    # every load fits once U reaches the largest possible load per thread and L = 0: the scan ends by then
+    for spread in range(least, total + 1):
         for low in level_pairs(total, K, spread):
             if deadline.expired:
-                return _stopped(m, best, spread, f"time limit in the level scan at U - L = {spread}")
+                return _stopped(m, spread, f"time limit in the level scan at U - L = {spread}")
             checked += 1
             found, decided = _fixed(m, low, low + spread, threads, deadline)
             if found is not None:
                 return LexResult("optimal", found, (float(spread),), (float(spread),), None,
                                  f"{checked} level pairs checked")
             if not decided:
-                return _stopped(m, best, spread, f"time limit at U - L = {spread}, L = {low}")
-    return LexResult("optimal", m.start, (best,), (best,), None, f"{checked} level pairs checked; the start")
+                return _stopped(m, spread, f"time limit at U - L = {spread}, L = {low}")
+    return LexResult("infeasible", None, (), (), 0, f"no level pair is feasible ({checked} checked)")
 
 
 def _fixed(m: GroupedModel, low: int, high: int, threads: int | None,
@@ -96,8 +94,10 @@ def _fixed(m: GroupedModel, low: int, high: int, threads: int | None,
     return (None, False) if mip.x is None else (np.rint(mip.x), True)
 
 
-def _stopped(m: GroupedModel, best: float, bound: int, message: str) -> LexResult:
-    return LexResult("feasible", m.start, (best,), (float(bound),), 0, message)
+def _stopped(m: GroupedModel, bound: int, message: str) -> LexResult:
+    """The greedy start, with the level the scan had proven."""
+    best = float(m.lp.cost @ m.start)
+    return LexResult("feasible", m.start, (best,), (float(min(bound, best)),), 0, message)
 
 
 @dataclass(frozen=True)

@@ -65,11 +65,13 @@ stage 1 ``max Σ z``, stage 2 ``min U − L`` with the same load rows.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import time
 from collections import defaultdict
 from dataclasses import astuple, dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -204,13 +206,18 @@ class GroupedModel:
     allowed: list[np.ndarray]
     U: int
     L: int
-    start: np.ndarray
+    make_start: Callable[[], np.ndarray]
     copies: int
     capacity: np.ndarray
     profile_of: np.ndarray
     unit_profile: list[np.ndarray] | None
     """Per class the profile of each option, when every option is one copy on one profile (σ = 1)."""
     transport: Transport | None
+
+    @functools.cached_property
+    def start(self) -> np.ndarray:
+        """The greedy start (made when first asked for: the level scan needs it only when it is cut short)."""
+        return self.make_start()
 
 
 def solve_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray, time_limit: float | None,
@@ -254,7 +261,7 @@ def build_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray) -> GroupedMod
     cost = np.zeros(b.num_col)
     cost[U], cost[L] = 1.0, -1.0
     lp = b.build(cost)
-    start = _greedy_start(pr, cl, capacity, lp.num_col, w_cols, y_cols, allowed, int(U), int(L))
+    start = functools.partial(_greedy_start, pr, cl, capacity, lp.num_col, w_cols, y_cols, allowed, int(U), int(L))
     copies = sum(len(ts) * int(opts[0].sum()) for ts, opts in zip(cl.tasks, cl.options))
     unit = all(int(o.sum()) == 1 for opts in cl.options for o in opts)
     unit_profile = [np.array([int(np.argmax(o)) for o in opts]) for opts in cl.options] if unit else None
