@@ -156,24 +156,17 @@ def distinct_tag_pairs(instance: TasksInstance, roles: Mapping[str, TaskRoles]) 
     {'0_0': 3}
     """
     tasks = instance.task_ids
-    tindex = {t: i for i, t in enumerate(tasks)}
     pindex: dict[tuple[str, str], int] = {}
     profile_of: dict[tuple[tuple[str, str], ...], int] = {}
     profile_pairs: list[list[int]] = []
-    task_parts, profile_parts = [], []
-    for cid, r in roles.items():
-        tags = tuple(instance.clients[cid].tags.items())
+    client_profile = {}
+    for cid, client in instance.clients.items():
+        tags = tuple(client.tags.items())
         if tags not in profile_of:
             profile_of[tags] = len(profile_pairs)
             profile_pairs.append([pindex.setdefault(kv, len(pindex)) for kv in tags])
-        try:
-            mine = np.fromiter(map(tindex.__getitem__, chain(r.active, r.standby)), dtype=np.int64)
-        except KeyError:  # a task the instance does not have: left out
-            mine = np.fromiter((tindex.get(t, -1) for t in chain(r.active, r.standby)), dtype=np.int64)
-        task_parts.append(mine)
-        profile_parts.append(np.full(len(mine), profile_of[tags], dtype=np.int64))
-    task = np.concatenate(task_parts) if task_parts else np.zeros(0, dtype=np.int64)
-    profile = np.concatenate(profile_parts) if profile_parts else np.zeros(0, dtype=np.int64)
+        client_profile[cid] = profile_of[tags]
+    task, profile = _hosts(instance, roles, client_profile)
     known = task >= 0
     # distinct (task, profile) hosts, then distinct (task, pair): linear in the placements
     NP = max(len(profile_pairs), 1)
@@ -188,6 +181,22 @@ def distinct_tag_pairs(instance: TasksInstance, roles: Mapping[str, TaskRoles]) 
     count = np.bincount(pairs // max(len(pindex), 1), minlength=len(tasks))
     every = instance.tasks
     return {t: c for t, c in zip(tasks, count.tolist()) if every[t].stateful}
+
+
+def _hosts(instance: TasksInstance, roles: Mapping[str, TaskRoles], client_profile: dict[str, int]
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Task index (-1: unknown) and host profile of every active and standby listing of ``roles``."""
+    from kipopt.evaluation.tasks import placements
+
+    order = np.array([client_profile[c] for c in instance.clients], dtype=np.int64)
+    try:
+        placed = [placements(instance, roles, role) for role in ("active", "standby")]
+        return (np.concatenate([t for t, _ in placed]), order[np.concatenate([c for _, c in placed])])
+    except KeyError:  # an id the instance does not have: listing by listing, unknown tasks left out
+        tindex = {t: i for i, t in enumerate(instance.task_ids)}
+        task = [tindex.get(t, -1) for r in roles.values() for t in chain(r.active, r.standby)]
+        profile = [client_profile[c] for c, r in roles.items() for _ in chain(r.active, r.standby)]
+        return np.array(task, dtype=np.int64), np.array(profile, dtype=np.int64)
 
 
 def _distinct(keys: np.ndarray) -> np.ndarray:
