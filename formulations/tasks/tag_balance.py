@@ -24,6 +24,7 @@ scan reached (the start is made only then).
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -194,3 +195,35 @@ def _north_west(m: GroupedModel, x: np.ndarray, classes: np.ndarray, flows: np.n
         profile = np.nonzero(m.unit_profile[k] == m.profile_of[clients[took[0]]])[0]
         x[m.w_cols[k][profile]] += amount
         start += amount
+
+
+def greedy_start(pr, cl, capacity, num_col, w_cols, y_cols, allowed, U, L) -> np.ndarray:
+    """Each task its class's first option, each copy on the least loaded allowed client of the profile
+    (load per thread, then client index: a heap per profile, O(copies · log clients))."""
+    x = np.zeros(num_col)
+    load = np.zeros(len(capacity), dtype=np.int64)
+    cap = capacity.tolist()
+    for ts, opts, w, y, clients in zip(cl.tasks, cl.options, w_cols, y_cols, allowed):
+        x[w[0]] = len(ts)
+        wanted = [(int(p), int(opts[0][p])) for p in np.nonzero(opts[0])[0]]
+        heaps = {p: _load_heap(np.nonzero(pr.of[clients] == p)[0].tolist(), clients, load, cap) for p, _ in wanted}
+        picked = np.zeros(len(clients), dtype=np.int64)
+        for _ in ts:
+            for p, n in wanted:
+                heap = heaps[p]
+                taken = [heapq.heappop(heap) for _ in range(min(n, len(heap)))]
+                for _, c, j in taken:
+                    picked[j] += 1
+                    load[c] += 1
+                    heapq.heappush(heap, (load[c] / cap[c], c, j))
+        x[y] += picked
+    x[U] = np.max(-(-load // capacity))
+    x[L] = np.min(load // capacity)
+    return x
+
+
+def _load_heap(positions: list[int], clients: np.ndarray, load: np.ndarray, cap: list) -> list:
+    """``(load per thread, client, position)`` of the clients at ``positions`` of ``clients``, heapified."""
+    heap = [(load[c] / cap[c], c, j) for j in positions for c in (int(clients[j]),)]
+    heapq.heapify(heap)
+    return heap

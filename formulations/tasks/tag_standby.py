@@ -82,7 +82,7 @@ from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.tasks.guard import guarded, tagged_standbys
 from kipopt.formulations.highs import ArrayLP, SparseBuilder, solve_lexicographic
-from kipopt.formulations.tasks.tag_balance import Transport, scan_levels, transport_form
+from kipopt.formulations.tasks.tag_balance import Transport, greedy_start, scan_levels, transport_form
 from kipopt.formulations.tasks.rack.model import unique_owners
 from kipopt.formulations.tasks.rules import lexicographic, standby_target, tag_standby_levels, tag_standby_objective
 
@@ -261,45 +261,13 @@ def build_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray) -> GroupedMod
     cost = np.zeros(b.num_col)
     cost[U], cost[L] = 1.0, -1.0
     lp = b.build(cost)
-    start = functools.partial(_greedy_start, pr, cl, capacity, lp.num_col, w_cols, y_cols, allowed, int(U), int(L))
+    start = functools.partial(greedy_start, pr, cl, capacity, lp.num_col, w_cols, y_cols, allowed, int(U), int(L))
     copies = sum(len(ts) * int(opts[0].sum()) for ts, opts in zip(cl.tasks, cl.options))
     unit = all(int(o.sum()) == 1 for opts in cl.options for o in opts)
     unit_profile = [np.array([int(np.argmax(o)) for o in opts]) for opts in cl.options] if unit else None
     transport = transport_form([len(ts) for ts in cl.tasks], allowed, pr.of) if unit else None
     return GroupedModel(lp, w_cols, y_cols, allowed, int(U), int(L), start, copies, capacity, pr.of, unit_profile,
                         transport)
-
-
-def _greedy_start(pr, cl, capacity, num_col, w_cols, y_cols, allowed, U, L) -> np.ndarray:
-    """Each task its class's first option, each copy on the least loaded allowed client of the profile
-    (load per thread, then client index: a heap per profile, O(copies · log clients))."""
-    x = np.zeros(num_col)
-    load = np.zeros(len(capacity), dtype=np.int64)
-    cap = capacity.tolist()
-    for ts, opts, w, y, clients in zip(cl.tasks, cl.options, w_cols, y_cols, allowed):
-        x[w[0]] = len(ts)
-        wanted = [(int(p), int(opts[0][p])) for p in np.nonzero(opts[0])[0]]
-        heaps = {p: _load_heap(np.nonzero(pr.of[clients] == p)[0].tolist(), clients, load, cap) for p, _ in wanted}
-        picked = np.zeros(len(clients), dtype=np.int64)
-        for _ in ts:
-            for p, n in wanted:
-                heap = heaps[p]
-                taken = [heapq.heappop(heap) for _ in range(min(n, len(heap)))]
-                for _, c, j in taken:
-                    picked[j] += 1
-                    load[c] += 1
-                    heapq.heappush(heap, (load[c] / cap[c], c, j))
-        x[y] += picked
-    x[U] = np.max(-(-load // capacity))
-    x[L] = np.min(load // capacity)
-    return x
-
-
-def _load_heap(positions: list[int], clients: np.ndarray, load: np.ndarray, cap: list) -> list:
-    """``(load per thread, client, position)`` of the clients at ``positions`` of ``clients``, heapified."""
-    heap = [(load[c] / cap[c], c, j) for j in positions for c in (int(clients[j]),)]
-    heapq.heapify(heap)
-    return heap
 
 
 def disaggregate(pr: Profiles, cl: Grouped, x: np.ndarray, w_cols, y_cols, allowed) -> dict[int, list[int]] | None:
