@@ -24,16 +24,14 @@ scan reached (the start is made only then).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Callable
 
 import numpy as np
 
-from kipopt.formulations.highs import Deadline, LexResult, SparseBuilder, is_integral, solve_lp
-
-if TYPE_CHECKING:
-    from kipopt.formulations.tasks.tag_standby import GroupedModel
+from kipopt.formulations.highs import ArrayLP, Deadline, LexResult, SparseBuilder, is_integral, solve_lp
 
 
 def level_pairs(total: int, threads: int, spread: int) -> list[int]:
@@ -134,6 +132,31 @@ def transport_form(supply: list[int], allowed: list[np.ndarray], profile_of: np.
 
 MAX_SINKS = 256
 """Most client groups (by the classes they may serve) the aggregated transportation problem takes."""
+
+
+@dataclass(frozen=True)
+class GroupedModel:
+    """The stage-2 program of :mod:`~kipopt.formulations.tasks.tag_standby` (objective ``U − L``), where its
+    columns are, and what the level scan needs."""
+
+    lp: ArrayLP
+    w_cols: list[np.ndarray]
+    y_cols: list[np.ndarray]
+    allowed: list[np.ndarray]
+    U: int
+    L: int
+    make_start: Callable[[], np.ndarray]
+    copies: int
+    capacity: np.ndarray
+    profile_of: np.ndarray
+    unit_profile: list[np.ndarray] | None
+    """Per class the profile of each option, when every option is one copy on one profile (σ = 1)."""
+    transport: Transport | None
+
+    @functools.cached_property
+    def start(self) -> np.ndarray:
+        """The greedy start (made when first asked for: the level scan needs it only when it is cut short)."""
+        return self.make_start()
 
 
 def _by_transport(m: GroupedModel, low: int, high: int, threads: int | None,

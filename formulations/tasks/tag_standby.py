@@ -71,7 +71,6 @@ import itertools
 import time
 from collections import defaultdict
 from dataclasses import astuple, dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -81,8 +80,8 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.tasks.guard import guarded, tagged_standbys
-from kipopt.formulations.highs import ArrayLP, SparseBuilder, solve_lexicographic
-from kipopt.formulations.tasks.tag_balance import Transport, greedy_start, scan_levels, transport_form
+from kipopt.formulations.highs import SparseBuilder, solve_lexicographic
+from kipopt.formulations.tasks.tag_balance import GroupedModel, greedy_start, scan_levels, transport_form
 from kipopt.formulations.tasks.rack.model import unique_owners
 from kipopt.formulations.tasks.rules import lexicographic, standby_target, tag_standby_levels, tag_standby_objective
 
@@ -194,30 +193,6 @@ def grouped_classes(pr: Profiles, owner: np.ndarray, stateful: np.ndarray, sigma
     keys = sorted(keyed)
     return Grouped(tuple(tuple(keyed[k]) for k in keys), tuple(opts[k[0]][1] for k in keys),
                    tuple(k[1] for k in keys), {q: v[0] for q, v in opts.items()})
-
-
-@dataclass(frozen=True)
-class GroupedModel:
-    """The stage-2 program of the module docstring and where its columns are."""
-
-    lp: ArrayLP
-    w_cols: list[np.ndarray]
-    y_cols: list[np.ndarray]
-    allowed: list[np.ndarray]
-    U: int
-    L: int
-    make_start: Callable[[], np.ndarray]
-    copies: int
-    capacity: np.ndarray
-    profile_of: np.ndarray
-    unit_profile: list[np.ndarray] | None
-    """Per class the profile of each option, when every option is one copy on one profile (σ = 1)."""
-    transport: Transport | None
-
-    @functools.cached_property
-    def start(self) -> np.ndarray:
-        """The greedy start (made when first asked for: the level scan needs it only when it is cut short)."""
-        return self.make_start()
 
 
 def solve_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray, time_limit: float | None,
