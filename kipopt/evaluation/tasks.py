@@ -115,7 +115,7 @@ def _lists_clean(instance: TasksInstance, placed: Placed) -> bool:
     T = len(instance.tasks)
     keys = np.concatenate([client * T + task for task, client in placed.values()])
     stateful = lag_ranks(instance).stateful
-    return (len(np.unique(keys)) == len(keys) and bool(stateful[placed["standby"][0]].all())
+    return (len(_distinct(keys)) == len(keys) and bool(stateful[placed["standby"][0]].all())
             and bool(stateful[placed["warmup"][0]].all())
             and bool((np.bincount(placed["active"][0], minlength=T) == 1).all()))
 
@@ -163,7 +163,7 @@ def _subtopology_spread(instance: TasksInstance, assignment: Mapping[str, TaskRo
     group_of = np.searchsorted(np.asarray(groups, dtype=np.int64), instance.task_subtopologies)
     task, client = _placed(instance, assignment, placed)["active"]
     C = len(instance.clients)
-    pairs, count = np.unique(group_of[task] * C + client, return_counts=True)
+    pairs, count = _distinct_counts(group_of[task] * C + client)
     pair_group = pairs // C
     high = np.zeros(len(groups), dtype=np.int64)
     np.maximum.at(high, pair_group, count)
@@ -215,6 +215,13 @@ def _distinct(keys: np.ndarray) -> np.ndarray:
     return keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys
 
 
+def _distinct_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_distinct` and how often each value occurs (``np.unique(..., return_counts=True)`` by one sort)."""
+    keys = np.sort(keys)
+    starts = np.nonzero(np.concatenate(([True], keys[1:] != keys[:-1])))[0] if len(keys) else np.zeros(0, np.int64)
+    return keys[starts], np.diff(np.concatenate((starts, [len(keys)])))
+
+
 def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles], placed: Placed | None = None) -> dict:
     """Standby copies per stateful task (distinct clients listing it as standby) against the wanted number."""
     wanted = instance.config.num_standby_replicas
@@ -222,7 +229,7 @@ def _standbys(instance: TasksInstance, assignment: Mapping[str, TaskRoles], plac
         placed = {role: placements(instance, assignment, role) for role in ("standby", "warmup")}
     T = len(instance.tasks)
     task, client = placed["standby"]
-    copies = np.bincount(np.unique(client * T + task) % T, minlength=T)
+    copies = np.bincount(_distinct(client * T + task) % T, minlength=T)
     held = copies[lag_ranks(instance).stateful]
     possible = min(wanted, len(instance.clients) - 1)
     return {

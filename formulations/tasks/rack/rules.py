@@ -78,6 +78,7 @@ from typing import Mapping
 import numpy as np
 
 from kipopt.costs import role_cost
+from kipopt.evaluation.tasks import placements
 from kipopt.deadline import Deadline
 from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, Rule, SolveOptions, Violation
@@ -85,7 +86,8 @@ from kipopt.solution import Status, TaskRoles, current_assignment
 
 from kipopt.formulations.tasks.guard import guarded, named
 from kipopt.formulations.tasks.rack.model import ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap, solve_rack_grouped
-from kipopt.formulations.tasks.rack.standby_grouped import client_level_standbys, place_standbys
+from kipopt.formulations.tasks.rack.standby_classes import place_standbys
+from kipopt.formulations.tasks.rack.standby_grouped import client_level_standbys, place_standbys_by_task
 from kipopt.formulations.tasks.rack.standby_model import distinct_tag_pairs
 
 PULP_MAX_PAIRS = 2_000
@@ -191,18 +193,38 @@ def _off_share(instance: TasksInstance, total: int, sizes: Counter, counts: Mapp
 def rack_standby_violations(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[Violation]:
     """Standby counts per client and per task, standbys on active clients, changed actives, tag distinctness."""
     found = _violation("standby_count_changed", _count_changes(instance, assignment, "standby"))
-    before = Counter(t for c in instance.clients.values() for t in c.standby)
-    after = Counter(t for r in assignment.values() for t in r.standby)
-    changed = [f"{t}: {after[t]} standby copies, had {before[t]}" for t in instance.task_ids if after[t] != before[t]]
+    try:
+        changed, on_active = _standby_placement_checks(instance, assignment)
+    except KeyError:  # a task or client the instance does not have: the slow path names what it can
+        before = Counter(t for c in instance.clients.values() for t in c.standby)
+        after = Counter(t for r in assignment.values() for t in r.standby)
+        changed = [f"{t}: {after[t]} standby copies, had {before[t]}" for t in instance.task_ids
+                   if after[t] != before[t]]
+        active_on = {(cid, t) for cid, c in instance.clients.items() for t in c.active}
+        on_active = [f"{cid}: standby of {t}, which is active there" for cid, r in sorted(assignment.items())
+                     for t in r.standby if (cid, t) in active_on]
     found += _violation("task_standby_count_changed", changed)
-    active_on = {(cid, t) for cid, c in instance.clients.items() for t in c.active}
-    on_active = [f"{cid}: standby of {t}, which is active there" for cid, r in sorted(assignment.items())
-                 for t in r.standby if (cid, t) in active_on]
     found += _violation("standby_on_active_client", on_active)
     moved = [f"{cid}: active tasks differ from the instance's" for cid, r in sorted(assignment.items())
              if set(r.active) != set(instance.clients[cid].active)]
     found += _violation("active_changed", moved)
     return found + _violation("tag_distinctness_dropped", _distinctness_drops(instance, assignment))
+
+
+def _standby_placement_checks(instance: TasksInstance, assignment: Mapping[str, TaskRoles]
+                              ) -> tuple[list[str], list[str]]:
+    """Tasks whose standby copies changed in number, and standbys on a client running the task: by arrays
+    over the placements (linear), messages only for what is broken. ``KeyError`` for an unknown id."""
+    T = len(instance.tasks)
+    tasks, clients = instance.task_ids, instance.client_ids
+    after_task, after_client = placements(instance, assignment, "standby")
+    before_task, _ = placements(instance, instance.clients, "standby")
+    after, before = np.bincount(after_task, minlength=T), np.bincount(before_task, minlength=T)
+    changed = [f"{tasks[t]}: {after[t]} standby copies, had {before[t]}" for t in np.nonzero(after != before)[0]]
+    active_task, active_client = placements(instance, instance.clients, "active")
+    clash = np.isin(after_client * T + after_task, active_client * T + active_task)
+    pairs = sorted((clients[c], tasks[t]) for c, t in zip(after_client[clash].tolist(), after_task[clash].tolist()))
+    return changed, [f"{cid}: standby of {t}, which is active there" for cid, t in pairs]
 
 
 def _distinctness_drops(instance: TasksInstance, assignment: Mapping[str, TaskRoles]) -> list[str]:
@@ -377,12 +399,15 @@ def run_balanced_subtopology(instance: TasksInstance, options: SolveOptions) -> 
 def run_rack_standby(instance: TasksInstance, options: SolveOptions, model: str = "grouped") -> MethodResult:
     """``exact.rack_standby``: standbys at minimum KIP-925 standby cost, no task losing tag distinctness.
 
-    ``model`` is ``grouped`` (clients by rack and tag profile) or ``clients``
-    (a column per task and client: the cross-check).
+    ``model`` is ``grouped`` (task classes × client groups by rack and tag
+    profile), ``tasks`` (a column per task and client group) or ``clients``
+    (a column per task and client); the last two are cross-checks.
     """
     deadline = options.deadline()
     if model == "grouped":
         sol = place_standbys(instance, threads=options.threads, deadline=deadline)
+    elif model == "tasks":
+        sol = place_standbys_by_task(instance, threads=options.threads, deadline=deadline)
     else:
         sol = client_level_standbys(instance, threads=options.threads, deadline=deadline)
     start = current_assignment(instance)

@@ -1,5 +1,12 @@
 """``exact.rack_standby`` grouped: clients by (rack, tag profile), per-task rows kept.
 
+The method itself solves the coarser class model of
+:mod:`kipopt.formulations.tasks.rack.standby_classes` (tasks of one cost profile
+aggregated); this per-(task, group) model is its cross-check and its fallback
+when the class model's patterns would be too many, and the group read-back and
+the rounds that split stuck groups (:func:`read_back`, :func:`split_rounds`)
+serve both.
+
 The standby problem of :mod:`kipopt.formulations.tasks.rack.standby_model` has a
 column per (task, client) pair: 6.9 million at 10,000 tasks × 1,000
 clients. But a standby's cost depends on the client only through its rack
@@ -32,7 +39,7 @@ found this way costs exactly the bound, so it is optimal.
 
 Groups can be too coarse: in a rack of two clients, the tasks active on one
 can only stand by on the other, which the group's total does not see. Where
-the read-back is stuck, :func:`place_standbys` takes the clients left with
+the read-back is stuck, :func:`split_rounds` takes the clients left with
 room out of their group and solves again (a group stuck twice is split
 whole). A single client is always read back, so this ends, at worst in the
 client-level model; on large groups it ends in the first round.
@@ -44,9 +51,11 @@ fractional, as in the client-level model.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -69,11 +78,14 @@ class Roles:
 
     @classmethod
     def of(cls, instance: TasksInstance, role: str, tindex: dict[str, int], T: int) -> Roles:
-        pairs = [(tindex[t], j) for j, c in enumerate(instance.client_ids) for t in getattr(instance.clients[c], role)]
-        arr = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-        arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
-        ptr = np.concatenate(([0], np.cumsum(np.bincount(arr[:, 0], minlength=T))))
-        return cls(arr[:, 0], arr[:, 1], ptr)
+        lists = [getattr(instance.clients[c], role) for c in instance.client_ids]
+        sizes = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+        task = np.fromiter(map(tindex.__getitem__, itertools.chain.from_iterable(lists)), dtype=np.int64,
+                           count=int(sizes.sum()))
+        client = np.repeat(np.arange(len(lists), dtype=np.int64), sizes)
+        order = np.argsort(task * max(len(lists), 1) + client, kind="stable")
+        ptr = np.concatenate(([0], np.cumsum(np.bincount(task, minlength=T))))
+        return cls(task[order], client[order], ptr)
 
     def clients_of(self, t: int) -> np.ndarray:
         return self.client[self.ptr[t]:self.ptr[t + 1]]
@@ -210,58 +222,76 @@ def disaggregate(m: GroupedStandby, x: np.ndarray) -> ReadBack:
     that held them (see the module docstring).
     """
     p = m.problem
-    C = len(m.group_of)
-    members: list[list[int]] = [[] for _ in p.clients]
-    for j, g in enumerate(m.group_of.tolist()):
-        members[g].append(j)
-    room = m.counts.copy()
-    placed: list[list[int]] = [[] for _ in range(C)]
-    hosts: list[set[int]] = [set() for _ in p.tasks]  # clients the task is on as a standby so far
     used = np.nonzero(x)[0]
-    kept = used[used < m.num_kept]
-    # kept copies: all of a task's old hosts in the group when it keeps them all, else the roomiest
-    for e in sorted(kept.tolist(), key=lambda e: (x[e] < p.edge_cap[e], e)):
-        t, g = int(p.edge_task[e]), int(p.edge_client[e])
-        old = [c for c in m.held.clients_of(t).tolist() if m.group_of[c] == g]
-        for c in sorted(old, key=lambda c: (-room[c], c))[:int(x[e])]:
+    kept = [(int(p.edge_task[e]), int(p.edge_client[e]), int(x[e]), bool(x[e] >= p.edge_cap[e]))
+            for e in used[used < m.num_kept].tolist()]
+    new = [(int(p.edge_task[e]), int(p.edge_client[e]), int(x[e])) for e in used[used >= m.num_kept].tolist()]
+    return read_back(m.group_of, m.counts, m.active, m.held, len(p.clients), kept, new)
+
+
+def read_back(group_of: np.ndarray, counts: np.ndarray, active: Roles, held: Roles, num_groups: int,
+              kept: list[tuple[int, int, int, bool]], new: list[tuple[int, int, int]]) -> ReadBack:
+    """Standbys per client from per-task group counts, or the clients of the groups it is stuck in.
+
+    ``kept`` holds ``(task, group, copies, keeps all)``: copies kept on clients
+    of the group that held the task (all of them when the last is true, else
+    the roomiest); ``new`` holds ``(task, group, copies)`` to place on distinct
+    clients of the group that neither run nor held the task.
+    """
+    C = len(group_of)
+    members: list[list[int]] = [[] for _ in range(num_groups)]
+    for j, g in enumerate(group_of.tolist()):
+        members[g].append(j)
+    room = counts.copy()
+    placed: list[list[int]] = [[] for _ in range(C)]
+    hosts: dict[int, set[int]] = {}  # clients the task is on as a standby so far
+    # a task keeping all its old hosts in a group keeps exactly those (one vectorised pass); the rest the roomiest
+    full = np.array([t * num_groups + g for t, g, _, whole in kept if whole], dtype=np.int64)
+    pick = np.isin(held.task * num_groups + group_of[held.client], full)
+    room -= np.bincount(held.client[pick], minlength=C)
+    for t, c in zip(held.task[pick].tolist(), held.client[pick].tolist()):
+        placed[c].append(t)
+        hosts.setdefault(t, set()).add(c)
+    for t, g, k, _ in sorted(item for item in kept if not item[3]):
+        old = [c for c in held.clients_of(t).tolist() if group_of[c] == g]
+        for c in sorted(old, key=lambda c: (-room[c], c))[:k]:
             _place(t, c, room, placed, hosts)
-    new = used[used >= m.num_kept]
-    by_group: list[list[tuple[int, int]]] = [[] for _ in p.clients]
-    for e in new.tolist():
-        by_group[int(p.edge_client[e])].append((int(p.edge_task[e]), int(x[e])))
+    by_group: list[list[tuple[int, int]]] = [[] for _ in range(num_groups)]
+    for t, g, k in new:
+        by_group[g].append((t, k))
     stuck: list[int] = []
     for g, wanted in enumerate(by_group):
         if wanted:
-            stuck += _fill_group(m, members[g], wanted, room, placed, hosts)
+            stuck += _fill_group(active, members[g], wanted, room, placed, hosts)
     return ReadBack(None, tuple(stuck)) if stuck else ReadBack(placed)
 
 
-def _place(t: int, c: int, room: np.ndarray, placed: list[list[int]], hosts: list[set[int]]) -> None:
+def _place(t: int, c: int, room: np.ndarray, placed: list[list[int]], hosts: dict[int, set[int]]) -> None:
     room[c] -= 1
     placed[c].append(t)
-    hosts[t].add(c)
+    hosts.setdefault(t, set()).add(c)
 
 
-def _forbidden(m: GroupedStandby, t: int) -> set[int]:
+def _forbidden(active: Roles, t: int) -> set[int]:
     """Clients where a copy of ``t`` may not go: its active hosts.
 
     An old host that did not keep ``t`` may take a ``new`` copy: the model
     prices that copy higher than keeping it, so an optimum does it only when
     ``non_overlap_cost`` is 0 and the two cost the same.
     """
-    return set(m.active.clients_of(t).tolist())
+    return set(active.clients_of(t).tolist())
 
 
-def _fill_group(m: GroupedStandby, clients: list[int], wanted: list[tuple[int, int]], room: np.ndarray,
-                placed: list[list[int]], hosts: list[set[int]]) -> list[int]:
+def _fill_group(active: Roles, clients: list[int], wanted: list[tuple[int, int]], room: np.ndarray,
+                placed: list[list[int]], hosts: dict[int, set[int]]) -> list[int]:
     """Place each task's ``new`` copies of one group on distinct allowed clients.
 
     Returns the group's clients with room left where it got stuck (none when
     every copy is placed).
     """
-    forbid = {t: _forbidden(m, t) for t, _ in wanted}
+    forbid = {t: _forbidden(active, t) for t, _ in wanted}
     members = set(clients)
-    wanted.sort(key=lambda tk: (-tk[1], -len((forbid[tk[0]] | hosts[tk[0]]) & members), tk[0]))
+    wanted.sort(key=lambda tk: (-tk[1], -len((forbid[tk[0]] | hosts.get(tk[0], set())) & members), tk[0]))
     heap = [(-int(room[c]), c) for c in clients if room[c] > 0]
     heapq.heapify(heap)
     moved: list[tuple[int, int]] = []  # (task, client) of this group's new copies, for repairs
@@ -269,7 +299,7 @@ def _fill_group(m: GroupedStandby, clients: list[int], wanted: list[tuple[int, i
         skipped, got = [], []
         while len(got) < k and heap:
             item = heapq.heappop(heap)
-            (skipped if item[1] in forbid[t] or item[1] in hosts[t] else got).append(item)
+            (skipped if item[1] in forbid[t] or item[1] in hosts.get(t, ()) else got).append(item)
         for _, c in got:
             _place(t, c, room, placed, hosts)
             moved.append((t, c))
@@ -285,11 +315,11 @@ def _fill_group(m: GroupedStandby, clients: list[int], wanted: list[tuple[int, i
 
 
 def _swap_in(t: int, forbid: dict[int, set[int]], heap: list[tuple[int, int]], moved: list[tuple[int, int]],
-             room: np.ndarray, placed: list[list[int]], hosts: list[set[int]]) -> bool:
+             room: np.ndarray, placed: list[list[int]], hosts: dict[int, set[int]]) -> bool:
     """Give ``t`` the client ``d`` of a placed copy ``(u, d)`` and move ``u`` to a client with room."""
     for _, c in sorted(heap):
         for i, (u, d) in enumerate(moved):
-            if d in forbid[t] or d in hosts[t] or c in forbid[u] or c in hosts[u]:
+            if d in forbid[t] or d in hosts.get(t, ()) or c in forbid[u] or c in hosts.get(u, ()):
                 continue
             placed[d].remove(u)
             hosts[u].discard(d)
@@ -315,9 +345,13 @@ class StandbyPlacement:
     info: dict
 
 
-def place_standbys(instance: TasksInstance, threads: int | None = None,
-                   deadline: Deadline | None = None) -> StandbyPlacement:
-    """Solve the grouped model and read it back, taking clients out of their groups where it gets stuck.
+Round = Callable[[frozenset[int]], tuple[StandbyPlacement, "ReadBack | None", np.ndarray]]
+"""One round of :func:`split_rounds`: given the clients to take out of their groups, the solve (its
+``standby`` left ``None``), its read-back (``None`` without a solution) and each client's group."""
+
+
+def split_rounds(deadline: Deadline, solve_round: Round) -> StandbyPlacement:
+    """Solve and read back, taking clients out of their groups where the read-back gets stuck.
 
     A client where the read-back is left with room it cannot fill becomes a
     group of its own, and the model is solved again; a group stuck a second
@@ -325,26 +359,41 @@ def place_standbys(instance: TasksInstance, threads: int | None = None,
     columns are its clients' own), so the rounds end, at worst with the
     client-level model. Every round's optimum is a lower bound.
     """
-    deadline = Deadline.after(None) if deadline is None else deadline
     alone: frozenset[int] = frozenset()
     failed: set[int] = set()  # clients of groups stuck before
     for rounds in itertools.count(1):
-        m = grouped_standby(instance, alone)
-        sol = solve_standby(m.problem, threads=threads, deadline=deadline,
-                            start=lambda: dominating_start(m.problem, m.on_held, m.carries, m.covered, threads, deadline))
-        info = dict(sol.info, model="standby-grouped", groups=len(m.problem.clients), rounds=rounds)
-        if sol.chosen is None:
-            return StandbyPlacement(None, sol.status, None, sol.bound, info)
-        read = disaggregate(m, sol.chosen)
+        sol, read, group_of = solve_round(alone)
+        sol = dataclasses.replace(sol, info=dict(sol.info, rounds=rounds))
+        if read is None:
+            return sol
         if read.standby is not None:
-            return StandbyPlacement(read.standby, sol.status, sol.objective, sol.bound, info)
+            return dataclasses.replace(sol, standby=read.standby)
         if deadline.expired:
-            return StandbyPlacement(None, "time_limit", None, sol.bound, info)
-        stuck_groups = {int(m.group_of[c]) for c in read.stuck}
-        again = [j for j, g in enumerate(m.group_of.tolist()) if g in stuck_groups and j in failed]
-        failed |= {j for j, g in enumerate(m.group_of.tolist()) if g in stuck_groups}
+            return StandbyPlacement(None, "time_limit", None, sol.bound, sol.info)
+        stuck_groups = {int(group_of[c]) for c in read.stuck}
+        again = [j for j, g in enumerate(group_of.tolist()) if g in stuck_groups and j in failed]
+        failed |= {j for j, g in enumerate(group_of.tolist()) if g in stuck_groups}
         alone = alone | set(read.stuck) | set(again)
     raise AssertionError("unreachable")
+
+
+def task_round(instance: TasksInstance, alone: frozenset[int], threads: int | None,
+               deadline: Deadline) -> tuple[StandbyPlacement, ReadBack | None, np.ndarray]:
+    """A round of the task-level grouped model (a ``kept`` and a ``new`` column per task and group)."""
+    m = grouped_standby(instance, alone)
+    sol = solve_standby(m.problem, threads=threads, deadline=deadline,
+                        start=lambda: dominating_start(m.problem, m.on_held, m.carries, m.covered, threads, deadline))
+    info = dict(sol.info, model="standby-grouped", groups=len(m.problem.clients))
+    placement = StandbyPlacement(None, sol.status, sol.objective, sol.bound, info)
+    return placement, (None if sol.chosen is None else disaggregate(m, sol.chosen)), m.group_of
+
+
+def place_standbys_by_task(instance: TasksInstance, threads: int | None = None,
+                           deadline: Deadline | None = None) -> StandbyPlacement:
+    """The task-level grouped model, split where stuck: the cross-check of the class model
+    (:func:`kipopt.formulations.tasks.rack.standby_classes.place_standbys`) and its fallback."""
+    deadline = Deadline.after(None) if deadline is None else deadline
+    return split_rounds(deadline, lambda alone: task_round(instance, alone, threads, deadline))
 
 
 def client_level_standbys(instance: TasksInstance, threads: int | None = None,

@@ -7,6 +7,7 @@ import pytest
 
 from kipopt.datasets import generate
 from kipopt.formulations.tasks import tag_standby as ts
+from kipopt.formulations.tasks import tag_balance
 from kipopt.formulations.tasks.rack.model import unique_owners
 from kipopt.formulations.tasks.rules import standby_target
 
@@ -72,7 +73,7 @@ def test_heap_start_and_read_back_equal_the_sorts(seed, params):
     assert classes is not None
     res, w, y, allowed, lp = ts.solve_grouped(pr, classes, capacity, None, None)
     U, L = lp.num_col - 2, lp.num_col - 1
-    start = ts._greedy_start(pr, classes, capacity, lp.num_col, w, y, allowed, U, L)
+    start = tag_balance.greedy_start(pr, classes, capacity, lp.num_col, w, y, allowed, U, L)
     assert np.array_equal(start, reference_start(pr, classes, capacity, lp.num_col, w, y, allowed, U, L))
     for x in (res.x, start):  # the optimum's counts, and the start's (another split of the same classes)
         assert ts.disaggregate(pr, classes, x, w, y, allowed) == reference_disaggregate(pr, classes, x, w, y, allowed)

@@ -319,15 +319,35 @@ def test_cli_check_standby_and_balanced(tmp_path, capsys):
 
 
 def test_a_large_time_limited_standby_solve_runs_in_a_child_with_the_same_answer(monkeypatch):
-    """Above HARD_DEADLINE_COLUMNS a time-limited solve runs in a forked child the deadline can kill (HiGHS'
-    model set-up does not watch the clock); the answer is the in-process one."""
-    from kipopt import api
+    """Above HARD_DEADLINE_COLUMNS a time-limited solve of the task-level models runs in a forked child the
+    deadline can kill (HiGHS' model set-up does not watch the clock); the answer is the in-process one."""
     from kipopt.datasets import generate
     from kipopt.formulations.tasks.rack import standby_model as M
 
     x = generate("tasks", 3, tasks=40, clients=8, tags=2)
-    here = api.solve(x, "exact.rack_standby", time_limit=60)
+    here = run_rack_standby(x, SolveOptions(time_limit=60), model="tasks")
     monkeypatch.setattr(M, "HARD_DEADLINE_COLUMNS", 0)
-    child = api.solve(x, "exact.rack_standby", time_limit=60)
+    child = run_rack_standby(x, SolveOptions(time_limit=60), model="tasks")
     assert child.status == here.status and child.objective == here.objective
-    assert child.metrics["killed_at_deadline"] is False and child.assignment == here.assignment
+    assert child.info["killed_at_deadline"] is False and child.assignment == here.assignment
+
+
+def reference_distinct_pairs(instance, roles) -> dict:
+    """The set-per-task count :func:`distinct_tag_pairs` vectorises."""
+    found = {t: set() for t, task in instance.tasks.items() if task.stateful}
+    for cid, r in roles.items():
+        for t in (*r.active, *r.standby):
+            if t in found:
+                found[t].update(instance.clients[cid].tags.items())
+    return {t: len(s) for t, s in found.items()}
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(tagged_standby_instances(max_tasks=10, max_clients=6))
+def test_distinct_tag_pairs_counts_as_sets_do(instance):
+    from kipopt.formulations.tasks.rack.standby_model import distinct_tag_pairs
+
+    start = current_assignment(instance)
+    assert distinct_tag_pairs(instance, start) == reference_distinct_pairs(instance, start)
+    best = solve(instance, "exact.rack_standby").assignment
+    assert distinct_tag_pairs(instance, best) == reference_distinct_pairs(instance, best)

@@ -1,4 +1,4 @@
-"""The grouped ``exact.rack_standby`` model against the client-level one it replaces."""
+"""``exact.rack_standby``'s class model against the task-level grouped and the client-level models."""
 
 from __future__ import annotations
 
@@ -25,12 +25,15 @@ SWEEP = settings(max_examples=120, deadline=None, derandomize=True, suppress_hea
 
 
 def agree(instance) -> dict:
-    """Both models optimal with one objective; the grouped answer breaks no rule. Returns its info."""
+    """The three models optimal with one objective; the class model's answer breaks no rule. Returns its info."""
     grouped = run_rack_standby(instance, SolveOptions())
+    tasks = run_rack_standby(instance, SolveOptions(), model="tasks")
     clients = run_rack_standby(instance, SolveOptions(), model="clients")
-    assert grouped.status is Status.OPTIMAL and clients.status is Status.OPTIMAL
-    assert grouped.objective == clients.objective
-    assert rules()["rack_standby"].violations(instance, grouped.assignment) == []
+    assert {grouped.status, tasks.status, clients.status} == {Status.OPTIMAL}
+    assert grouped.objective == tasks.objective == clients.objective == grouped.bound
+    for r in (grouped, tasks):
+        assert rules()["rack_standby"].violations(instance, r.assignment) == []
+    assert tasks.info["model"] == "standby-grouped"
     return grouped.info
 
 
@@ -50,7 +53,7 @@ def test_grouped_equals_client_level_on_small_instances(instance):
 ])
 def test_grouped_equals_client_level_on_generated_instances(seed, params):
     info = agree(generate("tasks", seed, **params))
-    assert info["model"] == "standby-grouped"
+    assert info["model"] == "standby-classes"
 
 
 def test_one_copy_tasks_need_no_covering_rows():
@@ -101,7 +104,7 @@ def test_tight_group_is_read_back():
     x = from_dict(one_rack({"c0": {"rack": "a", "active": ["0_0", "0_1"], "standby": ["0_2", "0_3"]},
                             "c1": {"rack": "a", "active": ["0_2"], "standby": ["0_0"]},
                             "c2": {"rack": "a", "active": ["0_3"], "standby": ["0_1"]}}))
-    assert agree(x)["model"] == "standby-grouped"
+    assert agree(x)["model"] == "standby-classes"
 
 
 def test_swap_repairs_a_stuck_fill():
@@ -115,8 +118,8 @@ def test_swap_repairs_a_stuck_fill():
     m = G.grouped_standby(x)
     room = np.array([1, 1, 0, 0])
     placed: list[list[int]] = [[] for _ in range(4)]
-    hosts: list[set[int]] = [set() for _ in range(4)]
-    assert G._fill_group(m, [0, 1, 2, 3], [(0, 1), (1, 1)], room, placed, hosts) == []
+    hosts: dict[int, set[int]] = {}
+    assert G._fill_group(m.active, [0, 1, 2, 3], [(0, 1), (1, 1)], room, placed, hosts) == []
     assert placed == [[1], [0], [], []] and room.tolist() == [0, 0, 0, 0]
 
 
@@ -167,8 +170,8 @@ def test_the_start_stands_when_the_ilp_finds_nothing(monkeypatch, seed):
     x = generate("tasks", 20 + seed, tasks=80, clients=15, num_standby_replicas=2 + seed % 2, tags=2)
     best = run_rack_standby(x, SolveOptions(), model="clients")
     monkeypatch.setattr(M, "solve_lp", no_point)
-    r = solve(x, "exact.rack_standby")
-    assert r.metrics["violations"] == [] and r.metrics["ilp"] is True
+    r = run_rack_standby(x, SolveOptions(), model="tasks")
+    assert rules()["rack_standby"].violations(x, r.assignment) == [] and r.info["ilp"] is True
     assert r.status in (Status.FEASIBLE, Status.OPTIMAL) and r.objective >= best.objective
     assert r.bound is not None and r.bound <= best.objective
     assert standby_objective(x, r.assignment) == r.objective
