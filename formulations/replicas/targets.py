@@ -41,6 +41,7 @@ from kipopt.instance import ReplicasInstance
 
 from kipopt.formulations.replicas.model import Cluster
 from kipopt.formulations.replicas.placement import replicas_per_rack
+from kipopt.formulations.replicas.leaders import window_leaders
 
 
 @dataclass(frozen=True)
@@ -355,35 +356,12 @@ def least_imbalance_leaders(instance: ReplicasInstance, c: Cluster, sets: list[l
 
 
 def _flow_leaders(c: Cluster, sets: list[list[int]], bidx: dict, hi: int, lo: int) -> list[int] | None:
-    """Leaders with every broker's count in ``[lo, hi]``, by one maximum flow (scipy's Dinic) on the
-    lower-bound reduction: S' feeds each partition 1 and the sink ``lo`` per broker, each broker sends
-    ``lo`` to T' and up to ``hi − lo`` on to the sink, the sink returns to the source, which owes T' one
-    unit per partition. Feasible exactly when the flow saturates S' (``P + N·lo``); None otherwise."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import maximum_flow
-
-    P, N = c.partitions, len(c.brokers)
-    S2, T2, s, t = P + N, P + N + 1, P + N + 2, P + N + 3  # partitions 0..P-1, brokers P..P+N-1
+    """Leaders with every broker's count in ``[lo, hi]``, by one maximum flow (:func:`.leaders.window_leaders`)."""
+    P = c.partitions
     arc_p = np.repeat(np.arange(P), [len(x) for x in sets])
-    arc_b = P + np.array([bidx[b] for x in sets for b in x], dtype=np.int64)
-    brokers = P + np.arange(N)
-    tails = np.concatenate([arc_p, np.full(P, S2), brokers, brokers, [S2, t, s]])
-    heads = np.concatenate([arc_b, np.arange(P), np.full(N, T2), np.full(N, t), [t, s, T2]])
-    caps = np.concatenate([np.ones(len(arc_p)), np.ones(P), np.full(N, lo), np.full(N, hi - lo),
-                           [N * lo, P, P]]).astype(np.int32)
-    keep = caps > 0
-    graph = csr_array((caps[keep], (tails[keep], heads[keep])), shape=(P + N + 4,) * 2)
-    graph.sum_duplicates()
-    result = maximum_flow(graph, S2, T2)
-    if result.flow_value < P + N * lo:
-        return None
-    flow = result.flow.tocsr()
-    lead = [-1] * P
-    sub = flow[:P, P:P + N].tocoo()
-    for p, j, v in zip(sub.row, sub.col, sub.data):
-        if v > 0:
-            lead[p] = int(j)
-    return lead if min(lead) >= 0 else None
+    arc_b = np.array([bidx[b] for x in sets for b in x], dtype=np.int64)
+    lead = window_leaders(P, len(c.brokers), arc_p, arc_b, lo, hi)
+    return None if lead is None else lead.tolist()
 
 
 def _greedy_leaders(c: Cluster, sets: list[list[int]], current, bidx: dict, hi: int, lo: int) -> list[int] | None:
