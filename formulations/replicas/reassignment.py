@@ -122,13 +122,12 @@ def reassign(instance: ReplicasInstance, c: Cluster, fresh: Fresh, deadline: flo
     optimal when its moves meet its bound, else the flows decide (with bytes: the flow priced by bytes)."""
     present = present_only(instance)
     job = functools.partial(_flows, present, c, fresh, threads, by_bytes)
-    targets = functools.partial(_reassign_by_targets, instance, c, fresh, threads, info, by_bytes)
+    targets = functools.partial(_targets, instance, c, fresh, threads, info, by_bytes, deadline)
     early, alongside = None, flows_alongside(c, deadline)
     if alongside:
-        early, fast = _in_child(job, deadline, lambda: _with_fallback(targets(), fresh, info),
-                                wanted=lambda found: found is None)
+        early, fast = _in_child(job, deadline, lambda: targets(True), wanted=lambda found: found is None)
     else:
-        fast = targets()
+        fast = targets(False)
     if fast is not None:
         return fast
     fast_assignment, fast_bound = info.pop("_fast_assignment", None), info.pop("_bound", 0)
@@ -165,11 +164,23 @@ def _in_child(job: Callable[[float | None], FlowAnswer], deadline: float, meanwh
     return call_highs_before_with(Deadline(deadline), lambda: job(inner), meanwhile, wanted)
 
 
-def _with_fallback(fast, fresh: Fresh, info: dict):
-    """The target model's answer; when it has none, the placement answered should the flows not finish is
-    made now (beside the flows' child) rather than after the deadline."""
-    if fast is None and info.get("_fast_assignment") is None:
-        fresh.assignment  # noqa: B018 - cached for the fallback
+def _targets(instance: ReplicasInstance, c: Cluster, fresh: Fresh, threads: int | None, info: dict,
+             by_bytes: bool, deadline: float | None, fallback: bool) -> tuple[dict, Status, float | None] | None:
+    """:func:`_reassign_by_targets`; under a deadline in a child it kills (its read-back does not watch the
+    clock), while this process makes the fresh placement if ``fallback`` (the answer should nothing finish)."""
+    if deadline is None:
+        return _reassign_by_targets(instance, c, fresh, threads, info, by_bytes)
+    from kipopt.formulations.highs import call_highs_before_with
+
+    def job() -> tuple:
+        mine: dict = {}
+        return _reassign_by_targets(instance, c, fresh, threads, mine, by_bytes), mine
+
+    found, _ = call_highs_before_with(Deadline(deadline), job, lambda: fresh.assignment if fallback else None)
+    if found is None:
+        return None
+    fast, made = found
+    info.update(made)
     return fast
 
 
@@ -260,15 +271,17 @@ def _reassign_by_targets(instance: ReplicasInstance, c: Cluster, fresh: Fresh, t
 
 def _reassign_one_per_rack(instance: ReplicasInstance, c: Cluster, fresh: Fresh, deadline: float | None,
                            threads: int | None, info: dict) -> tuple[dict, int]:
-    """The replica flow, then leaders by a flow; the joint MIP only if no leader choice fits.
+    """The replica flow, then leaders by a flow; the joint MIP only if no leader choice fits (with no flow
+    answer in time the MIP, a larger model, would not have one either: the caller's fallback answers).
     Returns the assignment (empty if none was found in time) and a lower bound on the moves."""
     d, l = fresh.d, fresh.l
     sets, moves, bound = solve_replica_flow(instance, c, d, deadline, threads)
-    if sets is not None:
-        assignment = choose_leaders(instance, c, sets, l, deadline, threads)
-        if assignment is not None:
-            info["model"] = "replica_flow+leader_flow"
-            return assignment, bound
+    if sets is None:
+        return {}, bound
+    assignment = choose_leaders(instance, c, sets, l, deadline, threads)
+    if assignment is not None:
+        info["model"] = "replica_flow+leader_flow"
+        return assignment, bound
     if deadline is not None and time.perf_counter() >= deadline:
         return {}, bound
     info["model"] = "moves_one_per_rack_mip"

@@ -80,15 +80,17 @@ def _present(instance: ReplicasInstance, c: Cluster, w: np.ndarray) -> _Current:
             if j is not None:
                 of_partition[row].append(j)
                 on_broker[j].append(row)
-    for lst in on_broker:
-        lst.sort(key=lambda p: -w[p])
+    if len(w) and w.min() != w.max():  # equal weights: the stable sort would keep every list as it is
+        w_l = w.tolist()
+        for lst in on_broker:
+            lst.sort(key=lambda p: -w_l[p])
     return _Current(on_broker, of_partition)
 
 
 def _forced_drops(c: Cluster, cur: _Current, rack: np.ndarray, surplus: np.ndarray) -> list[set[int]]:
     """Per partition, the broker indices it must leave (rack rule, replication factor), most overloaded first."""
     low, high = replicas_per_rack(c)
-    rack_l = rack.tolist()
+    rack_l, surplus_l = rack.tolist(), surplus.tolist()
     clean_max = min(high) if c.num_racks > 1 else c.rf
     drops: list[set[int]] = [set() for _ in range(c.partitions)]
     for p, held in enumerate(cur.of_partition):
@@ -97,7 +99,7 @@ def _forced_drops(c: Cluster, cur: _Current, rack: np.ndarray, surplus: np.ndarr
         racks_held = {rack_l[j] for j in held}
         if len(held) <= c.rf and (clean_max == 1 and len(racks_held) == len(held)) and c.one_per_rack:
             continue  # one per rack, within RF: nothing forced (the common case, checked cheaply)
-        order = sorted(held, key=lambda j: -surplus[j])
+        order = sorted(held, key=lambda j: -surplus_l[j])
         per_rack = [0] * c.num_racks
         for j in held:
             per_rack[rack_l[j]] += 1
@@ -213,13 +215,14 @@ def _read_back(c: Cluster, cur: _Current, drops: list[set[int]], t: np.ndarray, 
     kept: list[list[int]] = [[] for _ in range(P)]
     free = t.copy()
     dropped = [len(d) for d in drops]
+    w_l, t_l = w.tolist(), t.tolist()
     for j, lst in enumerate(cur.on_broker):
-        eligible = [p for p in lst if j not in drops[p]]
-        if len(eligible) > t[j]:  # keep the heaviest; among equals drop from partitions that lost least so far
-            eligible.sort(key=lambda p: (-w[p], -dropped[p]))
-            for p in eligible[t[j]:]:
+        eligible = [p for p in lst if not dropped[p] or j not in drops[p]]
+        if len(eligible) > t_l[j]:  # keep the heaviest; among equals drop from partitions that lost least so far
+            eligible.sort(key=lambda p: (-w_l[p], -dropped[p]))
+            for p in eligible[t_l[j]:]:
                 dropped[p] += 1
-            eligible = eligible[:t[j]]
+            eligible = eligible[:t_l[j]]
         for p in eligible:
             kept[p].append(j)
         free[j] -= len(eligible)
