@@ -93,6 +93,9 @@ def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callabl
 
     >>> call_before_with(Deadline.after(5.0), lambda: 6 * 7, lambda: "here")
     (42, 'here')
+    >>> import time as _t; call_before_with(Deadline.after(30.0), lambda: _t.sleep(30), lambda: "enough",
+    ...                                     wanted=lambda mine: mine != "enough")   # killed at once
+    (None, 'enough')
     """
     if deadline.at is None:
         if wanted is None:

@@ -246,12 +246,21 @@ def _read_network(c: Cluster, net: _Network, x: np.ndarray, instance: ReplicasIn
     into = np.rint(x[net.to_broker]).astype(np.int64).tolist()
     for j, (b, r) in enumerate(zip(brokers, b_rack.tolist())):
         quota[r].extend([b] * into[j])
+    # a unit into a rack where the partition holds a replica now must avoid that broker: placed first, one by
+    # one; the others (racks it does not hold) take what is left of the rack's pool in order
+    kp, kb = current_pairs(instance, c)
+    R = c.num_racks
+    risky = np.isin(add_p * R + add_r, kp * R + b_rack[kb])
     current = instance.current or {}
-    for p, r in zip(add_p.tolist(), add_r.tolist()):
+    for p, r in zip(add_p[risky].tolist(), add_r[risky].tolist()):
         held = current.get(c.start + p, ())
         pool = quota[r]
         pick = next((i for i in range(len(pool) - 1, -1, -1) if pool[i] not in held), len(pool) - 1)
         sets[p].append(pool.pop(pick))
+    safe_p, safe_r = add_p[~risky], add_r[~risky]
+    order = np.argsort(safe_r, kind="stable")
+    for p, r in zip(safe_p[order].tolist(), safe_r[order].tolist()):
+        sets[p].append(quota[r].pop())
     return sets
 
 
