@@ -106,11 +106,12 @@ def kept_leaders_at_bound(P: int, N: int, arc_p: np.ndarray, arc_b: np.ndarray, 
 
 
 def choose_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]], l_max: int,
-                   deadline: float | None, threads: int | None,
-                   dedicated: bool = True) -> dict[int, tuple[int, ...]] | None:
+                   deadline: float | None, threads: int | None, dedicated: bool = True,
+                   info: dict | None = None) -> dict[int, tuple[int, ...]] | None:
     """One leader per partition among its replicas, leader imbalance <= ``l_max``, keeping as many current
     preferred leaders as possible (the min-cost flow of :func:`leader_network`; windows from the highest
-    floor down, the first that fits answers). Short of time for that flow, :func:`quick_leaders`."""
+    floor down, the first that fits answers). Short of time for that flow, :func:`quick_leaders` (said in
+    ``info["leaders_note"]``)."""
     P, N = c.partitions, len(c.brokers)
     ids = np.asarray(c.brokers, dtype=np.int64)
     sizes = np.fromiter(map(len, sets), dtype=np.int64, count=P)
@@ -121,6 +122,9 @@ def choose_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]]
     for llo in range(math.floor(avg), max(0, math.ceil(avg) - l_max) - 1, -1):
         if not flow_fits(deadline, len(arc_p) + N):
             lead = quick_leaders(P, N, arc_p, arc_b, old, llo, llo + l_max)
+            if info is not None:
+                info["leaders_note"] = ("current preferred leaders kept by maximum flows, not proven the most "
+                                        "(no time left for the leader flow); leaders are no criterion of the rule")
         else:
             net, m, arcs = leader_network(P, N, arc_p, arc_b, old, llo, l_max)
             o = solve_network(net, m, deadline, threads, dedicated=dedicated)

@@ -278,7 +278,7 @@ def _reassign_one_per_rack(instance: ReplicasInstance, c: Cluster, fresh: Fresh,
     sets, moves, bound = solve_replica_flow(instance, c, d, deadline, threads)
     if sets is None:
         return {}, bound
-    assignment = choose_leaders(instance, c, sets, l, deadline, threads)
+    assignment = choose_leaders(instance, c, sets, l, deadline, threads, info=info)
     if assignment is not None:
         info["model"] = "replica_flow+leader_flow"
         return assignment, bound

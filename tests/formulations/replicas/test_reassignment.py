@@ -112,7 +112,9 @@ def test_quick_leaders_keep_the_window_and_at_the_bound_the_most_leaders(seed, p
     fresh = _fresh(x, c, None, None, {})
     sets, _, _ = SM.solve_replica_flow(x, c, fresh.d, None, None)
     best = SM.choose_leaders(x, c, sets, fresh.l, None, None)
-    quick = SM.choose_leaders(x, c, sets, fresh.l, time.perf_counter() - 1, None)  # no time for the flow
+    said: dict = {}
+    quick = SM.choose_leaders(x, c, sets, fresh.l, time.perf_counter() - 1, None, info=said)  # no time for the flow
+    assert "not proven the most" in said["leaders_note"]
     kept = []
     for answer in (best, quick):
         counts = np.bincount([c.brokers.index(bs[0]) for bs in answer.values()], minlength=len(c.brokers))
