@@ -44,7 +44,10 @@ Exact method, by case (R racks, the "no rack" rack included):
   not in ``brokers`` (decommissioned) lose every replica. Only if the
   read-back misses its bound do the flows below decide (above
   :data:`MAX_PAIRS_WITH_AN_ANSWER` pairs the read-back's answer is returned,
-  ``feasible`` with the bound).
+  ``feasible`` with the bound). Under a time limit the read-back and the
+  flows run in children the deadline kills, beside each other when time is
+  short (:mod:`.reassignment`); should neither finish, the read-back's or
+  the balanced placement answers, ``feasible`` with its bound.
 * **``current`` given, R >= RF**: ``D`` and ``L`` are those of the
   aggregated model (``current`` does not change what is feasible). Moves are
   then a min-cost flow: each partition sends RF units through
@@ -58,7 +61,8 @@ Exact method, by case (R racks, the "no rack" rack included):
   broker, which forwards what it does not keep; without OR-Tools HiGHS
   solves it as an LP, integral at its vertices after crossover).
   Leaders ignore moves, so they are chosen afterwards by a second flow with
-  leader imbalance ``L``, keeping current leaders where possible. Should no
+  leader imbalance ``L``, keeping current leaders where possible (:mod:`.leaders`;
+  short of time, maximum flows keep them, not proven the most). Should no
   leader choice fit, a joint MIP of replicas and leaders decides.
 * **otherwise** (a reassignment with R < RF, racks or not): the
   broker-level MIP, solved in three lexicographic stages. It is exact but

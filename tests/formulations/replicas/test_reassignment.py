@@ -147,3 +147,19 @@ def test_kept_leaders_at_bound_keeps_as_many_as_the_min_cost_flow():
     assert lead.tolist() == [0, 0, 1, 1]
     net, model, arcs = leaders.leader_network(4, 2, arc_p, arc_b, old, 2, 0)
     assert network.solve_network(net, model, None, None).objective == 4 - 3
+
+
+@pytest.mark.parametrize("alongside", [False, True])
+def test_bytes_moved_under_a_limit_as_without_one(monkeypatch, alongside):
+    """exact.spread_bytes: the flow priced by bytes answers from its child what it answers in-process."""
+    import dataclasses
+    import random
+    x = generate("replicas", 1, **MISSED)
+    rnd = random.Random(3)
+    x = dataclasses.replace(x, sizes={p: rnd.randint(1, 10 ** 6) for p in x.partition_ids})
+    free = solve(x, "exact.spread_bytes")
+    monkeypatch.setattr(reassignment, "flows_alongside", lambda c, deadline: alongside and deadline is not None)
+    limited = solve(x, "exact.spread_bytes", time_limit=120)
+    assert (limited.status, limited.objective, limited.metrics.get("model")) == (
+        free.status, free.objective, free.metrics.get("model"))
+    assert limited.metrics["violations"] == []
