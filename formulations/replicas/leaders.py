@@ -6,7 +6,8 @@ such choices as many current preferred leaders kept as possible (leaders move
 no data and are no criterion of the rule; keeping them spares the cluster
 leader elections). That is the min-cost flow of :func:`leader_network`.
 
-When the time left is shorter than that flow's estimate, the leaders come
+When the time left is shorter than that flow's estimate (the generous one: a
+child killed there would lose the replica flow's answer), the leaders come
 from :func:`kept_leaders_at_bound` instead: broker ``b`` keeps at most
 ``min(cand_b, hi)`` current leaders (``cand_b`` the partitions that lead on
 ``b`` today and still hold a replica there), the first ``hi`` of them are
@@ -120,7 +121,7 @@ def choose_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]]
     old = arc_b == _current_leaders(instance, c, ids)[arc_p]
     avg = P / N
     for llo in range(math.floor(avg), max(0, math.ceil(avg) - l_max) - 1, -1):
-        if not flow_fits(deadline, len(arc_p) + N):
+        if not flow_fits(deadline, len(arc_p) + N, loses_work=True):  # a kill would lose the replica sets
             lead = quick_leaders(P, N, arc_p, arc_b, old, llo, llo + l_max)
             if info is not None:
                 info["leaders_note"] = ("current preferred leaders kept by maximum flows, not proven the most "

@@ -75,12 +75,14 @@ SECONDS_PER_ARC_IN_CHILD = 4e-6
 a miss only costs the child's time."""
 
 
-def flow_fits(deadline: float | None, arcs: int) -> bool:
-    """Whether a network of ``arcs`` arcs may start with the time left before ``deadline``."""
+def flow_fits(deadline: float | None, arcs: int, loses_work: bool = False) -> bool:
+    """Whether a network of ``arcs`` arcs may start with the time left before ``deadline``: by the typical
+    rate in a child the deadline kills, unless a kill would lose work already done there (``loses_work``:
+    the leader flow after the replica flow), else by the generous one."""
     if deadline is None:
         return True
     from kipopt.formulations.highs import in_guarded_child
-    rate = SECONDS_PER_ARC_IN_CHILD if in_guarded_child() else SECONDS_PER_ARC
+    rate = SECONDS_PER_ARC_IN_CHILD if in_guarded_child() and not loses_work else SECONDS_PER_ARC
     return deadline - time.perf_counter() >= rate * arcs
 
 

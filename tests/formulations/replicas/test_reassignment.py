@@ -52,6 +52,7 @@ def test_a_network_starts_in_a_killable_child_at_the_typical_rate(monkeypatch):
     assert not network.flow_fits(between, arcs)
     monkeypatch.setattr(highs, "_KILLABLE", True)
     assert network.flow_fits(between, arcs)
+    assert not network.flow_fits(between, arcs, loses_work=True)  # a kill there would lose finished work
     assert not network.flow_fits(time.perf_counter() - 1, arcs)
 
 
