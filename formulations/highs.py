@@ -77,11 +77,16 @@ def call_highs_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
     return fn() if deadline.at is None or _KILLABLE else call_before(deadline, fresh_pool)
 
 
-def call_highs_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callable[[], U]) -> tuple[T | None, U]:
+def call_highs_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callable[[], U],
+                           wanted: Callable[[U], bool] | None = None) -> tuple[T | None, U]:
     """:func:`call_highs_before` with ``meanwhile()`` run in this process while the child works
-    (:func:`kipopt.deadline.call_before_with`): ``(fn's result or None, meanwhile's result)``."""
+    (:func:`kipopt.deadline.call_before_with`, ``wanted`` included): ``(fn's result or None, meanwhile's
+    result)``."""
     if deadline.at is None or _KILLABLE:
-        return fn(), meanwhile()
+        if wanted is None:
+            return fn(), meanwhile()
+        mine = meanwhile()
+        return (fn() if wanted(mine) else None), mine
 
     def fresh_pool() -> T:
         global _KILLABLE
@@ -89,12 +94,19 @@ def call_highs_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: C
         new_highs().resetGlobalScheduler(True)
         return fn()
 
-    return call_before_with(deadline, fresh_pool, meanwhile)
+    return call_before_with(deadline, fresh_pool, meanwhile, wanted)
 
 
 _KILLABLE = False
 """True in a child :func:`call_highs_before` made: its deadline already kills it, so a call nested inside runs
 inline (a grandchild would outlive a killed child, burning a core)."""
+
+
+def in_guarded_child() -> bool:
+    """Whether this process is a child :func:`call_highs_before` made (the deadline kills it: work that does
+    not watch the clock may start here without overrunning the limit)."""
+    return _KILLABLE
+
 
 SMALL_LP_COLUMNS = 20_000
 """An LP (not a MIP) up to this many columns is solved even when the deadline has passed: it takes

@@ -84,16 +84,24 @@ def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
     return call_before_with(deadline, fn, lambda: None)[0]
 
 
-def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callable[[], U]) -> tuple[T | None, U]:
+def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callable[[], U],
+                     wanted: Callable[[U], bool] | None = None) -> tuple[T | None, U]:
     """:func:`call_before` with ``meanwhile()`` run here while the child computes ``fn()``: ``(fn's result
     or None, meanwhile's result)``. The deadline is waited for only after ``meanwhile`` returns; if it
-    raises, the child is killed and the exception passes on.
+    raises, the child is killed and the exception passes on. With ``wanted``, a ``meanwhile`` result it
+    refuses means the child's is not needed: the child is killed at once and ``None`` stands for its result.
 
     >>> call_before_with(Deadline.after(5.0), lambda: 6 * 7, lambda: "here")
     (42, 'here')
+    >>> import time as _t; call_before_with(Deadline.after(30.0), lambda: _t.sleep(30), lambda: "enough",
+    ...                                     wanted=lambda mine: mine != "enough")   # killed at once
+    (None, 'enough')
     """
     if deadline.at is None:
-        return fn(), meanwhile()
+        if wanted is None:
+            return fn(), meanwhile()
+        mine = meanwhile()
+        return (fn() if wanted(mine) else None), mine
     import os
     import pickle
 
@@ -102,7 +110,7 @@ def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callabl
     pid, read_fd, watch_write = _fork(fn)
     try:
         mine = meanwhile()
-        chunks = _read_until(deadline, read_fd)
+        chunks = None if wanted is not None and not wanted(mine) else _read_until(deadline, read_fd)
     finally:  # every way out of here (the deadline, an exception, an interrupt) leaves no child behind
         os.close(read_fd)
         os.close(watch_write)

@@ -271,13 +271,13 @@ def test_solve_prints_only_json(tmp_path, method, params):
 def test_fewer_racks_than_rf_beyond_the_pair_limit_answers_the_balanced_placement(monkeypatch):
     """Above MAX_BROKER_PAIRS the (partition, broker) models are not built: the balanced placement answers,
     says why, and the moves metric stays the evaluator's count."""
-    from kipopt.formulations.replicas import spread as replica_spread
+    from kipopt.formulations.replicas import reassignment
 
     from kipopt.formulations.replicas.targets import FastSets
 
-    monkeypatch.setattr(replica_spread, "MAX_BROKER_PAIRS", 100)
+    monkeypatch.setattr(reassignment, "MAX_BROKER_PAIRS", 100)
     # the target model answers such instances first (optimally); here its read-back is made to miss
-    monkeypatch.setattr(replica_spread, "fast_replica_sets", lambda *a: FastSets(None, 0, 0, 0))
+    monkeypatch.setattr(reassignment, "fast_replica_sets", lambda *a: FastSets(None, 0, 0, 0))
     instance = generate("replicas", 2, brokers=8, racks=2, partitions=60, replication_factor=3, added_brokers=2)
     s = solve(instance, "exact.spread", time_limit=30)
     assert s.status is Status.FEASIBLE and s.metrics["violations"] == []

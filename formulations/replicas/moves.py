@@ -5,6 +5,7 @@ See :mod:`kipopt.formulations.replicas.spread` for the models and why they are e
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -17,8 +18,33 @@ from kipopt.formulations.replicas.model import Cluster, Model, Outcome, _integra
 from kipopt.formulations.replicas.network import Network, solve_network
 from kipopt.formulations.replicas.broker_level import solve_full, solve_moves_broker_level  # noqa: F401  (re-exported)
 from kipopt.formulations.replicas.placement import replicas_per_rack
+from kipopt.formulations.replicas.leaders import choose_leaders  # noqa: F401  (re-exported)
 
 # --------------------------------------------------------------------------- reassignment, R >= RF
+
+
+def current_pairs(instance: ReplicasInstance, c: Cluster) -> tuple[np.ndarray, np.ndarray]:
+    """``(partition row, broker index)`` of every current replica on a broker of ``c``, by partition row (each
+    partition's replicas in their listed order); built from arrays, not per-replica Python objects."""
+    current = instance.current or {}
+    if not current:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    held = list(current.values())
+    lens = np.fromiter(map(len, held), dtype=np.int64, count=len(held))
+    flat = np.fromiter(itertools.chain.from_iterable(held), dtype=np.int64, count=int(lens.sum()))
+    rows = np.repeat(np.fromiter(current.keys(), dtype=np.int64, count=len(held)) - c.start, lens)
+    ids = np.asarray(c.brokers, dtype=np.int64)  # sorted
+    j = np.minimum(np.searchsorted(ids, flat), len(ids) - 1)
+    keep = (ids[j] == flat) & (rows >= 0) & (rows < c.partitions)
+    rows, j = rows[keep], j[keep]
+    order = np.argsort(rows, kind="stable")
+    return rows[order], j[order]
+
+
+def broker_racks(c: Cluster) -> np.ndarray:
+    """The rack index of every broker index."""
+    rack_of = c.rack_of_index
+    return np.array([rack_of[b] for b in c.brokers], dtype=np.int64)
 
 
 def solve_moves_one_per_rack(instance: ReplicasInstance, c: Cluster, d_max: int, l_max: int,
@@ -145,26 +171,23 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
     """
     reduced = w is None if reduced is None else reduced
     P, R, N = c.partitions, c.num_racks, len(c.brokers)
-    bidx = {b: i for i, b in enumerate(c.brokers)}
-    rack_of = c.rack_of_index
-    current = instance.current or {}
-    slots: dict[tuple[int, int], list[int]] = {}
-    for p in range(P):
-        for b in current.get(c.start + p, ()):
-            slots.setdefault((p, rack_of[b]), []).append(bidx[b])
-    singles = [(p, bs[0]) for (p, _), bs in slots.items() if len(bs) == 1] if reduced else []
-    slot_of = {k: i for i, k in enumerate(k for k, bs in slots.items() if not reduced or len(bs) > 1)}
-    keep_p = np.array([k[0] for k in slot_of for _ in slots[k]], dtype=np.int64)
-    keep_b = np.array([b for k in slot_of for b in slots[k]], dtype=np.int64)
-    keep_s = np.array([i for k, i in slot_of.items() for _ in slots[k]], dtype=np.int64)
-    S = len(slot_of)
-    slot_p = np.array([k[0] for k in slot_of], dtype=np.int64)
-    slot_r = np.array([k[1] for k in slot_of], dtype=np.int64)
-    direct = [(p, r) for p in range(P) for r in range(R) if (p, r) not in slots]
-    dir_p = np.array([d[0] for d in direct], dtype=np.int64)
-    dir_r = np.array([d[1] for d in direct], dtype=np.int64)
-    single_p = np.array([s[0] for s in singles], dtype=np.int64)
-    single_b = np.array([s[1] for s in singles], dtype=np.int64)
+    kp, kb = current_pairs(instance, c)
+    b_rack = broker_racks(c)
+    key = kp * R + b_rack[kb]  # the replica's (partition, rack) slot
+    order = np.argsort(key, kind="stable")
+    kp, kb, key = kp[order], kb[order], key[order]
+    slot_keys, slot_size = np.unique(key, return_counts=True)
+    slot_of = np.repeat(np.arange(len(slot_keys)), slot_size)  # per replica
+    node = slot_size > 1 if reduced else np.ones(len(slot_keys), dtype=bool)  # slots that stay nodes
+    on_node = node[slot_of]
+    keep_p, keep_b = kp[on_node], kb[on_node]
+    keep_s = (np.cumsum(node) - 1)[slot_of[on_node]]
+    S = int(node.sum())
+    slot_p, slot_r = np.divmod(slot_keys[node], R)
+    single_p, single_b = kp[~on_node], kb[~on_node]
+    held_slot = np.zeros(P * R, dtype=bool)
+    held_slot[slot_keys] = True
+    dir_p, dir_r = np.divmod(np.flatnonzero(~held_slot), R)
     node_slot, node_pool, node_b = P, P + S, P + S + R
     m = Model()
     tails, heads = [], []
@@ -178,12 +201,11 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
     arcs(S, slot_p, node_slot + np.arange(S), 1, 0)
     keep = arcs(len(keep_p), node_slot + keep_s, node_b + keep_b, 1, 0)
     slot_add = arcs(S, node_slot + np.arange(S), node_pool + slot_r, 1, 1 if w is None else w[slot_p])
-    dir_add = arcs(len(direct), dir_p, node_pool + dir_r, 1, 1 if w is None else w[dir_p])
-    b_rack = np.array([rack_of[b] for b in c.brokers], dtype=np.int64)
+    dir_add = arcs(len(dir_p), dir_p, node_pool + dir_r, 1, 1 if w is None else w[dir_p])
     to_broker = arcs(N, node_pool + b_rack, node_b + np.arange(N), P, 0)
     sink_lb, sink_ub = lo, lo + d_max
     sink = arcs(N, node_b + np.arange(N), -1, sink_ub, 0, lb=sink_lb)
-    single = arcs(len(singles), single_p, node_b + single_b, 1, 0)
+    single = arcs(len(single_p), single_p, node_b + single_b, 1, 0)
     held = np.bincount(single_b, minlength=N).astype(float) if reduced else np.zeros(0)
     forward = arcs(len(held), node_b + np.arange(len(held)), node_pool + b_rack[:len(held)], held, 1)
     tails, heads = np.concatenate(tails), np.concatenate(heads)
@@ -201,31 +223,44 @@ def _replica_network(instance: ReplicasInstance, c: Cluster, d_max: int, lo: int
 
 def _read_network(c: Cluster, net: _Network, x: np.ndarray, instance: ReplicasInstance) -> list[list[int]]:
     """Replica sets (unordered) of every partition from an integral flow."""
-    P = c.partitions
-    sets: list[list[int]] = [[] for _ in range(P)]
-    for k in np.flatnonzero(x[net.keep] > 0.5):
-        sets[net.keep_p[k]].append(c.brokers[net.keep_b[k]])
-    rack_of = c.rack_of_index
-    moved_p, moved_r = [], []
-    leaving = np.rint(x[net.forward]).astype(np.int64)  # units each broker forwards: any of its singles
-    for k in np.flatnonzero(x[net.single] > 0.5):
-        p, j = net.single_p[k], net.single_b[k]
-        if leaving[j] > 0:
-            leaving[j] -= 1
-            moved_p.append(p)
-            moved_r.append(rack_of[c.brokers[j]])
-        else:
-            sets[p].append(c.brokers[j])
-    quota = [[] for _ in range(c.num_racks)]
-    for j, b in enumerate(c.brokers):
-        quota[rack_of[b]].extend([b] * int(round(x[net.to_broker[j]])))
+    on = np.rint(x).astype(np.int64) > 0
+    kept_p, kept_b = [net.keep_p[on[net.keep]]], [net.keep_b[on[net.keep]]]
+    # a broker forwards some of its singles' units: which ones is free (they cost the same); the first ones
+    sp, sb = net.single_p[on[net.single]], net.single_b[on[net.single]]
+    order = np.argsort(sb, kind="stable")
+    sp, sb = sp[order], sb[order]
+    starts = np.searchsorted(sb, np.arange(len(c.brokers)))
+    leaving = np.zeros(len(c.brokers), dtype=np.int64)
+    leaving[: len(net.forward)] = np.rint(x[net.forward]).astype(np.int64)
+    moved = np.arange(len(sb)) - starts[sb] < leaving[sb]
+    kept_p.append(sp[~moved])
+    kept_b.append(sb[~moved])
+    b_rack = broker_racks(c)
+    add_p = np.r_[net.add_p[on[net.add]], sp[moved]].astype(np.int64)
+    add_r = np.r_[net.add_r[on[net.add]], b_rack[sb[moved]]].astype(np.int64)
+    sets: list[list[int]] = [[] for _ in range(c.partitions)]
+    brokers = c.brokers
+    for p, j in zip(np.concatenate(kept_p).tolist(), np.concatenate(kept_b).tolist()):
+        sets[p].append(brokers[j])
+    quota: list[list[int]] = [[] for _ in range(c.num_racks)]
+    into = np.rint(x[net.to_broker]).astype(np.int64).tolist()
+    for j, (b, r) in enumerate(zip(brokers, b_rack.tolist())):
+        quota[r].extend([b] * into[j])
+    # a unit into a rack where the partition holds a replica now must avoid that broker: placed first, one by
+    # one; the others (racks it does not hold) take what is left of the rack's pool in order
+    kp, kb = current_pairs(instance, c)
+    R = c.num_racks
+    risky = np.isin(add_p * R + add_r, kp * R + b_rack[kb])
     current = instance.current or {}
-    chosen = np.flatnonzero(x[net.add] > 0.5)
-    for p, r in zip(np.r_[net.add_p[chosen], moved_p].astype(np.int64), np.r_[net.add_r[chosen], moved_r].astype(np.int64)):
-        held = set(current.get(c.start + p, ()))
+    for p, r in zip(add_p[risky].tolist(), add_r[risky].tolist()):
+        held = current.get(c.start + p, ())
         pool = quota[r]
         pick = next((i for i in range(len(pool) - 1, -1, -1) if pool[i] not in held), len(pool) - 1)
         sets[p].append(pool.pop(pick))
+    safe_p, safe_r = add_p[~risky], add_r[~risky]
+    order = np.argsort(safe_r, kind="stable")
+    for p, r in zip(safe_p[order].tolist(), safe_r[order].tolist()):
+        sets[p].append(quota[r].pop())
     return sets
 
 
@@ -342,43 +377,3 @@ def solve_replica_flow(instance: ReplicasInstance, c: Cluster, d_max: int, deadl
             sets[net.arc_p[k]].append(c.brokers[net.arc_b[k]])
         return sets, round(best), bound
     return _read_network(c, net, x, instance), round(best), bound
-
-
-def _leader_network(P: int, N: int, arc_p: np.ndarray, arc_b: np.ndarray, old: np.ndarray, llo: int,
-                    l_max: int) -> tuple[Network, Model, np.ndarray]:
-    """Each partition sends one unit to one of its replicas' brokers (cost 1 unless it leads there now);
-    each broker passes between ``llo`` and ``llo + l_max`` units out of the network."""
-    m = Model()
-    arcs = m.add_vars(len(arc_p), 0, 1, integer=False, cost=np.where(old, 0.0, 1.0))
-    sink = m.add_vars(N, llo, llo + l_max, integer=False)
-    m.add_rows(np.ones(P), 1, arc_p, arcs, 1.0)
-    m.add_rows(np.zeros(N), 0, np.r_[arc_b, np.arange(N)], np.r_[arcs, sink],
-               np.r_[np.ones(len(arcs)), -np.ones(N)])
-    tails = np.r_[arc_p, P + np.arange(N)]
-    heads = np.r_[P + arc_b, np.full(N, -1)]
-    supply = np.r_[np.ones(P), np.zeros(N)]
-    return Network.of(m, tails, heads, supply), m, arcs
-
-
-def choose_leaders(instance: ReplicasInstance, c: Cluster, sets: list[list[int]], l_max: int,
-                   deadline: float | None, threads: int | None,
-                   dedicated: bool = True) -> dict[int, tuple[int, ...]] | None:
-    """One leader per partition among its replicas, leader imbalance <= ``l_max`` (a flow).
-
-    Among such choices, keeps as many current preferred leaders as possible.
-    """
-    P, N = c.partitions, len(c.brokers)
-    bidx = {b: i for i, b in enumerate(c.brokers)}
-    current = instance.current or {}
-    arc_p = np.repeat(np.arange(P), [len(s) for s in sets])
-    arc_b = np.array([bidx[b] for s in sets for b in s], dtype=np.int64)
-    old = np.array([bool(current.get(c.start + p)) and current[c.start + p][0] == c.brokers[b]
-                    for p, b in zip(arc_p, arc_b)], dtype=bool)
-    avg = P / N
-    for llo in range(math.floor(avg), max(0, math.ceil(avg) - l_max) - 1, -1):
-        net, m, arcs = _leader_network(P, N, arc_p, arc_b, old, llo, l_max)
-        o = solve_network(net, m, deadline, threads, dedicated=dedicated)
-        if o.x is not None and o.status == "optimal" and _integral(o.x):
-            lead = {int(p): c.brokers[int(b)] for p, b, v in zip(arc_p, arc_b, o.x[arcs]) if v > 0.5}
-            return {c.start + p: (lead[p],) + tuple(sorted(b for b in sets[p] if b != lead[p])) for p in range(P)}
-    return None

@@ -41,6 +41,7 @@ from kipopt.instance import ReplicasInstance
 
 from kipopt.formulations.replicas.model import Cluster
 from kipopt.formulations.replicas.placement import replicas_per_rack
+from kipopt.formulations.replicas.leaders import window_leaders
 
 
 @dataclass(frozen=True)
@@ -79,15 +80,17 @@ def _present(instance: ReplicasInstance, c: Cluster, w: np.ndarray) -> _Current:
             if j is not None:
                 of_partition[row].append(j)
                 on_broker[j].append(row)
-    for lst in on_broker:
-        lst.sort(key=lambda p: -w[p])
+    if len(w) and w.min() != w.max():  # equal weights: the stable sort would keep every list as it is
+        w_l = w.tolist()
+        for lst in on_broker:
+            lst.sort(key=lambda p: -w_l[p])
     return _Current(on_broker, of_partition)
 
 
 def _forced_drops(c: Cluster, cur: _Current, rack: np.ndarray, surplus: np.ndarray) -> list[set[int]]:
     """Per partition, the broker indices it must leave (rack rule, replication factor), most overloaded first."""
     low, high = replicas_per_rack(c)
-    rack_l = rack.tolist()
+    rack_l, surplus_l = rack.tolist(), surplus.tolist()
     clean_max = min(high) if c.num_racks > 1 else c.rf
     drops: list[set[int]] = [set() for _ in range(c.partitions)]
     for p, held in enumerate(cur.of_partition):
@@ -96,7 +99,7 @@ def _forced_drops(c: Cluster, cur: _Current, rack: np.ndarray, surplus: np.ndarr
         racks_held = {rack_l[j] for j in held}
         if len(held) <= c.rf and (clean_max == 1 and len(racks_held) == len(held)) and c.one_per_rack:
             continue  # one per rack, within RF: nothing forced (the common case, checked cheaply)
-        order = sorted(held, key=lambda j: -surplus[j])
+        order = sorted(held, key=lambda j: -surplus_l[j])
         per_rack = [0] * c.num_racks
         for j in held:
             per_rack[rack_l[j]] += 1
@@ -212,13 +215,14 @@ def _read_back(c: Cluster, cur: _Current, drops: list[set[int]], t: np.ndarray, 
     kept: list[list[int]] = [[] for _ in range(P)]
     free = t.copy()
     dropped = [len(d) for d in drops]
+    w_l, t_l = w.tolist(), t.tolist()
     for j, lst in enumerate(cur.on_broker):
-        eligible = [p for p in lst if j not in drops[p]]
-        if len(eligible) > t[j]:  # keep the heaviest; among equals drop from partitions that lost least so far
-            eligible.sort(key=lambda p: (-w[p], -dropped[p]))
-            for p in eligible[t[j]:]:
+        eligible = [p for p in lst if not dropped[p] or j not in drops[p]]
+        if len(eligible) > t_l[j]:  # keep the heaviest; among equals drop from partitions that lost least so far
+            eligible.sort(key=lambda p: (-w_l[p], -dropped[p]))
+            for p in eligible[t_l[j]:]:
                 dropped[p] += 1
-            eligible = eligible[:t[j]]
+            eligible = eligible[:t_l[j]]
         for p in eligible:
             kept[p].append(j)
         free[j] -= len(eligible)
@@ -355,35 +359,12 @@ def least_imbalance_leaders(instance: ReplicasInstance, c: Cluster, sets: list[l
 
 
 def _flow_leaders(c: Cluster, sets: list[list[int]], bidx: dict, hi: int, lo: int) -> list[int] | None:
-    """Leaders with every broker's count in ``[lo, hi]``, by one maximum flow (scipy's Dinic) on the
-    lower-bound reduction: S' feeds each partition 1 and the sink ``lo`` per broker, each broker sends
-    ``lo`` to T' and up to ``hi − lo`` on to the sink, the sink returns to the source, which owes T' one
-    unit per partition. Feasible exactly when the flow saturates S' (``P + N·lo``); None otherwise."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import maximum_flow
-
-    P, N = c.partitions, len(c.brokers)
-    S2, T2, s, t = P + N, P + N + 1, P + N + 2, P + N + 3  # partitions 0..P-1, brokers P..P+N-1
+    """Leaders with every broker's count in ``[lo, hi]``, by one maximum flow (:func:`.leaders.window_leaders`)."""
+    P = c.partitions
     arc_p = np.repeat(np.arange(P), [len(x) for x in sets])
-    arc_b = P + np.array([bidx[b] for x in sets for b in x], dtype=np.int64)
-    brokers = P + np.arange(N)
-    tails = np.concatenate([arc_p, np.full(P, S2), brokers, brokers, [S2, t, s]])
-    heads = np.concatenate([arc_b, np.arange(P), np.full(N, T2), np.full(N, t), [t, s, T2]])
-    caps = np.concatenate([np.ones(len(arc_p)), np.ones(P), np.full(N, lo), np.full(N, hi - lo),
-                           [N * lo, P, P]]).astype(np.int32)
-    keep = caps > 0
-    graph = csr_array((caps[keep], (tails[keep], heads[keep])), shape=(P + N + 4,) * 2)
-    graph.sum_duplicates()
-    result = maximum_flow(graph, S2, T2)
-    if result.flow_value < P + N * lo:
-        return None
-    flow = result.flow.tocsr()
-    lead = [-1] * P
-    sub = flow[:P, P:P + N].tocoo()
-    for p, j, v in zip(sub.row, sub.col, sub.data):
-        if v > 0:
-            lead[p] = int(j)
-    return lead if min(lead) >= 0 else None
+    arc_b = np.array([bidx[b] for x in sets for b in x], dtype=np.int64)
+    lead = window_leaders(P, len(c.brokers), arc_p, arc_b, lo, hi)
+    return None if lead is None else lead.tolist()
 
 
 def _greedy_leaders(c: Cluster, sets: list[list[int]], current, bidx: dict, hi: int, lo: int) -> list[int] | None:

@@ -287,7 +287,9 @@ def test_add_rack_from_a_slipped_start_is_optimal_by_the_flows():
 
 def test_a_network_lp_cut_by_its_first_time_slice_runs_again_with_the_rest(monkeypatch):
     """The first HiGHS limit of a network LP is at most LP_TIME_SLICE; an LP that needs more is solved again
-    with the time left, so the slice never costs an answer (the LP path: the min-cost flow solver hidden)."""
+    with the time left, so the slice never costs an answer (the LP path: the min-cost flow solver hidden). The
+    flows run inline, as in a guarded child (else in a forked one, whose calls this process would not see)."""
+    import kipopt.formulations.highs as highs
     import kipopt.formulations.replicas.model as model
     import kipopt.formulations.replicas.network as network
     from kipopt import solve
@@ -303,6 +305,7 @@ def test_a_network_lp_cut_by_its_first_time_slice_runs_again_with_the_rest(monke
     monkeypatch.setattr(network, "_mcf", None)
     monkeypatch.setattr(model, "LP_TIME_SLICE", 0.0)
     monkeypatch.setattr(model, "solve_model", counting)
+    monkeypatch.setattr(highs, "_KILLABLE", True)
     inst = generate("replicas", 1, partitions=1_000, replication_factor=3, brokers=25, added_brokers=5, racks=5,
                     added_racks=1)
     s = solve(inst, "exact.spread", time_limit=120)
