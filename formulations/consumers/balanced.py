@@ -396,6 +396,11 @@ TREE_BUILD_SECONDS_PER_PARTITION = 3e-6
 """The level tree is not started unless this much per owned partition is left (building its owner
 index reads every owned partition: about a second at 500,000, measured under load)."""
 
+TREE_FIRST_TOPICS = 12
+"""Up to this many topics the level tree runs before the member MILP (it proves groups of many members
+and few topics); with more, box bounds stay flat for long (the hardness reductions: 24 topics of one
+partition) and the member MILP, small there, goes first."""
+
 MILP_DEFAULT_SECONDS = 60.0
 """The whole method's time when the caller sets no limit (the level tree and the MILP share what the
 dec-min stage leaves of it; the dec-min answer is already in hand)."""
@@ -405,6 +410,49 @@ def milp_pairs(lay: Layout) -> int:
     """Columns of the rule's MILP, roughly: (member, partition group) pairs."""
     per_topic = {t: len(gs) for t, gs in lay.groups_of_topic.items()}
     return sum(per_topic[t] for ts in lay.member_topics for t in ts)
+
+
+@dataclass
+class Best:
+    """The best answer in hand, its value, the best bound, and what the stages said."""
+
+    assignment: dict[str, tuple[str, ...]]
+    objective: float
+    bound: float
+    info: dict
+
+    @property
+    def proven(self) -> bool:
+        return self.objective <= self.bound
+
+    def offer(self, instance: ConsumersInstance, answer, bound: float | None, by: str) -> None:
+        if bound is not None:
+            self.bound = max(self.bound, bound)
+        if answer is not None and not balanced_violations(instance, answer):
+            value = balanced_objective(instance, answer)
+            if value < self.objective:
+                self.assignment, self.objective = answer, value
+                self.info["answer"] = f"{by} (less balanced than dec-min, cheaper)"
+
+
+def _tree_stage(instance, lay, best: Best, deadline: float, threads, least, size: int) -> None:
+    """The level tree (:mod:`~kipopt.formulations.consumers.level_tree`) until ``deadline``."""
+    if deadline - time.perf_counter() <= STAGES_LEAST_SECONDS + TREE_BUILD_SECONDS_PER_PARTITION * len(owners(instance)):
+        return
+    found = search_tree(instance, lay, best.objective, deadline, threads, best=least)
+    if found is not None:
+        best.info.update(found.info)
+        best.offer(instance, found.assignment, found.bound, "the level tree")
+
+
+def _milp_stage(instance, lay, best: Best, deadline: float, threads, least, size: int) -> None:
+    """The rule's MILP over (member, partition group) flows until ``deadline``, when it fits."""
+    left = deadline - time.perf_counter()
+    if size > MILP_MAX_COLUMNS or left <= max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
+        return
+    better, _, milp_bound, milp_info = solve_members(instance, lay, left, threads, least, below=best.objective)
+    best.info.update(milp_info)
+    best.offer(instance, better, milp_bound, "the rule's MILP")
 
 
 def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
@@ -439,33 +487,18 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     # the dec-min answer at the balance-free least cross-rack: every better answer gives each partition
     # to a subscriber at its group's least cost, so only those pairs enter the search and the MILP
     least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
-    left = deadline - time.perf_counter()
-    if not proven and left > STAGES_LEAST_SECONDS + TREE_BUILD_SECONDS_PER_PARTITION * len(owners(instance)):
-        found = search_tree(instance, lay, objective, deadline, options.threads, best=least)
-        if found is not None:
-            info.update(found.info)
-            bound = max(bound, found.bound)
-            if found.assignment is not None and not balanced_violations(instance, found.assignment):
-                value = balanced_objective(instance, found.assignment)
-                if value < objective:
-                    assignment, objective = found.assignment, value
-                    info["answer"] = "the level tree (less balanced than dec-min, cheaper)"
-            proven = objective <= bound
+    best = Best(assignment, objective, objective if proven else bound, info)
     size = milp_pairs(lay)
-    if not proven and size <= MILP_MAX_COLUMNS:
+    stages = (_tree_stage, _milp_stage) if len(lay.topics) <= TREE_FIRST_TOPICS else (_milp_stage, _tree_stage)
+    if size > MILP_MAX_COLUMNS:
+        stages = (_tree_stage,)
+    for i, stage in enumerate(stages):
+        if best.proven:
+            break
         left = deadline - time.perf_counter()
-        if left > max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
-            better, milp, milp_bound, milp_info = solve_members(instance, lay, left, options.threads, least,
-                                                                     below=objective)
-            info.update(milp_info)
-            if milp_bound is not None:
-                bound = max(bound, milp_bound)
-            if better is not None and not balanced_violations(instance, better):
-                value = balanced_objective(instance, better)
-                if value < objective:
-                    assignment, objective = better, value
-                    info["answer"] = "the rule's MILP (less balanced than dec-min, cheaper)"
-            proven = objective <= bound
+        share = left / 2 if i + 1 < len(stages) else left  # the first of two gets half the time left
+        stage(instance, lay, best, time.perf_counter() + share, options.threads, least, size)
+    assignment, objective, bound, info, proven = best.assignment, best.objective, best.bound, best.info, best.proven
     if not proven:
         info["note"] = ("the best of the most balanced assignments, the level tree's and the MILP's; the rule "
                         "also admits less balanced pairwise-balanced ones: bound from the level tree, the MILP "

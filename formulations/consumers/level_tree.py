@@ -184,8 +184,10 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_milps": 0}
 
     def push(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray) -> None:
+        # ties go to the narrower box (depth first among equals): with flat bounds a breadth-first
+        # order would never reach a single vector
         if bound < best_value:
-            heapq.heappush(heap, (bound, next(seq), kind, lo, hi))
+            heapq.heappush(heap, (bound, int((hi - lo).sum()), next(seq), kind, lo, hi))
 
     push(float(box_bounds(tr, tr.lo, tr.hi)[0]), LEAF if (tr.lo == tr.hi).all() else BOX, tr.lo, tr.hi)
     open_bound = math.inf
@@ -194,7 +196,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         if deadline is not None and deadline - time.perf_counter() <= 0.01:
             open_bound = heap[0][0]
             break
-        bound, _, kind, lo, hi = heapq.heappop(heap)
+        bound, _, _, kind, lo, hi = heapq.heappop(heap)
         stats["level_boxes"] += 1
         if kind == BOX:
             for l2, h2, b2 in _children(tr, lo, hi):
