@@ -609,6 +609,8 @@ def solve_priced(lp: ArrayLP, price, threads: int | None = None,
     >>> r.status, r.objective, np.rint(r.x).astype(int).tolist(), rounds
     ('optimal', 2.0, [0, 1], 1)
     """
+    if lp.num_col == 0:  # HiGHS calls a model without columns "Empty" (status error); its answer is known
+        return _empty_result(lp, False, "off"), 0
     if deadline is not None and deadline.expired:
         return HighsResult("time_limit", None, None, None, False, "deadline passed before the solve"), 0
     h = _highs(lp, False, None if deadline is None else deadline.limit(), threads, False)
