@@ -56,6 +56,7 @@ assignment has actives only (the rule says nothing of standbys).
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import defaultdict
 from dataclasses import astuple, dataclass, replace
@@ -63,7 +64,7 @@ from typing import Mapping
 
 import numpy as np
 
-from kipopt.evaluation.tasks import most_caught_up
+from kipopt.evaluation.tasks import lag_ranks, most_caught_up
 from kipopt.instance import TasksInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
@@ -75,90 +76,124 @@ from kipopt.formulations.tasks.rules import BALANCE_FACTOR, lag_active_levels, l
 
 @dataclass(frozen=True)
 class LagProblem:
-    """Index form. Class κ: tasks ``class_tasks[κ]`` of sub-topology index ``class_group[κ]``, allowed
-    on ``class_clients[κ]`` (client indices), ``class_owned[κ]`` marking owners among them."""
+    """Index form, flat. Task i is in class ``task_class[i]`` (``-1``: in its sub-topology's pool, owned by
+    client ``pool_owner[i]`` or no one, ``-1``). Class κ has ``class_size[κ]`` tasks of sub-topology index
+    ``class_group[κ]``, allowed on clients ``arc_client[class_ptr[κ]:class_ptr[κ+1]]`` (ascending), which
+    own them where ``arc_owned`` is true."""
 
     tasks: tuple[str, ...]
     clients: tuple[str, ...]
     capacity: np.ndarray
     groups: tuple[int, ...]
-    class_tasks: tuple[tuple[int, ...], ...]
-    class_group: np.ndarray
-    class_clients: tuple[np.ndarray, ...]
-    class_owned: tuple[np.ndarray, ...]
-    pool_tasks: tuple[tuple[int, ...], ...]
+    task_group: np.ndarray
+    task_class: np.ndarray
     pool_owner: np.ndarray
+    class_group: np.ndarray
+    class_size: np.ndarray
+    class_ptr: np.ndarray
+    arc_client: np.ndarray
+    arc_owned: np.ndarray
 
     @property
     def num_clients(self) -> int:
         return len(self.clients)
 
+    @property
+    def num_classes(self) -> int:
+        return len(self.class_group)
+
+    @property
+    def arc_class(self) -> np.ndarray:
+        return np.repeat(np.arange(self.num_classes), np.diff(self.class_ptr))
+
 
 def lag_problem(instance: TasksInstance) -> LagProblem:
-    """Pools and classes of :mod:`this module <kipopt.formulations.tasks.lag_active>`."""
+    """Pools and classes of :mod:`this module <kipopt.formulations.tasks.lag_active>`: one pass over the
+    tasks, with the lags read as the clients list them (never a tasks × clients array)."""
     tasks, clients = instance.task_ids, instance.client_ids
     cindex = {c: j for j, c in enumerate(clients)}
-    tindex = {t: i for i, t in enumerate(tasks)}
     groups = instance.subtopologies
-    gindex = {g: i for i, g in enumerate(groups)}
-    owners: dict[str, set[int]] = defaultdict(set)
+    task_group = np.searchsorted(np.array(groups), np.asarray(instance.task_subtopologies)).astype(np.int64)
+    owners: dict[str, list[int]] = defaultdict(list)
     for c in clients:
-        for t in instance.clients[c].active:
-            owners[t].add(cindex[c])
+        for t in set(instance.clients[c].active):
+            owners[t].append(cindex[c])
     best = _best_clients(instance, cindex)
-    classes: dict[tuple, list[int]] = {}
-    pools: list[list[int]] = [[] for _ in groups]
+    classes: dict[tuple, int] = {}
+    task_class = np.full(len(tasks), -1, dtype=np.int64)
     pool_owner = np.full(len(tasks), -1, dtype=np.int64)
-    everyone = tuple(range(len(clients)))
+    arcs: list[tuple[int, ...]] = []
+    marks: list[list[bool]] = []
+    group_of: list[int] = []
     for i, t in enumerate(tasks):
-        task = instance.tasks[t]
-        g = gindex[task.subtopology]
-        allowed = best[t] if task.stateful else everyone
-        if allowed == everyone and len(owners[t]) <= 1:
-            pools[g].append(i)
-            pool_owner[i] = next(iter(owners[t]), -1)
-            continue
-        owned = tuple(c for c in allowed if c in owners[t])
-        classes.setdefault((g, allowed, owned), []).append(i)
-    keys = list(classes)
+        mine = owners.get(t, ())
+        allowed = best[i]
+        if len(allowed) == len(clients):
+            if len(mine) <= 1:
+                pool_owner[i] = mine[0] if mine else -1
+                continue
+        g = int(task_group[i])
+        mark = tuple(c in mine for c in allowed) if mine else ()
+        key = (g, allowed, mark)
+        k = classes.get(key)
+        if k is None:
+            k = classes[key] = len(arcs)
+            arcs.append(allowed)
+            marks.append(list(mark) if mine else [False] * len(allowed))
+            group_of.append(g)
+        task_class[i] = k
+    sizes = np.array([len(a) for a in arcs], dtype=np.int64)
     return LagProblem(
         tasks, clients, np.array([instance.clients[c].capacity for c in clients], dtype=np.int64), groups,
-        tuple(tuple(classes[k]) for k in keys), np.array([k[0] for k in keys], dtype=np.int64),
-        tuple(np.array(k[1], dtype=np.int64) for k in keys),
-        tuple(np.isin(np.array(k[1]), np.array(k[2], dtype=np.int64)) for k in keys),
-        tuple(tuple(p) for p in pools), pool_owner)
+        task_group, task_class, pool_owner, np.array(group_of, dtype=np.int64),
+        np.bincount(task_class[task_class >= 0], minlength=len(arcs)).astype(np.int64),
+        np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        np.fromiter((c for a in arcs for c in a), dtype=np.int64, count=int(sizes.sum())),
+        np.fromiter((m for ms in marks for m in ms), dtype=bool, count=int(sizes.sum())))
 
 
-def _best_clients(instance: TasksInstance, cindex: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
-    """Per stateful task, the indices (ascending) of its most caught-up clients (lag rank 0 within
-    ``acceptable_recovery_lag``, else the lag; the end offset where a client lists no lag).
+def _best_clients(instance: TasksInstance, cindex: Mapping[str, int]) -> list[tuple[int, ...]]:
+    """Per task (``task_ids`` order), the indices (ascending) of its most caught-up clients (lag rank 0
+    within ``acceptable_recovery_lag``, else the lag; the end offset where a client lists no lag); every
+    client for a stateless task.
 
-    Read from the lags the clients list, never from a tasks × clients array (3.7 GiB at 100,000 ×
-    5,000): only a task whose unlisted clients tie for the least rank costs one step per client.
+    Read from the evaluator's arrays of the lags the clients list (:func:`~kipopt.evaluation.tasks.lag_ranks`),
+    never from a tasks × clients array (3.7 GiB at 100,000 × 5,000): only a task whose silent clients tie
+    for the least rank costs one step per client.
     """
-    best = most_caught_up(instance)
-    reporters: dict[str, set[int]] = defaultdict(set)
-    for cid, client in instance.clients.items():
-        for t in client.lags:
-            reporters[t].add(cindex[cid])
-    out = {}
-    for t, b in best.items():
-        listed = {cindex[c] for c in b.listed}
-        if b.unlisted:
-            heard = reporters.get(t, set())
-            out[t] = tuple(j for j in range(len(cindex)) if j in listed or j not in heard)
+    r = lag_ranks(instance)
+    T, C = len(r.stateful), len(cindex)
+    mine = np.fromiter((cindex[c] for c in r.client_index), dtype=np.int64, count=C)  # instance order -> ours
+    task, client = r.entry_key % T, mine[r.entry_key // T]
+    order = np.lexsort((client, task))
+    task, client, best = task[order], client[order], r.entry_best[order]
+    ptr = np.searchsorted(task, np.arange(T + 1))
+    everyone = tuple(range(C))
+    good = client[best]
+    good_ptr = np.searchsorted(task[best], np.arange(T + 1))
+    out: list[tuple[int, ...]] = []
+    for i, (stateful, silent) in enumerate(zip(r.stateful.tolist(), r.silent_best.tolist())):
+        if not stateful:
+            out.append(everyone)
+        elif silent:  # every client but those listing a worse lag
+            worse = set(client[ptr[i]:ptr[i + 1]][~best[ptr[i]:ptr[i + 1]]].tolist())
+            out.append(everyone if not worse else tuple(j for j in everyone if j not in worse))
         else:
-            out[t] = tuple(sorted(listed))
-    return out
+            out.append(tuple(good[good_ptr[i]:good_ptr[i + 1]].tolist()))
+    return [out[r.task_index[t]] for t in instance.task_ids]
 
 
 @dataclass(frozen=True)
 class Columns:
-    """Column indices of the model's variable blocks (``st``/``mv``: pool tasks staying / moving)."""
+    """Column indices of the model's variable blocks. Pools: ``pools[q]`` is the sub-topology of the q-th
+    non-empty pool, ``mv[q, c]`` its tasks coming to client c, ``st[j]`` those staying on their owner in
+    cell ``st_key[j]`` (``g*C + c``, only where some pool task of g is owned by c)."""
 
-    y: tuple[np.ndarray, ...]
-    st: np.ndarray       # G × C
-    mv: np.ndarray       # G × C
+    y: np.ndarray        # one per arc of LagProblem
+    pools: np.ndarray
+    st: np.ndarray
+    st_key: np.ndarray
+    mv: np.ndarray       # P × C
     U: int
     L: int
     B: int
@@ -170,77 +205,111 @@ class Columns:
         return np.concatenate([[self.U, self.L], self.hi, self.lo]).astype(np.int64)
 
 
-def _band_rows(b: SparseBuilder, cols: np.ndarray, client: np.ndarray, cell: np.ndarray, cap: np.ndarray,
-               load: tuple[int, int, int], spread: tuple[np.ndarray, np.ndarray], C: int, G: int) -> None:
+@dataclass(frozen=True)
+class Cells:
+    """The (sub-topology, client) cells some task can reach, numbered: ``key[j] = g*C + c`` ascending.
+
+    A cell no task of g may reach has ``n[c,g] = 0`` in every assignment, so its
+    row ``hi[g] >= n[c,g]`` holds for any ``hi >= 0`` and is left out; its row
+    ``n[c,g] >= lo[g]`` says ``lo[g] <= 0``, so a sub-topology that misses some
+    client has ``lo[g]`` fixed at 0 (``full[g]`` false) and no ``lo`` rows at all.
+    What is left grows with the (task class, allowed client) pairs, never with
+    ``G × C``.
+    """
+
+    key: np.ndarray
+    full: np.ndarray     # per sub-topology: every client reachable
+
+    @classmethod
+    def of(cls, keys: np.ndarray, C: int, G: int) -> "Cells":
+        key = np.unique(keys)
+        return cls(key, np.bincount(key // C, minlength=G) == C)
+
+    def index(self, keys: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.key, keys)
+
+
+def _band_rows(b: SparseBuilder, cols: np.ndarray, keys: np.ndarray, cells: Cells, cap: np.ndarray,
+               load: tuple[int, int, int], spread: tuple[np.ndarray, np.ndarray], C: int) -> None:
     """The balance and spread rows shared by the class model and the per-task model.
 
-    Entry i puts a task on client ``client[i]``, in (sub-topology, client)
-    cell ``cell[i]`` (``g*C + c``), through column ``cols[i]``. With
-    ``load = (U, L, B)``: ``k_c·U - n_c >= 0``, ``n_c - k_c·L >= 0`` and
-    ``B >= U - L - BALANCE_FACTOR``; with ``spread = (hi, lo)``:
-    ``hi[g] - n[c,g] >= 0`` and ``n[c,g] - lo[g] >= 0``.
+    Entry i puts a task in (sub-topology, client) cell ``keys[i]`` (``g*C + c``)
+    through column ``cols[i]``. With ``load = (U, L, B)``: ``k_c·U - n_c >= 0``,
+    ``n_c - k_c·L >= 0`` and ``B >= U - L - BALANCE_FACTOR``; with ``spread =
+    (hi, lo)``: ``hi[g] - n[c,g] >= 0`` and ``n[c,g] - lo[g] >= 0`` over the
+    reachable ``cells`` only (the caller fixes ``lo[g] = 0`` where g misses a client).
     """
     U, L, B = load
     hi, lo = spread
-    ones, clients, cells = np.ones(len(cols)), np.arange(C), np.arange(G * C)
+    ones, clients = np.ones(len(cols)), np.arange(C)
+    client = keys % C
     b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, U)]),
                np.concatenate([-ones, cap]), 0.0, np.inf)
     b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, L)]),
                np.concatenate([ones, -cap]), 0.0, np.inf)
     b.add_row([B, U, L], [1.0, -1.0, 1.0], -float(BALANCE_FACTOR), np.inf)
-    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([cols, np.repeat(hi, C)]),
-               np.concatenate([-ones, np.ones(G * C)]), 0.0, np.inf)
-    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([cols, np.repeat(lo, C)]),
-               np.concatenate([ones, -np.ones(G * C)]), 0.0, np.inf)
+    K = len(cells.key)
+    row, mine = cells.index(keys), np.arange(K)
+    b.add_rows(K, np.concatenate([row, mine]), np.concatenate([cols, hi[cells.key // C]]),
+               np.concatenate([-ones, np.ones(K)]), 0.0, np.inf)
+    full_cell = cells.full[cells.key // C]
+    renumber = np.cumsum(full_cell) - 1
+    take = full_cell[row]
+    F = int(full_cell.sum())
+    b.add_rows(F, np.concatenate([renumber[row[take]], np.arange(F)]),
+               np.concatenate([cols[take], lo[cells.key[full_cell] // C]]),
+               np.concatenate([ones[take], -np.ones(F)]), 0.0, np.inf)
+
+
+def _spread_cols(b: SparseBuilder, cells: Cells, total: int) -> tuple[np.ndarray, np.ndarray]:
+    """``hi`` and ``lo`` per sub-topology (integers); ``lo[g]`` fixed at 0 where g misses a client."""
+    hi = b.add_cols(len(cells.full), 0.0, float(total), integer=True)
+    lo = b.add_cols(len(cells.full), 0.0, np.where(cells.full, float(total), 0.0), integer=True)
+    return hi, lo
 
 
 def build_model(p: LagProblem) -> tuple[SparseBuilder, Columns, list[np.ndarray]]:
     """The program of the module docstring, and its three stage objectives.
 
-    ``f[g,c]`` is split as ``st[g,c] + mv[g,c]`` (``st <= own``), and only
-    ``U``, ``L``, ``hi``, ``lo`` are integer columns: once they are fixed, the
-    rows left are two laminar families (classes and pools; clients ⊃
+    ``f[g,c]`` is split as ``st[g,c] + mv[g,c]`` (``st <= own``; an ``st`` column
+    only where ``own > 0``, ``mv`` only for sub-topologies with a pool), and
+    only ``U``, ``L``, ``hi``, ``lo`` are integer columns: once they are fixed,
+    the rows left are two laminar families (classes and pools; clients ⊃
     (client, sub-topology)), a totally unimodular matrix with integer bounds,
     so an integral placement exists for every integer choice of them and a
     simplex vertex finds it (:func:`polish`).
     """
     b = SparseBuilder()
-    C, G = p.num_clients, len(p.groups)
+    C, G, K = p.num_clients, len(p.groups), p.num_classes
     total = len(p.tasks)
-    y = tuple(b.add_cols(len(cl), 0.0, len(ts)) for cl, ts in zip(p.class_clients, p.class_tasks))
-    pool_size = np.array([len(ts) for ts in p.pool_tasks], dtype=np.float64)
-    own = np.zeros((G, C))
-    for g, ts in enumerate(p.pool_tasks):
-        for i in ts:
-            if p.pool_owner[i] >= 0:
-                own[g, p.pool_owner[i]] += 1
-    st = b.add_cols(G * C, 0.0, own.reshape(-1)).reshape(G, C)
-    mv = b.add_cols(G * C, 0.0, np.repeat(pool_size, C)).reshape(G, C)
+    arc_class = p.arc_class
+    y = b.add_cols(len(arc_class), 0.0, p.class_size[arc_class].astype(np.float64))
+    pooled = p.task_class < 0
+    pools = np.flatnonzero(np.bincount(p.task_group[pooled], minlength=G))
+    pool_size = np.bincount(p.task_group[pooled], minlength=G)[pools].astype(np.float64)
+    owned = pooled & (p.pool_owner >= 0)
+    st_key, own = np.unique(p.task_group[owned] * C + p.pool_owner[owned], return_counts=True)
+    st = b.add_cols(len(st_key), 0.0, own.astype(np.float64))
+    mv = b.add_cols(len(pools) * C, 0.0, np.repeat(pool_size, C)).reshape(len(pools), C)
+    keys = np.concatenate([np.repeat(pools * C, C) + np.tile(np.arange(C), len(pools)), st_key,
+                           p.class_group[arc_class] * C + p.arc_client]).astype(np.int64)
+    cols = np.concatenate([mv.reshape(-1), st, y]).astype(np.int64)
+    cells = Cells.of(keys, C, G)
     U, L = (int(v) for v in b.add_cols(2, 0.0, float(total), integer=True))
     B = int(b.add_cols(1, 0.0)[0])
-    hi = b.add_cols(G, 0.0, float(total), integer=True)
-    lo = b.add_cols(G, 0.0, float(total), integer=True)
-    for cols, ts in zip(y, p.class_tasks):
-        b.add_row(cols, 1.0, len(ts), len(ts))
-    for g in range(G):
-        b.add_row(np.concatenate([st[g], mv[g]]), 1.0, pool_size[g], pool_size[g])
-    # entries of n[c,g] as (row g*C + c, column)
-    ng_rows = [np.arange(G * C), np.arange(G * C)]
-    ng_cols = [st.reshape(-1), mv.reshape(-1)]
-    for k, cols in enumerate(y):
-        ng_rows.append(p.class_group[k] * C + p.class_clients[k])
-        ng_cols.append(cols)
-    rows, cols = np.concatenate(ng_rows), np.concatenate(ng_cols)
-    cap = p.capacity.astype(np.float64)
-    _band_rows(b, cols, rows % C, rows, cap, (U, L, B), (hi, lo), C, G)
+    hi, lo = _spread_cols(b, cells, total)
+    b.add_rows(K, arc_class, y, 1.0, p.class_size.astype(np.float64), p.class_size.astype(np.float64))
+    q_of = np.searchsorted(pools, st_key // C)
+    b.add_rows(len(pools), np.concatenate([q_of, np.repeat(np.arange(len(pools)), C)]),
+               np.concatenate([st, mv.reshape(-1)]), 1.0, pool_size, pool_size)
+    _band_rows(b, cols, keys, cells, p.capacity.astype(np.float64), (U, L, B), (hi, lo), C)
     n = b.num_col
     balance, spread, moves = np.zeros(n), np.zeros(n), np.zeros(n)
     balance[B] = 1.0
     spread[hi], spread[lo] = 1.0, -1.0
-    for cols_k, owned in zip(y, p.class_owned):
-        moves[cols_k] = (~owned).astype(np.float64)
+    moves[y] = (~p.arc_owned).astype(np.float64)
     moves[mv.reshape(-1)] = 1.0
-    return b, Columns(y, st, mv, U, L, B, hi, lo), [balance, spread, moves]
+    return b, Columns(y, pools, st, st_key, mv, U, L, B, hi, lo), [balance, spread, moves]
 
 
 def polish(lp: ArrayLP, cols: Columns, x: np.ndarray, cost: np.ndarray,
@@ -257,17 +326,36 @@ def polish(lp: ArrayLP, cols: Columns, x: np.ndarray, cost: np.ndarray,
 
 
 def greedy_placement(p: LagProblem) -> np.ndarray:
-    """A feasible start: owners where allowed, else the allowed client with the fewest actives per thread."""
+    """A feasible start: owners where allowed, else the allowed client with the fewest actives per thread
+    (a heap over the clients for pool tasks without an owner, never a scan of them all per task)."""
     place = np.full(len(p.tasks), -1, dtype=np.int64)
     load = np.zeros(p.num_clients, dtype=np.int64)
-    for ts, allowed, owned in zip(p.class_tasks, p.class_clients, p.class_owned):
-        for i in ts:
-            c = allowed[owned][0] if owned.any() else allowed[np.argmin(load[allowed] / p.capacity[allowed])]
-            place[i], load[c] = c, load[c] + 1
-    for ts in p.pool_tasks:
-        for i in ts:
-            c = p.pool_owner[i] if p.pool_owner[i] >= 0 else int(np.argmin(load / p.capacity))
-            place[i], load[c] = c, load[c] + 1
+    ptr, arc_client, arc_owned, cap = p.class_ptr, p.arc_client, p.arc_owned, p.capacity
+    owner_arc = np.full(p.num_classes, -1, dtype=np.int64)
+    first = np.flatnonzero(arc_owned)
+    owner_arc[p.arc_class[first][::-1]] = first[::-1]  # the first owned arc of each class
+    free = []
+    for i, k in enumerate(p.task_class.tolist()):
+        if k >= 0:
+            if owner_arc[k] >= 0:
+                c = int(arc_client[owner_arc[k]])
+            else:
+                allowed = arc_client[ptr[k]:ptr[k + 1]]
+                c = int(allowed[np.argmin(load[allowed] / cap[allowed])]) if len(allowed) > 1 else int(allowed[0])
+        elif p.pool_owner[i] >= 0:
+            c = int(p.pool_owner[i])
+        else:
+            free.append(i)
+            continue
+        place[i] = c
+        load[c] += 1
+    caps = cap.tolist()
+    heap = [(load[c] / caps[c], c) for c in range(p.num_clients)]
+    heapq.heapify(heap)
+    for i in free:
+        _, c = heapq.heappop(heap)
+        place[i], load[c] = c, load[c] + 1
+        heapq.heappush(heap, (load[c] / caps[c], c))
     return place
 
 
@@ -275,41 +363,61 @@ def placement_vector(p: LagProblem, cols: Columns, num_col: int, place: np.ndarr
     """The model's column values of a task placement (a start for the MIP)."""
     x = np.zeros(num_col)
     C, G = p.num_clients, len(p.groups)
-    n = np.zeros((G, C))
-    for k, (cols_k, ts, allowed) in enumerate(zip(cols.y, p.class_tasks, p.class_clients)):
-        pos = {c: j for j, c in enumerate(allowed.tolist())}
-        for i in ts:
-            x[cols_k[pos[int(place[i])]]] += 1
-            n[p.class_group[k], place[i]] += 1
-    for g, ts in enumerate(p.pool_tasks):
-        for i in ts:
-            x[(cols.st if p.pool_owner[i] == place[i] else cols.mv)[g, place[i]]] += 1
-            n[g, place[i]] += 1
-    load = n.sum(axis=0)
+    inclass = np.flatnonzero(p.task_class >= 0)
+    k = p.task_class[inclass]
+    arc = p.class_ptr[k] + _position(p, k, place[inclass])
+    np.add.at(x, cols.y[arc], 1.0)
+    pooled = np.flatnonzero(p.task_class < 0)
+    stays = p.pool_owner[pooled] == place[pooled]
+    key = p.task_group[pooled] * C + place[pooled]
+    np.add.at(x, cols.st[np.searchsorted(cols.st_key, key[stays])], 1.0)
+    q = np.searchsorted(cols.pools, p.task_group[pooled[~stays]])
+    np.add.at(x, cols.mv[q, place[pooled[~stays]]], 1.0)
+    key, count = np.unique(p.task_group * C + place, return_counts=True)
+    load = np.bincount(key % C, weights=count, minlength=C)
     x[cols.U] = np.max(-(-load // p.capacity))
     x[cols.L] = np.min(load // p.capacity)
     x[cols.B] = max(0.0, x[cols.U] - x[cols.L] - BALANCE_FACTOR)
-    x[cols.hi], x[cols.lo] = n.max(axis=1), n.min(axis=1)
+    hi = np.zeros(G)
+    np.maximum.at(hi, key // C, count)
+    lo = np.full(G, np.inf)
+    np.minimum.at(lo, key // C, count)
+    x[cols.hi] = hi
+    x[cols.lo] = np.where(np.bincount(key // C, minlength=G) == C, lo, 0.0)
     return x
 
 
+def _position(p: LagProblem, k: np.ndarray, client: np.ndarray) -> np.ndarray:
+    """Where ``client[i]`` is among the allowed clients of class ``k[i]`` (each class's list is ascending,
+    so one search over (class, client) keys, which ascend along the arcs)."""
+    arc_key = p.arc_class * p.num_clients + p.arc_client
+    return np.searchsorted(arc_key, k * p.num_clients + client) - p.class_ptr[k]
+
+
 def read_placement(p: LagProblem, cols: Columns, x: np.ndarray) -> np.ndarray:
-    """Tasks to clients from the counts ``y`` and ``f``; pool tasks stay on their owner first."""
+    """Tasks to clients from the counts ``y`` and ``st + mv``; pool tasks stay on their owner first."""
     place = np.full(len(p.tasks), -1, dtype=np.int64)
-    for cols_k, ts, allowed, owned in zip(cols.y, p.class_tasks, p.class_clients, p.class_owned):
-        counts = np.rint(x[cols_k]).astype(np.int64)
-        slots = np.repeat(allowed, counts)
-        place[list(ts)] = slots[:len(ts)]
-    for g, ts in enumerate(p.pool_tasks):
-        room = np.rint(x[cols.st[g]] + x[cols.mv[g]]).astype(np.int64)
+    counts = np.rint(x[cols.y]).astype(np.int64)
+    slots = np.repeat(p.arc_client, counts)          # class by class, as the arcs are
+    inclass = np.flatnonzero(p.task_class >= 0)
+    order = inclass[np.argsort(p.task_class[inclass], kind="stable")]
+    place[order] = slots[:len(order)]
+    C = p.num_clients
+    pooled = np.flatnonzero(p.task_class < 0)
+    pooled = pooled[np.argsort(p.task_group[pooled], kind="stable")]
+    members = np.split(pooled, np.searchsorted(p.task_group[pooled], cols.pools[1:]))
+    staying = np.split(np.arange(len(cols.st_key)), np.searchsorted(cols.st_key // C, cols.pools[1:]))
+    for q, tasks, mine in zip(range(len(cols.pools)), members, staying):
+        room = np.rint(x[cols.mv[q]]).astype(np.int64)
+        room[cols.st_key[mine] % C] += np.rint(x[cols.st[mine]]).astype(np.int64)
         rest = []
-        for i in ts:
+        for i in tasks.tolist():
             o = p.pool_owner[i]
             if o >= 0 and room[o] > 0:
                 place[i], room[o] = o, room[o] - 1
             else:
                 rest.append(i)
-        place[rest] = np.repeat(np.arange(p.num_clients), room)[:len(rest)]
+        place[rest] = np.repeat(np.arange(C), room)[:len(rest)]
     return place
 
 
@@ -332,7 +440,7 @@ def run_lag_active(instance: TasksInstance, options: SolveOptions) -> MethodResu
     left = None if options.time_limit is None else max(0.0, options.time_limit - (t1 - t0))
     res = solve_lexicographic(lp, stages, left, options.threads, start=start)
     info = {"model": "lag-active-classes", "columns": lp.num_col, "rows": lp.num_row,
-            "classes": len(p.class_tasks), "build_seconds": round(t1 - t0, 6),
+            "classes": p.num_classes, "build_seconds": round(t1 - t0, 6),
             "solver_seconds": round(time.perf_counter() - t1, 6), "stage_values": list(res.values),
             "stage_bounds": [float(v) if np.isfinite(v) else None for v in res.bounds]}
     x = start if res.x is None else _integral(lp, cols, res, stages, start, options.threads)
@@ -395,9 +503,9 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None,
     hi, lo = b.add_cols(G, 0.0, float(len(tasks))), b.add_cols(G, 0.0, float(len(tasks)))
     cap = np.array([instance.clients[c].capacity for c in clients], dtype=np.float64)
     col = np.concatenate(cols)
-    client = np.concatenate(where)
     cell = np.concatenate([gindex[instance.tasks[t].subtopology] * C + cs for t, cs in zip(tasks, where)])
-    _band_rows(b, col, client, cell, cap, (U, L, B), (hi, lo), C, G)
+    every = Cells(np.arange(G * C), np.ones(G, dtype=bool))  # textbook: a row per cell, reachable or not
+    _band_rows(b, col, cell, every, cap, (U, L, B), (hi, lo), C)
     lp = b.build()
     balance, spread, moves = np.zeros(lp.num_col), np.zeros(lp.num_col), np.zeros(lp.num_col)
     balance[B] = 1.0
@@ -411,11 +519,29 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None,
     return to_assignment(tasks, clients, np.array(place)), res.values
 
 
+def lag_columns(instance: TasksInstance) -> tuple[int, int]:
+    """An upper bound on the grouped model's columns, and the sub-topologies with a pool, from the
+    evaluator's lag arrays (linear, no model built): one per (task, most caught-up client it lists),
+    ``|C|`` for a task whose silent clients tie with worse listed ones, ``2|C|`` per sub-topology holding
+    a task every client may take (its pool), and ``2G + 3`` for the levels."""
+    r = lag_ranks(instance)
+    T, C, G = len(r.stateful), len(instance.clients), len(instance.subtopologies)
+    task = r.entry_key % T
+    worse = np.bincount(task[~r.entry_best], minlength=T) > 0
+    anywhere = ~r.stateful | (r.silent_best & ~worse)
+    listed = np.bincount(task[r.entry_best & ~r.silent_best[task]], minlength=T)
+    order = np.fromiter((r.task_index[t] for t in instance.task_ids), dtype=np.int64, count=T)
+    pools = len(np.unique(np.asarray(instance.task_subtopologies)[anywhere[order]]))
+    return int(listed.sum()) + C * int((r.silent_best & worse).sum()) + 2 * C * pools + 2 * G + 3, pools
+
+
 def lag_size(instance: TasksInstance) -> str | None:
-    """Refuse an instance whose model would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`):
-    two columns per (sub-topology, client) and at most one per task and allowed client (estimated by one)."""
-    G, C, T = len(instance.subtopologies), len(instance.clients), len(instance.tasks)
-    return too_large("clients", f"{G:,} sub-topologies x {C:,} clients and {T:,} tasks", 2 * G * C + T)
+    """Refuse an instance whose model would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`;
+    columns as :func:`lag_columns` bounds them)."""
+    columns, pools = lag_columns(instance)
+    T, C, G = len(instance.tasks), len(instance.clients), len(instance.subtopologies)
+    return too_large("clients", f"{T:,} tasks ({pools:,} of {G:,} sub-topologies with tasks any client may "
+                     f"take) x {C:,} clients", columns)
 
 
 METHODS = [
