@@ -189,7 +189,7 @@ class Columns:
     non-empty pool, ``mv[q, c]`` its tasks coming to client c, ``st[j]`` those staying on their owner in
     cell ``st_key[j]`` (``g*C + c``, only where some pool task of g is owned by c)."""
 
-    y: np.ndarray        # one per arc of LagProblem
+    y: np.ndarray        # per arc of LagProblem; -1 where its class has one client (no column)
     pools: np.ndarray
     st: np.ndarray
     st_key: np.ndarray
@@ -199,6 +199,7 @@ class Columns:
     B: int
     hi: np.ndarray
     lo: np.ndarray
+    moved_fixed: int = 0  # tasks of one-client classes not owned there: stage 4's constant
 
     @property
     def integers(self) -> np.ndarray:
@@ -261,29 +262,93 @@ def _band_rows(b: SparseBuilder, cols: np.ndarray, keys: np.ndarray, cells: Cell
                np.concatenate([ones[take], -np.ones(F)]), 0.0, np.inf)
 
 
-def _spread_cols(b: SparseBuilder, cells: Cells, total: int) -> tuple[np.ndarray, np.ndarray]:
-    """``hi`` and ``lo`` per sub-topology (integers); ``lo[g]`` fixed at 0 where g misses a client."""
-    hi = b.add_cols(len(cells.full), 0.0, float(total), integer=True)
-    lo = b.add_cols(len(cells.full), 0.0, np.where(cells.full, float(total), 0.0), integer=True)
-    return hi, lo
+@dataclass(frozen=True)
+class Loads:
+    """What the grouped model knows of each reachable cell before solving: ``fixed[j]`` tasks that can go
+    nowhere else (classes of one allowed client), at most ``most[j]`` tasks in all; and per sub-topology
+    the bounds every assignment meets, ``hi[g] >= hi_floor[g]`` and ``lo[g] <= lo_ceil[g]``:
+
+    * ``hi_floor[g] = max(max_j fixed[j], ⌈|T_g| / reach_g⌉)`` (the cells of g share its |T_g| tasks);
+    * ``lo_ceil[g] = min(min_j most[j], ⌊|T_g| / C⌋)`` where g reaches every client, else 0.
+
+    So a cell's ``hi`` row is implied by the bounds when ``most[j] <= hi_floor[g]``, and its ``lo`` row
+    when ``fixed[j] >= lo_ceil[g]``: both are left out, which changes no feasible set.
+    """
+
+    cells: Cells
+    fixed: np.ndarray
+    most: np.ndarray
+    hi_floor: np.ndarray
+    lo_ceil: np.ndarray
+
+    @classmethod
+    def of(cls, keys: np.ndarray, upper: np.ndarray, fixed_keys: np.ndarray, fixed_counts: np.ndarray,
+           sizes: np.ndarray, C: int) -> "Loads":
+        G = len(sizes)
+        cells = Cells.of(np.concatenate([keys, fixed_keys]), C, G)
+        K = len(cells.key)
+        fixed = np.bincount(cells.index(fixed_keys), weights=fixed_counts, minlength=K)
+        most = fixed + np.bincount(cells.index(keys), weights=upper, minlength=K)
+        group = cells.key // C
+        reach = np.bincount(group, minlength=G)
+        hi_floor = np.zeros(G)
+        np.maximum.at(hi_floor, group, fixed)
+        hi_floor = np.maximum(hi_floor, -(-sizes // np.maximum(reach, 1)))
+        lo_ceil = np.full(G, np.inf)
+        np.minimum.at(lo_ceil, group, most)
+        lo_ceil = np.where(cells.full, np.minimum(lo_ceil, sizes // C), 0.0)
+        return cls(cells, fixed, most, hi_floor, lo_ceil)
+
+
+def _grouped_band_rows(b: SparseBuilder, cols: np.ndarray, keys: np.ndarray, loads: Loads, cap: np.ndarray,
+                       level: tuple[int, int, int], spread: tuple[np.ndarray, np.ndarray], C: int) -> None:
+    """:func:`_band_rows` with the fixed tasks as constants and the implied spread rows left out
+    (:class:`Loads`): ``k_c·U - n_c >= F_c``, ``n_c - k_c·L >= -F_c`` over the variable entries ``cols``
+    in cells ``keys``; ``hi[g] - n[c,g] >= F[c,g]`` and ``n[c,g] - lo[g] >= -F[c,g]`` where not implied."""
+    U, L, B = level
+    hi, lo = spread
+    cells = loads.cells
+    ones, clients = np.ones(len(cols)), np.arange(C)
+    client = keys % C
+    fixed_c = np.bincount(cells.key % C, weights=loads.fixed, minlength=C)
+    b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, U)]),
+               np.concatenate([-ones, cap]), fixed_c, np.inf)
+    b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, L)]),
+               np.concatenate([ones, -cap]), -fixed_c, np.inf)
+    b.add_row([B, U, L], [1.0, -1.0, 1.0], -float(BALANCE_FACTOR), np.inf)
+    group = cells.key // C
+    row = cells.index(keys)
+    for keep, sign, column, rhs in (
+            (loads.most > loads.hi_floor[group], -1.0, hi, loads.fixed),
+            (cells.full[group] & (loads.fixed < loads.lo_ceil[group]), 1.0, lo, -loads.fixed)):
+        renumber = np.cumsum(keep) - 1
+        take = keep[row]
+        R = int(keep.sum())
+        b.add_rows(R, np.concatenate([renumber[row[take]], np.arange(R)]),
+                   np.concatenate([cols[take], column[group[keep]]]),
+                   np.concatenate([sign * ones[take], -sign * np.ones(R)]), rhs[keep], np.inf)
 
 
 def build_model(p: LagProblem) -> tuple[SparseBuilder, Columns, list[np.ndarray]]:
     """The program of the module docstring, and its three stage objectives.
 
     ``f[g,c]`` is split as ``st[g,c] + mv[g,c]`` (``st <= own``; an ``st`` column
-    only where ``own > 0``, ``mv`` only for sub-topologies with a pool), and
-    only ``U``, ``L``, ``hi``, ``lo`` are integer columns: once they are fixed,
-    the rows left are two laminar families (classes and pools; clients ⊃
-    (client, sub-topology)), a totally unimodular matrix with integer bounds,
-    so an integral placement exists for every integer choice of them and a
-    simplex vertex finds it (:func:`polish`).
+    only where ``own > 0``, ``mv`` only for sub-topologies with a pool); a class
+    of one allowed client has no column (its tasks are constants, :class:`Loads`,
+    and so are the spread rows the bounds imply). Only ``U``, ``L``, ``hi``,
+    ``lo`` are integer columns: once they are fixed, the rows left are two
+    laminar families (classes and pools; clients ⊃ (client, sub-topology)), a
+    totally unimodular matrix with integer bounds, so an integral placement
+    exists for every integer choice of them and a simplex vertex finds it
+    (:func:`polish`).
     """
     b = SparseBuilder()
-    C, G, K = p.num_clients, len(p.groups), p.num_classes
+    C, G = p.num_clients, len(p.groups)
     total = len(p.tasks)
     arc_class = p.arc_class
-    y = b.add_cols(len(arc_class), 0.0, p.class_size[arc_class].astype(np.float64))
+    free = np.diff(p.class_ptr)[arc_class] > 1
+    y = np.full(len(arc_class), -1, dtype=np.int64)
+    y[free] = b.add_cols(int(free.sum()), 0.0, p.class_size[arc_class[free]].astype(np.float64))
     pooled = p.task_class < 0
     pools = np.flatnonzero(np.bincount(p.task_group[pooled], minlength=G))
     pool_size = np.bincount(p.task_group[pooled], minlength=G)[pools].astype(np.float64)
@@ -291,25 +356,31 @@ def build_model(p: LagProblem) -> tuple[SparseBuilder, Columns, list[np.ndarray]
     st_key, own = np.unique(p.task_group[owned] * C + p.pool_owner[owned], return_counts=True)
     st = b.add_cols(len(st_key), 0.0, own.astype(np.float64))
     mv = b.add_cols(len(pools) * C, 0.0, np.repeat(pool_size, C)).reshape(len(pools), C)
-    keys = np.concatenate([np.repeat(pools * C, C) + np.tile(np.arange(C), len(pools)), st_key,
-                           p.class_group[arc_class] * C + p.arc_client]).astype(np.int64)
-    cols = np.concatenate([mv.reshape(-1), st, y]).astype(np.int64)
-    cells = Cells.of(keys, C, G)
+    arc_key = p.class_group[arc_class] * C + p.arc_client
+    keys = np.concatenate([np.repeat(pools * C, C) + np.tile(np.arange(C), len(pools)), st_key, arc_key[free]])
+    cols = np.concatenate([mv.reshape(-1), st, y[free]]).astype(np.int64)
+    upper = np.concatenate([np.repeat(pool_size, C), own, p.class_size[arc_class[free]]]).astype(np.float64)
+    loads = Loads.of(keys.astype(np.int64), upper, arc_key[~free], p.class_size[arc_class[~free]].astype(np.float64),
+                     np.bincount(p.task_group, minlength=G).astype(np.float64), C)
     U, L = (int(v) for v in b.add_cols(2, 0.0, float(total), integer=True))
     B = int(b.add_cols(1, 0.0)[0])
-    hi, lo = _spread_cols(b, cells, total)
-    b.add_rows(K, arc_class, y, 1.0, p.class_size.astype(np.float64), p.class_size.astype(np.float64))
+    hi = b.add_cols(G, loads.hi_floor, float(total), integer=True)
+    lo = b.add_cols(G, 0.0, loads.lo_ceil, integer=True)
+    size = p.class_size.astype(np.float64)
+    multi = np.flatnonzero(np.diff(p.class_ptr) > 1)
+    b.add_rows(len(multi), np.searchsorted(multi, arc_class[free]), y[free], 1.0, size[multi], size[multi])
     q_of = np.searchsorted(pools, st_key // C)
     b.add_rows(len(pools), np.concatenate([q_of, np.repeat(np.arange(len(pools)), C)]),
                np.concatenate([st, mv.reshape(-1)]), 1.0, pool_size, pool_size)
-    _band_rows(b, cols, keys, cells, p.capacity.astype(np.float64), (U, L, B), (hi, lo), C)
+    _grouped_band_rows(b, cols, keys.astype(np.int64), loads, p.capacity.astype(np.float64), (U, L, B), (hi, lo), C)
     n = b.num_col
     balance, spread, moves = np.zeros(n), np.zeros(n), np.zeros(n)
     balance[B] = 1.0
     spread[hi], spread[lo] = 1.0, -1.0
-    moves[y] = (~p.arc_owned).astype(np.float64)
+    moves[y[free]] = (~p.arc_owned[free]).astype(np.float64)
     moves[mv.reshape(-1)] = 1.0
-    return b, Columns(y, pools, st, st_key, mv, U, L, B, hi, lo), [balance, spread, moves]
+    moved_fixed = int(p.class_size[arc_class[~free & ~p.arc_owned]].sum())
+    return b, Columns(y, pools, st, st_key, mv, U, L, B, hi, lo, moved_fixed), [balance, spread, moves]
 
 
 def polish(lp: ArrayLP, cols: Columns, x: np.ndarray, cost: np.ndarray,
@@ -365,8 +436,8 @@ def placement_vector(p: LagProblem, cols: Columns, num_col: int, place: np.ndarr
     C, G = p.num_clients, len(p.groups)
     inclass = np.flatnonzero(p.task_class >= 0)
     k = p.task_class[inclass]
-    arc = p.class_ptr[k] + _position(p, k, place[inclass])
-    np.add.at(x, cols.y[arc], 1.0)
+    arc = cols.y[p.class_ptr[k] + _position(p, k, place[inclass])]
+    np.add.at(x, arc[arc >= 0], 1.0)
     pooled = np.flatnonzero(p.task_class < 0)
     stays = p.pool_owner[pooled] == place[pooled]
     key = p.task_group[pooled] * C + place[pooled]
@@ -397,7 +468,7 @@ def _position(p: LagProblem, k: np.ndarray, client: np.ndarray) -> np.ndarray:
 def read_placement(p: LagProblem, cols: Columns, x: np.ndarray) -> np.ndarray:
     """Tasks to clients from the counts ``y`` and ``st + mv``; pool tasks stay on their owner first."""
     place = np.full(len(p.tasks), -1, dtype=np.int64)
-    counts = np.rint(x[cols.y]).astype(np.int64)
+    counts = np.where(cols.y >= 0, np.rint(x[cols.y]), p.class_size[p.arc_class]).astype(np.int64)
     slots = np.repeat(p.arc_client, counts)          # class by class, as the arcs are
     inclass = np.flatnonzero(p.task_class >= 0)
     order = inclass[np.argsort(p.task_class[inclass], kind="stable")]
@@ -439,10 +510,13 @@ def run_lag_active(instance: TasksInstance, options: SolveOptions) -> MethodResu
     t1 = time.perf_counter()
     left = None if options.time_limit is None else max(0.0, options.time_limit - (t1 - t0))
     res = solve_lexicographic(lp, stages, left, options.threads, start=start)
+    shift = (0.0, 0.0, float(cols.moved_fixed))  # stage 4 counts the fixed tasks' moves too
+    values = tuple(v + d for v, d in zip(res.values, shift))
+    bounds = tuple(v + d for v, d in zip(res.bounds, shift))
     info = {"model": "lag-active-classes", "columns": lp.num_col, "rows": lp.num_row,
             "classes": p.num_classes, "build_seconds": round(t1 - t0, 6),
-            "solver_seconds": round(time.perf_counter() - t1, 6), "stage_values": list(res.values),
-            "stage_bounds": [float(v) if np.isfinite(v) else None for v in res.bounds]}
+            "solver_seconds": round(time.perf_counter() - t1, 6), "stage_values": list(values),
+            "stage_bounds": [float(v) if np.isfinite(v) else None for v in bounds]}
     x = start if res.x is None else _integral(lp, cols, res, stages, start, options.threads)
     assignment = to_assignment(p.tasks, p.clients, read_placement(p, cols, x))
     objective = lag_active_objective(instance, assignment)
@@ -450,12 +524,12 @@ def run_lag_active(instance: TasksInstance, options: SolveOptions) -> MethodResu
         return MethodResult(assignment, Status.ERROR, message=f"lag_active: HiGHS ended with status {res.status}",
                             info=info)
     if res.status == "optimal":
-        optimum = lexicographic(instance, (0, *res.values))
+        optimum = lexicographic(instance, (0, *values))
         if objective == optimum:
             return MethodResult(assignment, Status.OPTIMAL, objective, objective, info=info)
         return MethodResult(assignment, Status.FEASIBLE, objective, min(optimum, objective), info=info,
                             message=f"read-back lost optimality ({objective} vs {optimum})")
-    return MethodResult(assignment, Status.FEASIBLE, objective, min(_bound(instance, res), objective), info=info,
+    return MethodResult(assignment, Status.FEASIBLE, objective, min(_bound(instance, bounds), objective), info=info,
                         message=res.message or "time limit")
 
 
@@ -469,9 +543,9 @@ def _integral(lp: ArrayLP, cols: Columns, res, stages: list[np.ndarray], start: 
     return start if polished is None else polished
 
 
-def _bound(instance: TasksInstance, res) -> float:
+def _bound(instance: TasksInstance, bounds: tuple[float, ...]) -> float:
     """Lexicographic bound: optimal stages as found, the interrupted stage's bound, zeros after."""
-    levels = [0.0] + [float(v) for v in res.bounds]
+    levels = [0.0] + [float(v) for v in bounds]
     bound = levels[-1]
     levels[-1] = max(0.0, float(np.ceil(bound - 1e-6))) if np.isfinite(bound) else 0.0
     levels += [0.0] * (4 - len(levels))
