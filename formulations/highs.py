@@ -476,6 +476,10 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
             h.setSolution(sol)
         h.run()
         r = _result(h, mip)
+        if r.status == "optimal" and x is not None and mip and _stale(h, cost, r):
+            h.clearSolver()  # no start this time: the answer is the solver's own
+            h.run()
+            r = _result(h, mip)
         if r.status == "optimal":
             x = r.x
             _keep(h, cost, x, mip, values, bounds)
@@ -488,6 +492,15 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
                              f"time limit in stage {k + 1} of {len(stages)}")
         return LexResult(r.status, x, tuple(values), tuple(bounds), k, r.message)
     return LexResult("optimal", x, tuple(values), tuple(bounds), None)
+
+
+def _stale(h, cost: np.ndarray, r: HighsResult) -> bool:
+    """Whether HiGHS handed back a point other than the one it reports: with a feasible MIP start that its
+    presolve improves on, HiGHS 1.16 can answer ``optimal`` with the right objective and bound but the
+    *start's* column values (found on ``exact.joint``: objective 50, the start's 80 returned), which would
+    fix the stage at the start's value and call it optimal."""
+    return r.x is None or abs(float(cost @ r.x) - float(h.getInfo().objective_function_value)) > 1e-6 * max(
+        1.0, abs(float(h.getInfo().objective_function_value)))
 
 
 def _keep(h, cost: np.ndarray, x: np.ndarray, mip: bool, values: list[float], bounds: list[float]) -> None:

@@ -300,8 +300,28 @@ def solve_joint(instance: TasksInstance, priorities: Sequence[str] | None = None
 
 
 def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
-    solution = solve_joint(instance, None, options.time_limit, options.threads)
+    """The model by client types first (:mod:`.joint_grouped`: exact when its point is realized client by
+    client, its bound valid for the rule either way); the per-client model only when that realization
+    fails, with the time left."""
+    from kipopt.formulations.tasks.joint_grouped import grouped_size, solve_grouped
+
+    began = time.monotonic()
     scores = JointScores.of(instance)
+    grouped = None
+    if grouped_size(instance) is None:
+        grouped = solve_grouped(instance, None, options.time_limit, options.threads, start=joint_start(instance))
+        if grouped.assignment is not None:
+            return _grouped_result(instance, scores, grouped)
+    left = None if options.time_limit is None else max(0.0, options.time_limit - (time.monotonic() - began))
+    if per_client_size(instance) is not None:  # the start, with the grouped model's bound
+        start = joint_start(instance)
+        objective = joint_objective(instance, start)
+        bound = 0 if grouped is None else _scalar_bound(scores, _bound_rows(grouped), grouped.order)
+        return MethodResult(start, Status.FEASIBLE, objective=objective, bound=min(bound, objective),
+                            message="the grouped answer could not be realized client by client and the "
+                                    "per-client model would not fit in memory: returning the start",
+                            info={"model": "start"})
+    solution = solve_joint(instance, None, left, options.threads)
     rows = solution.stage_rows()
     values = {r["stage"]: r["value"] for r in rows}
     objective = scores.scalar(values, solution.order)
@@ -310,7 +330,38 @@ def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
     stopped = next((r["stage"] for r in rows if r["status"] != "optimal"), None)
     message = None if stopped is None else f"time limit reached in stage {stopped!r}"
     return MethodResult(solution.assignment, status, objective=objective, bound=bound, message=message,
-                        info={"joint_stages": rows, "joint_order": list(solution.order)})
+                        info={"joint_stages": rows, "joint_order": list(solution.order), "model": "per-client"})
+
+
+def _bound_rows(grouped) -> list[dict]:
+    """The grouped model's proven stages and bound as :func:`_scalar_bound` reads them."""
+    rows = []
+    for k, (stage, bound) in enumerate(grouped.bounds().items()):
+        proven = grouped.result.stopped is None or k < grouped.result.stopped
+        rows.append({"stage": stage, "status": "optimal" if proven else "feasible", "value": bound, "bound": bound})
+    return rows
+
+
+def _grouped_result(instance: TasksInstance, scores: JointScores, grouped) -> MethodResult:
+    """The realized assignment scored by the rule, with the grouped model's lexicographic bound: optimal
+    exactly when every stage's value meets its bound."""
+    values = scores.stages(instance, grouped.assignment)
+    bounds = grouped.bounds()
+    rows, proven = [], True
+    for stage in grouped.order:
+        met = proven and bounds[stage] is not None and values[stage] == bounds[stage]
+        rows.append({"stage": stage, "status": "optimal" if met else ("feasible" if proven else "not_reached"),
+                     "value": values[stage], "bound": bounds[stage] if proven else None})
+        proven = met
+    objective = scores.scalar(values, grouped.order)
+    bound = _scalar_bound(scores, rows, grouped.order)
+    info = {"joint_stages": rows, "joint_order": list(grouped.order), "model": "types",
+            "columns": grouped.columns, "cuts": grouped.cuts}
+    if proven:
+        return MethodResult(grouped.assignment, Status.OPTIMAL, objective=objective, bound=objective, info=info)
+    stopped = next(r["stage"] for r in rows if r["status"] != "optimal")
+    return MethodResult(grouped.assignment, Status.FEASIBLE, objective=objective, bound=min(bound, objective),
+                        message=f"time limit reached in stage {stopped!r}", info=info)
 
 
 def _scalar_bound(scores: JointScores, rows: list[dict], order: Sequence[str]) -> int:
@@ -329,8 +380,17 @@ def _scalar_bound(scores: JointScores, rows: list[dict], order: Sequence[str]) -
 
 
 def joint_size(instance: TasksInstance) -> str | None:
-    """Refuse an instance whose program would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`):
-    :math:`(|T| + |S|)|C| + |S||V| + 2|C|` columns."""
+    """Refuse an instance whose model would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`):
+    the model by client types (:func:`~kipopt.formulations.tasks.joint_grouped.grouped_size`), which is what
+    runs; the per-client model, :math:`(|T| + |S|)|C| + |S||V| + 2|C|` columns, only serves when the grouped
+    answer cannot be realized, and is skipped when it would not fit."""
+    from kipopt.formulations.tasks.joint_grouped import grouped_size
+
+    return grouped_size(instance)
+
+
+def per_client_size(instance: TasksInstance) -> str | None:
+    """The per-client model's memory check (:func:`joint_size` before the grouped model)."""
     T, C = len(instance.tasks), len(instance.clients)
     S = sum(1 for t in instance.tasks.values() if t.stateful)
     V = len(tag_values(instance))
