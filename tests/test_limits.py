@@ -169,9 +169,9 @@ def test_a_lag_model_too_large_for_memory_is_refused_naming_the_field(monkeypatc
 
 
 def test_the_command_line_refuses_a_joint_model_too_large_with_exit_2(tmp_path):
-    """2,000 tasks x 1,100 clients of as many types (two tags of 40 values): the model by client types has
-    a column pair per (task, type), about 4.4 million columns, above the 4 GB cap."""
-    x = generate("tasks", 1, tasks=2_000, clients=1_100, subtopologies=20, stateless_share=0.0, tags=2,
+    """20,000 tasks x 1,100 clients of 120 types (3 zones x 40 clusters): the model by client types has a
+    column pair per (task, type), about 5 million columns, above the 4 GB cap."""
+    x = generate("tasks", 1, tasks=20_000, clients=1_100, subtopologies=200, stateless_share=0.0, tags=2,
                  tag_values=40)
     path = tmp_path / "big.json"
     path.write_text(json.dumps(to_dict(x)))
