@@ -356,7 +356,7 @@ def _grouped_result(instance: TasksInstance, scores: JointScores, grouped) -> Me
     objective = scores.scalar(values, grouped.order)
     bound = _scalar_bound(scores, rows, grouped.order)
     info = {"joint_stages": rows, "joint_order": list(grouped.order), "model": "types",
-            "columns": grouped.columns, "cuts": grouped.cuts}
+            "columns": grouped.columns, "settled": list(grouped.settled)}
     if proven:
         return MethodResult(grouped.assignment, Status.OPTIMAL, objective=objective, bound=objective, info=info)
     stopped = next(r["stage"] for r in rows if r["status"] != "optimal")

@@ -42,6 +42,7 @@ falls back to the per-client model. Size: ``2·(specials + T·types) + S·V +
 from __future__ import annotations
 
 import heapq
+import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -138,8 +139,12 @@ class GroupedModel:
     constants: Mapping[str, int]
 
 
-def build(instance: TasksInstance, scores: JointScores, gr: Grouping) -> GroupedModel:
-    """R of the module docstring."""
+def build(instance: TasksInstance, scores: JointScores, gr: Grouping,
+          settled: frozenset[str] = frozenset()) -> GroupedModel:
+    """R of the module docstring. Stages in ``settled`` are known to be 0 at every lexicographic optimum
+    (:func:`settled_stages`): ``caught_up`` closes the placements that would not be caught up (column
+    bounds 0); ``tags`` replaces the tag indicators by :func:`distinct_rows` (with every task on k + 1
+    hosts they say exactly that the shortfall is 0), so the tags stage is the constant 0."""
     from kipopt.formulations.tasks.joint import tag_values
 
     T, C, K = len(gr.tasks), len(gr.clients), gr.num_types
@@ -157,6 +162,8 @@ def build(instance: TasksInstance, scores: JointScores, gr: Grouping) -> Grouped
     stateful = np.flatnonzero(gr.stateful)
     pairs = tag_values(instance)
     V = len(pairs)
+    if "tags" in settled:
+        V = 0
     z = b.add_cols(len(stateful) * V, 0.0, 1.0, integer=True).reshape(len(stateful), V)
     m = b.add_cols(C, 0.0, gr.generic_for.astype(np.float64), integer=True)
     e = b.add_cols(2 * C, 0.0, integer=True).reshape(2, C)
@@ -174,7 +181,8 @@ def build(instance: TasksInstance, scores: JointScores, gr: Grouping) -> Grouped
     row_of[stateful] = np.arange(len(stateful))
     b.add_rows(len(stateful), np.concatenate([row_of[gr.sp_task[both]], row_of[gr.gen_task[gboth]]]),
                np.concatenate([s[both], S[gboth]]), 1.0, -np.inf, float(scores.standbys))
-    _tag_rows(b, gr, scores.keys, pairs, z, row_of, (a, s, A, S), both, gboth)
+    if V:
+        _tag_rows(b, gr, scores.keys, pairs, z, row_of, (a, s, A, S), both, gboth)
     # generic loads: per type, what the tasks send equals what its clients take
     b.add_rows(K, np.concatenate([gr.client_type, gr.gen_type, gr.gen_type[gboth]]),
                np.concatenate([m, A, S[gboth]]), np.concatenate([np.ones(C), -np.ones(Q), -np.ones(len(gboth))]),
@@ -190,7 +198,45 @@ def build(instance: TasksInstance, scores: JointScores, gr: Grouping) -> Grouped
     b.add_rows(C, np.concatenate([host_rows, np.arange(C)]), np.concatenate([host_cols, e[1]]),
                np.concatenate([ones, np.ones(C)]), lo, np.inf)
     objectives, constants = _objectives(instance, scores, gr, b.num_col, (a, s, A, S, z, e), both, gboth)
-    return GroupedModel(gr, b, a, s, A, S, z, m, e, objectives, constants)
+    model = GroupedModel(gr, b, a, s, A, S, z, m, e, objectives, constants)
+    if "tags" in settled:
+        distinct_rows(model, instance, scores)
+        constants["tags"] = 0
+    if "caught_up" in settled:
+        lag = np.flatnonzero(objectives["caught_up"] > 0)
+        _close(b, lag)
+    n = b.num_col
+    for stage in objectives:
+        objectives[stage] = np.concatenate([objectives[stage], np.zeros(n - len(objectives[stage]))])
+    return model
+
+
+def _close(b: SparseBuilder, cols: np.ndarray) -> None:
+    """Upper bound 0 on ``cols`` (the builder keeps its bounds in chunks, one per ``add_cols``)."""
+    first = 0
+    for chunk in b.upper:
+        mine = cols[(cols >= first) & (cols < first + len(chunk))] - first
+        chunk[mine] = 0.0
+        first += len(chunk)
+
+
+def settled_stages(instance: TasksInstance, scores: JointScores, order: Sequence[str],
+                   start: Mapping[str, TaskRoles]) -> frozenset[str]:
+    """Stages whose lexicographic optimum is 0, read off the start: every stage up to them (in ``order``)
+    is 0 there, and 0 is each stage's least value. ``tags`` only counts when every key has at least k + 1
+    values (then :func:`distinct_rows` says all of it), and only with ``standbys`` settled too."""
+    from kipopt.formulations.tasks.joint import tag_values
+
+    values = scores.stages(instance, start)
+    zero = set()
+    for stage in order:
+        if values[stage] != 0:
+            break
+        zero.add(stage)
+    counts = [sum(1 for h, _ in tag_values(instance) if h == g) for g in scores.keys]
+    if not ({"tags", "standbys"} <= zero and all(scores.standbys + 1 <= n for n in counts)):
+        zero.discard("tags")
+    return frozenset(zero & {"caught_up", "tags"})
 
 
 def _tag_rows(b: SparseBuilder, gr: Grouping, keys: Sequence[str], pairs: Sequence[tuple[str, str]], z: np.ndarray,
@@ -308,7 +354,7 @@ def point(model: GroupedModel, instance: TasksInstance, scores: JointScores,
                 else:
                     x[(model.A if role == "a" else model.S)[gen_at[(t, int(gr.client_type[c]))]]] += 1
                     x[model.m[c]] += 1
-                if gr.stateful[t]:
+                if gr.stateful[t] and model.z.shape[1]:
                     for q, (g, v) in enumerate(pairs):
                         if instance.clients[cid].tags.get(g) == v:
                             x[model.z[row_of[t], q]] = 1
@@ -371,7 +417,7 @@ class GroupedSolution:
     constants: Mapping[str, int]
     assignment: dict[str, TaskRoles] | None
     columns: int
-    cuts: int = 0
+    settled: tuple[str, ...] = ()
 
     @property
     def realized(self) -> bool:
@@ -393,25 +439,18 @@ def solve_grouped(instance: TasksInstance, priorities: Sequence[str] | None = No
     """Solve R lexicographically in the rule's order and realize its point."""
     order = priority_order(instance, priorities)
     scores = JointScores.of(instance)
-    model = build(instance, scores, grouping(instance, scores))
+    began = time.monotonic()
+    settled = frozenset() if start is None else settled_stages(instance, scores, order, start)
+    model = build(instance, scores, grouping(instance, scores), settled)
     x0 = None if start is None else point(model, instance, scores, start)
-    cuts = 0
-    if x0 is not None and _settled(model, order, x0, ("standbys", "tags")):
-        cuts = distinct_rows(model, instance, scores)
-        x0 = np.concatenate([x0, np.zeros(model.builder.num_col - len(x0))])
     lp = model.builder.build()
+    left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - began))
     stages = [model.objectives[s] for s in order]
-    result = solve_lexicographic(lp, stages, time_limit, threads, x0,
+    result = solve_lexicographic(lp, stages, left, threads, x0,
                                  lower_bounds=[-model.constants[s] for s in order])
     assignment = None if result.x is None else realize(model, result.x)
-    return GroupedSolution(order, result, model.constants, assignment, lp.num_col, cuts)
+    return GroupedSolution(order, result, model.constants, assignment, lp.num_col, tuple(sorted(settled)))
 
-
-def _settled(model: GroupedModel, order: Sequence[str], x0: np.ndarray, stages: Sequence[str]) -> bool:
-    """Whether the start ``x0`` has every stage up to the last of ``stages`` (in ``order``) at 0 (each
-    stage's least value): then the lexicographic optimum has them at 0 too."""
-    last = max(order.index(s) for s in stages)
-    return all(abs(model.objectives[s] @ x0 + model.constants[s]) < 0.5 for s in order[:last + 1])
 
 
 def grouped_size(instance: TasksInstance) -> str | None:
