@@ -43,16 +43,17 @@ from __future__ import annotations
 
 import heapq
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
+from scipy import sparse
 
 from kipopt.costs import cross_rack_partitions
 from kipopt.instance import TasksInstance
 from kipopt.solution import TaskRoles
 
-from kipopt.formulations.highs import LexResult, SparseBuilder, solve_lexicographic
+from kipopt.formulations.highs import ArrayLP, LexResult, SparseBuilder, solve_lexicographic
 from kipopt.formulations.tasks.joint_stages import JointScores, priority_order
 
 STAGES = ("caught_up", "standbys", "tags", "balance", "traffic", "non_overlap")
@@ -143,8 +144,10 @@ def build(instance: TasksInstance, scores: JointScores, gr: Grouping,
           settled: frozenset[str] = frozenset()) -> GroupedModel:
     """R of the module docstring. Stages in ``settled`` are known to be 0 at every lexicographic optimum
     (:func:`settled_stages`): ``caught_up`` closes the placements that would not be caught up (column
-    bounds 0); ``tags`` replaces the tag indicators by :func:`distinct_rows` (with every task on k + 1
-    hosts they say exactly that the shortfall is 0), so the tags stage is the constant 0."""
+    bounds 0), ``balance`` the window excesses, ``standbys`` makes each task's standby row an equality;
+    ``tags`` replaces the tag indicators by :func:`distinct_rows` (with every task on k + 1 hosts they say
+    exactly that the shortfall is 0), so the tags stage is the constant 0. Each only restates what the
+    stage at 0 imposes, so no lexicographic optimum changes."""
     from kipopt.formulations.tasks.joint import tag_values
 
     T, C, K = len(gr.tasks), len(gr.clients), gr.num_types
@@ -174,13 +177,15 @@ def build(instance: TasksInstance, scores: JointScores, gr: Grouping,
     b.add_rows(len(both), np.concatenate([np.arange(len(both))] * 2), np.concatenate([a[both], s[both]]),
                1.0, -np.inf, 1.0)
     gboth = np.flatnonzero(gen_stateful)
-    b.add_rows(len(gboth), np.concatenate([np.arange(len(gboth))] * 2), np.concatenate([A[gboth], S[gboth]]),
-               1.0, -np.inf, gr.gen_room[gboth].astype(np.float64))
+    tight = gboth[1 + np.minimum(gr.gen_room[gboth], scores.standbys) > gr.gen_room[gboth]]  # else implied
+    b.add_rows(len(tight), np.concatenate([np.arange(len(tight))] * 2), np.concatenate([A[tight], S[tight]]),
+               1.0, -np.inf, gr.gen_room[tight].astype(np.float64))
     # at most k standbys per stateful task
     row_of = np.full(T, -1, dtype=np.int64)
     row_of[stateful] = np.arange(len(stateful))
     b.add_rows(len(stateful), np.concatenate([row_of[gr.sp_task[both]], row_of[gr.gen_task[gboth]]]),
-               np.concatenate([s[both], S[gboth]]), 1.0, -np.inf, float(scores.standbys))
+               np.concatenate([s[both], S[gboth]]), 1.0,
+               float(scores.standbys) if "standbys" in settled else -np.inf, float(scores.standbys))
     if V:
         _tag_rows(b, gr, scores.keys, pairs, z, row_of, (a, s, A, S), both, gboth)
     # generic loads: per type, what the tasks send equals what its clients take
@@ -203,8 +208,11 @@ def build(instance: TasksInstance, scores: JointScores, gr: Grouping,
         distinct_rows(model, instance, scores)
         constants["tags"] = 0
     if "caught_up" in settled:
-        lag = np.flatnonzero(objectives["caught_up"] > 0)
-        _close(b, lag)
+        _close(b, np.flatnonzero(objectives["caught_up"] > 0))
+    if "balance" in settled:
+        _close(b, e.reshape(-1))
+    if {"caught_up", "tags"} <= settled:
+        _close(b, _clashing_standbys(model, objectives["caught_up"]))
     n = b.num_col
     for stage in objectives:
         objectives[stage] = np.concatenate([objectives[stage], np.zeros(n - len(objectives[stage]))])
@@ -218,6 +226,33 @@ def _close(b: SparseBuilder, cols: np.ndarray) -> None:
         mine = cols[(cols >= first) & (cols < first + len(chunk))] - first
         chunk[mine] = 0.0
         first += len(chunk)
+
+
+def _clashing_standbys(model: GroupedModel, caught_cost: np.ndarray) -> np.ndarray:
+    """Standby columns that would share a tag value with the task's active, for tasks whose active can only
+    be on clients of one type (caught-up placements only): with the tags stage at 0 every host of a task
+    has its own value of every key (:func:`distinct_rows`), so these are 0 in every optimum."""
+    gr = model.grouping
+    T, K = len(gr.tasks), gr.num_types
+    tags = np.array(gr.type_tags, dtype=object).reshape(K, -1)
+    compatible = np.ones((K, K), dtype=bool)
+    for j in range(tags.shape[1]):
+        column = tags[:, j]
+        compatible &= (column[:, None] != column[None, :]) & (column[:, None] != None) & (column[None, :] != None)  # noqa: E711
+    open_a = caught_cost[model.a] == 0
+    kinds = np.full(T, -1, dtype=np.int64)
+    many = np.zeros(T, dtype=bool)
+    for t, k in zip(gr.sp_task[open_a].tolist(), gr.client_type[gr.sp_client[open_a]].tolist()):
+        many[t] |= kinds[t] >= 0 and kinds[t] != k
+        kinds[t] = k
+    open_A = caught_cost[model.A] == 0
+    many[gr.gen_task[open_A]] = True
+    kinds[many] = -1
+    sp = (model.s >= 0) & (kinds[gr.sp_task] >= 0)
+    sp &= ~compatible[kinds[gr.sp_task].clip(0), gr.client_type[gr.sp_client]]
+    gen = (model.S >= 0) & (kinds[gr.gen_task] >= 0)
+    gen &= ~compatible[kinds[gr.gen_task].clip(0), gr.gen_type]
+    return np.concatenate([model.s[sp], model.S[gen]])
 
 
 def settled_stages(instance: TasksInstance, scores: JointScores, order: Sequence[str],
@@ -236,7 +271,7 @@ def settled_stages(instance: TasksInstance, scores: JointScores, order: Sequence
     counts = [sum(1 for h, _ in tag_values(instance) if h == g) for g in scores.keys]
     if not ({"tags", "standbys"} <= zero and all(scores.standbys + 1 <= n for n in counts)):
         zero.discard("tags")
-    return frozenset(zero & {"caught_up", "tags"})
+    return frozenset(zero & {"caught_up", "standbys", "tags", "balance"})
 
 
 def _tag_rows(b: SparseBuilder, gr: Grouping, keys: Sequence[str], pairs: Sequence[tuple[str, str]], z: np.ndarray,
@@ -443,13 +478,27 @@ def solve_grouped(instance: TasksInstance, priorities: Sequence[str] | None = No
     settled = frozenset() if start is None else settled_stages(instance, scores, order, start)
     model = build(instance, scores, grouping(instance, scores), settled)
     x0 = None if start is None else point(model, instance, scores, start)
-    lp = model.builder.build()
+    lp, keep = _open_columns(model.builder.build())
     left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - began))
-    stages = [model.objectives[s] for s in order]
-    result = solve_lexicographic(lp, stages, left, threads, x0,
+    stages = [model.objectives[s][keep] for s in order]
+    result = solve_lexicographic(lp, stages, left, threads, None if x0 is None else x0[keep],
                                  lower_bounds=[-model.constants[s] for s in order])
-    assignment = None if result.x is None else realize(model, result.x)
+    full = None
+    if result.x is not None:
+        full = np.zeros(model.builder.num_col)
+        full[keep] = result.x
+    assignment = None if full is None else realize(model, full)
     return GroupedSolution(order, result, model.constants, assignment, lp.num_col, tuple(sorted(settled)))
+
+
+def _open_columns(lp: ArrayLP) -> tuple[ArrayLP, np.ndarray]:
+    """``lp`` without its columns fixed at 0 (those a settled stage closed), and the kept columns' indices:
+    HiGHS' presolve would remove them too, at a cost that grows with them."""
+    keep = np.flatnonzero((lp.upper > 0) | (lp.lower < 0))
+    matrix = sparse.csc_matrix((lp.value, lp.index, lp.start), shape=(lp.num_row, lp.num_col))[:, keep]
+    integrality = None if lp.integrality is None else lp.integrality[keep]
+    return replace(lp, cost=lp.cost[keep], lower=lp.lower[keep], upper=lp.upper[keep], start=matrix.indptr.astype(np.int64),
+                   index=matrix.indices.astype(np.int64), value=matrix.data, integrality=integrality), keep
 
 
 
