@@ -31,6 +31,18 @@ by R's bound. If the greedy fails (special pairs can block it), the caller
 falls back to the per-client model. Size: ``2·(specials + T·types) + S·V +
 3|C|`` columns instead of ``(T + S)·|C|``.
 
+Settled stages. Every stage is a non-negative count, so a stage the start
+(:func:`~kipopt.formulations.tasks.joint.joint_start`) already has at 0, with
+every stage before it at 0 too, is 0 at every lexicographic optimum; R then
+states it as constraints rather than leaving HiGHS to discover it
+(:func:`settled_stages`, :func:`build`): non-caught-up placements closed,
+window excesses closed, exactly k standbys, and the tag indicators replaced
+by one host per tag value (:func:`distinct_rows`), which also closes every
+standby that would share a value with an active whose type is fixed. Closed
+columns are not handed to HiGHS. At 5,000 tasks × 250 clients (9 types) that
+leaves 47,605 columns whose traffic stage has an integral root LP
+(2,500,000 binaries in the per-client program, which stopped in that stage).
+
 >>> from kipopt.datasets import generate
 >>> from kipopt.methods import SolveOptions
 >>> x = generate("tasks", 3, tasks=30, clients=9, tags=2)
@@ -481,14 +493,55 @@ def solve_grouped(instance: TasksInstance, priorities: Sequence[str] | None = No
     lp, keep = _open_columns(model.builder.build())
     left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - began))
     stages = [model.objectives[s][keep] for s in order]
+    shifts = [float(model.constants[s]) for s in order]
+    weight = _merge_weight(scores, order)
+    if weight is not None:  # the last two stages as one: (first + K1)·W + (second + K2), each in [0, W)
+        stages[-2:] = [stages[-2] * weight + stages[-1]]
+        shifts[-2:] = [shifts[-2] * weight + shifts[-1]]
     result = solve_lexicographic(lp, stages, left, threads, None if x0 is None else x0[keep],
-                                 lower_bounds=[-model.constants[s] for s in order])
+                                 lower_bounds=[-v for v in shifts])
+    if weight is not None:
+        result = _split(result, weight, model.constants[order[-2]], model.constants[order[-1]])
     full = None
     if result.x is not None:
         full = np.zeros(model.builder.num_col)
         full[keep] = result.x
     assignment = None if full is None else realize(model, full)
     return GroupedSolution(order, result, model.constants, assignment, lp.num_col, tuple(sorted(settled)))
+
+
+MERGE_LIMIT = 1e10
+"""Largest value a merged stage may take: HiGHS' integral objectives stay exact well below 2^53."""
+
+
+def _merge_weight(scores: JointScores, order: Sequence[str]) -> int | None:
+    """``W`` = the last stage's bound + 1 when the last two stages fit one integer objective below
+    :data:`MERGE_LIMIT` (then minimizing ``first·W + second`` is minimizing them lexicographically, one
+    solve instead of two), else ``None``."""
+    weight = scores.bounds[order[-1]] + 1
+    return weight if (scores.bounds[order[-2]] + 1) * weight < MERGE_LIMIT else None
+
+
+def _split(result: LexResult, weight: int, first: int, second: int) -> LexResult:
+    """``result`` of a solve whose last stage merged two (:func:`_merge_weight`; ``first``/``second``
+    their constants) as a result over both: an optimum splits into both values; a bound ``b`` of the
+    merged stage bounds the first by ``⌊(b + K)/W⌋`` (the second is below W) and leaves the second open."""
+    merged = len(result.values) == len(result.bounds) and result.stopped is None
+    k = len(result.values) - 1
+    values, bounds = list(result.values[:k]), list(result.bounds[:k])
+    if len(result.values) > k >= 0 and (result.stopped is None or result.stopped == k):
+        total = int(round(result.values[k])) + first * weight + second
+        values += [total // weight - first, total % weight - second]
+        if merged:
+            bounds += [values[-2], values[-1]]
+        elif k < len(result.bounds) and np.isfinite(result.bounds[k]):
+            low = int(np.ceil(result.bounds[k] - 1e-6)) + first * weight + second
+            bounds += [low // weight - first]
+            if low // weight == total // weight:  # the first stage is proven: the second's bound follows
+                bounds += [low % weight - second]
+                return replace(result, values=tuple(values), bounds=tuple(bounds), stopped=k + 1)
+        return replace(result, values=tuple(values), bounds=tuple(bounds), stopped=None if merged else k)
+    return result
 
 
 def _open_columns(lp: ArrayLP) -> tuple[ArrayLP, np.ndarray]:

@@ -35,11 +35,33 @@ the program is
 At an optimum ``U``, ``L``, ``hi``, ``lo`` and ``st`` take the values the
 rule recomputes (max/min over clients; reading back, pool tasks stay on their
 owner first, so no more move than ``Σ mv``), so the stage values
-are the rule's levels ``B``, ``S``, ``M``. Size: ``Σ_κ |MC_κ| + 2·G·C + 2G + 3``
-columns and ``#κ + G + 2C + 2G·C + 1`` rows — linear in the number of
-(task, most-caught-up client) pairs, never ``|T|·|C|`` (a task tied on every
-client joins its sub-topology's pool). Clients themselves are not merged:
-they differ in lags, owners and capacity, all of which the levels read.
+are the rule's levels ``B``, ``S``, ``M``.
+
+What the levels read of the lags is only ``MC(t)`` (stage 1 fixes the
+domains; stages 2–4 count tasks per client and per (sub-topology, client)),
+so tasks with equal (g, ``MC``, owners in ``MC``) are interchangeable, and
+the model is written over what can actually happen, never over ``G × C``:
+
+* only *reachable* cells (g, c) — some class of g allows c, or g has a pool
+  — get rows (:class:`Cells`): an unreachable cell has ``n[c,g] = 0`` in
+  every assignment, so ``hi[g] >= 0`` holds anyway and ``n[c,g] >= lo[g]``
+  only says ``lo[g] = 0``, a column bound;
+* ``st``/``mv`` columns exist only for sub-topologies with a pool (``st`` only
+  where a pool task is owned);
+* a class with one allowed client has no column: its tasks are constants of
+  the rows (:class:`Loads`), and its unowned tasks a constant of stage 4;
+* a cell's ``hi`` row is left out when even all the tasks that may land
+  there cannot exceed the bound ``hi[g] >= max(fixed load, ⌈|T_g| / reach_g⌉)``
+  every assignment meets (its ``lo`` row likewise): implied rows change no
+  feasible set.
+
+Size: ``Σ_κ |MC_κ|`` over classes with a choice ``+ 2·C·(sub-topologies with a
+pool) + 2G + 3`` columns; rows: those classes, the pools, ``2C + 1`` and the
+cells not implied — linear in the (task, most caught-up client) pairs, never
+``|T|·|C|`` (50,000 tasks × 2,500 clients × 500 sub-topologies: 60,571 columns
+and 36,087 rows, where the model over every cell had 2.6 million columns).
+Clients themselves are not merged: they differ in lags, owners and capacity,
+all of which the levels read.
 
 Time limit: when it strikes in a stage, the incumbent of that stage is
 returned with the lexicographic bound ``(0, ..., opt_{k-1}, bound_k, 0, ...)``
