@@ -494,6 +494,34 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
     return LexResult("optimal", x, tuple(values), tuple(bounds), None)
 
 
+MERGE_LIMIT = 1e10
+"""Largest value a merged stage (:func:`split_merged`) may take: integral objectives stay exact far below 2^53."""
+
+
+def split_merged(result: LexResult, weight: int, first: int = 0, second: int = 0) -> LexResult:
+    """``result`` of a :func:`solve_lexicographic` whose last stage merged two as ``(first stage +
+    first)·weight + (second stage + second)``, each shifted value in ``[0, weight)`` (one solve instead of
+    two: minimizing it is minimizing them lexicographically), as a result over both. An optimum splits
+    into both values; a bound ``b`` of the merged stage bounds the first by ``⌊(b + K)/W⌋`` (the second
+    is below W) and, when that meets the incumbent's first value, the second by the remainder."""
+    merged = len(result.values) == len(result.bounds) and result.stopped is None
+    k = len(result.values) - 1
+    values, bounds = list(result.values[:k]), list(result.bounds[:k])
+    if len(result.values) > k >= 0 and (result.stopped is None or result.stopped == k):
+        total = int(round(result.values[k])) + first * weight + second
+        values += [total // weight - first, total % weight - second]
+        if merged:
+            bounds += [values[-2], values[-1]]
+        elif k < len(result.bounds) and np.isfinite(result.bounds[k]):
+            low = int(np.ceil(result.bounds[k] - 1e-6)) + first * weight + second
+            bounds += [low // weight - first]
+            if low // weight == total // weight:  # the first stage is proven: the second's bound follows
+                bounds += [low % weight - second]
+                return replace(result, values=tuple(values), bounds=tuple(bounds), stopped=k + 1)
+        return replace(result, values=tuple(values), bounds=tuple(bounds), stopped=None if merged else k)
+    return result
+
+
 def _stale(h, cost: np.ndarray, r: HighsResult) -> bool:
     """Whether HiGHS handed back a point other than the one it reports: with a feasible MIP start that its
     presolve improves on, HiGHS 1.16 can answer ``optimal`` with the right objective and bound but the

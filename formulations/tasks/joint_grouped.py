@@ -65,7 +65,7 @@ from kipopt.costs import cross_rack_partitions
 from kipopt.instance import TasksInstance
 from kipopt.solution import TaskRoles
 
-from kipopt.formulations.highs import ArrayLP, LexResult, SparseBuilder, solve_lexicographic
+from kipopt.formulations.highs import MERGE_LIMIT, ArrayLP, LexResult, SparseBuilder, solve_lexicographic, split_merged
 from kipopt.formulations.tasks.joint_stages import JointScores, priority_order
 
 STAGES = ("caught_up", "standbys", "tags", "balance", "traffic", "non_overlap")
@@ -501,7 +501,7 @@ def solve_grouped(instance: TasksInstance, priorities: Sequence[str] | None = No
     result = solve_lexicographic(lp, stages, left, threads, None if x0 is None else x0[keep],
                                  lower_bounds=[-v for v in shifts])
     if weight is not None:
-        result = _split(result, weight, model.constants[order[-2]], model.constants[order[-1]])
+        result = split_merged(result, weight, model.constants[order[-2]], model.constants[order[-1]])
     full = None
     if result.x is not None:
         full = np.zeros(model.builder.num_col)
@@ -510,38 +510,12 @@ def solve_grouped(instance: TasksInstance, priorities: Sequence[str] | None = No
     return GroupedSolution(order, result, model.constants, assignment, lp.num_col, tuple(sorted(settled)))
 
 
-MERGE_LIMIT = 1e10
-"""Largest value a merged stage may take: HiGHS' integral objectives stay exact well below 2^53."""
-
-
 def _merge_weight(scores: JointScores, order: Sequence[str]) -> int | None:
     """``W`` = the last stage's bound + 1 when the last two stages fit one integer objective below
     :data:`MERGE_LIMIT` (then minimizing ``first·W + second`` is minimizing them lexicographically, one
     solve instead of two), else ``None``."""
     weight = scores.bounds[order[-1]] + 1
     return weight if (scores.bounds[order[-2]] + 1) * weight < MERGE_LIMIT else None
-
-
-def _split(result: LexResult, weight: int, first: int, second: int) -> LexResult:
-    """``result`` of a solve whose last stage merged two (:func:`_merge_weight`; ``first``/``second``
-    their constants) as a result over both: an optimum splits into both values; a bound ``b`` of the
-    merged stage bounds the first by ``⌊(b + K)/W⌋`` (the second is below W) and leaves the second open."""
-    merged = len(result.values) == len(result.bounds) and result.stopped is None
-    k = len(result.values) - 1
-    values, bounds = list(result.values[:k]), list(result.bounds[:k])
-    if len(result.values) > k >= 0 and (result.stopped is None or result.stopped == k):
-        total = int(round(result.values[k])) + first * weight + second
-        values += [total // weight - first, total % weight - second]
-        if merged:
-            bounds += [values[-2], values[-1]]
-        elif k < len(result.bounds) and np.isfinite(result.bounds[k]):
-            low = int(np.ceil(result.bounds[k] - 1e-6)) + first * weight + second
-            bounds += [low // weight - first]
-            if low // weight == total // weight:  # the first stage is proven: the second's bound follows
-                bounds += [low % weight - second]
-                return replace(result, values=tuple(values), bounds=tuple(bounds), stopped=k + 1)
-        return replace(result, values=tuple(values), bounds=tuple(bounds), stopped=None if merged else k)
-    return result
 
 
 def _open_columns(lp: ArrayLP) -> tuple[ArrayLP, np.ndarray]:

@@ -63,6 +63,10 @@ and 36,087 rows, where the model over every cell had 2.6 million columns).
 Clients themselves are not merged: they differ in lags, owners and capacity,
 all of which the levels read.
 
+Stages 3 and 4 are solved as one objective ``S·(|T| + 1) + M`` (each is at
+most ``|T|``, so this orders exactly as the pair; one presolve instead of
+two) while ``(|T| + 1)²`` stays below :data:`~kipopt.formulations.highs.MERGE_LIMIT`.
+
 Time limit: when it strikes in a stage, the incumbent of that stage is
 returned with the lexicographic bound ``(0, ..., opt_{k-1}, bound_k, 0, ...)``
 and status ``feasible``; before any incumbent, a greedy assignment (owner if
@@ -92,7 +96,8 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.tasks.guard import caught_up_actives, guarded, too_large
-from kipopt.formulations.highs import ArrayLP, SparseBuilder, is_integral, solve_lexicographic, solve_lp
+from kipopt.formulations.highs import (MERGE_LIMIT, ArrayLP, SparseBuilder, is_integral, solve_lexicographic,
+                                      solve_lp, split_merged)
 from kipopt.formulations.tasks.rules import BALANCE_FACTOR, lag_active_levels, lag_active_objective, lexicographic
 
 
@@ -531,7 +536,12 @@ def run_lag_active(instance: TasksInstance, options: SolveOptions) -> MethodResu
     start = placement_vector(p, cols, lp.num_col, greedy_placement(p))
     t1 = time.perf_counter()
     left = None if options.time_limit is None else max(0.0, options.time_limit - (t1 - t0))
-    res = solve_lexicographic(lp, stages, left, options.threads, start=start)
+    weight = len(p.tasks) + 1  # spread and moves are each at most |T|: one solve for both when it fits
+    if weight * weight < MERGE_LIMIT:
+        merged = stages[:1] + [stages[1] * weight + stages[2]]
+        res = split_merged(solve_lexicographic(lp, merged, left, options.threads, start=start), weight)
+    else:
+        res = solve_lexicographic(lp, stages, left, options.threads, start=start)
     shift = (0.0, 0.0, float(cols.moved_fixed))  # stage 4 counts the fixed tasks' moves too
     values = tuple(v + d for v, d in zip(res.values, shift))
     bounds = tuple(v + d for v, d in zip(res.bounds, shift))
