@@ -68,7 +68,7 @@ from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.highs import ArrayLP, LexResult, SparseBuilder, solve_lexicographic
 from kipopt.formulations.tasks.guard import caught_up_actives, guarded, tagged_standbys, too_large
-from kipopt.formulations.tasks.joint_stages import JointScores, joint_objective, priority_order
+from kipopt.formulations.tasks.joint_stages import JointScores, joint_objective, priority_order, tag_values
 
 READ_BACK_SECONDS = 0.05
 """Time kept back from ``--time-limit`` for reading the answer back and evaluating it, besides as long
@@ -99,12 +99,6 @@ class JointModel:
             out[cid] = TaskRoles(active=tuple(self.tasks[t] for t in np.flatnonzero(act[:, j])),
                                  standby=tuple(self.tasks[self.stateful[i]] for i in np.flatnonzero(sby[:, j])))
         return out
-
-
-def tag_values(instance: TasksInstance) -> list[tuple[str, str]]:
-    """Every (tag key, value) pair that counts, key by key, values sorted."""
-    clients = instance.clients.values()
-    return [(g, v) for g in tag_keys(instance) for v in sorted({c.tags[g] for c in clients if g in c.tags})]
 
 
 def joint_model(instance: TasksInstance, pinned_active_counts: Mapping[str, int] | None = None) -> JointModel:
@@ -310,7 +304,8 @@ def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
     """The model by client types first (:mod:`.joint_grouped`: exact when its point is realized client by
     client, its bound valid for the rule either way); the per-client model only when that realization
     fails, with the time left."""
-    from kipopt.formulations.tasks.joint_grouped import grouped_size, solve_grouped
+    from kipopt.formulations.tasks.joint_grouped import grouped_size
+    from kipopt.formulations.tasks.joint_realize import solve_grouped
 
     began = time.monotonic()
     scores = JointScores.of(instance)

@@ -20,7 +20,7 @@ read through the same coefficients. Any assignment maps to a point of R with
 the same stage values (count its generic placements by type, ``m[c]`` its
 generic load), so R's lexicographic optimum is a lower bound of the rule's.
 
-Realization. Given R's point, per type τ fill a 0/1 matrix (tasks with
+Realization. Given R's point, per type τ (:func:`~kipopt.formulations.tasks.joint_realize.realize`) fill a 0/1 matrix (tasks with
 ``d[t] = A + S > 0``) × (clients of τ) with row sums ``d[t]``, column sums
 ``m[c]``, and no 1 on a special pair: tasks by decreasing demand, each on the
 clients of largest remaining ``m`` it may use (the Gale–Ryser greedy; a heap
@@ -44,7 +44,7 @@ leaves 47,605 columns whose traffic stage has an integral root LP
 (2,500,000 binaries in the per-client program, which stopped in that stage).
 
 >>> from kipopt.datasets import generate
->>> from kipopt.methods import SolveOptions
+>>> from kipopt.formulations.tasks.joint_realize import solve_grouped
 >>> x = generate("tasks", 3, tasks=30, clients=9, tags=2)
 >>> r = solve_grouped(x, time_limit=None)
 >>> r.realized, r.result.status
@@ -53,20 +53,17 @@ leaves 47,605 columns whose traffic stage has an integral root LP
 
 from __future__ import annotations
 
-import heapq
-import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy import sparse
 
 from kipopt.costs import cross_rack_partitions
 from kipopt.instance import TasksInstance
 from kipopt.solution import TaskRoles
 
-from kipopt.formulations.highs import MERGE_LIMIT, ArrayLP, LexResult, SparseBuilder, solve_lexicographic, split_merged
-from kipopt.formulations.tasks.joint_stages import JointScores, priority_order
+from kipopt.formulations.highs import SparseBuilder
+from kipopt.formulations.tasks.joint_stages import JointScores, tag_values
 
 STAGES = ("caught_up", "standbys", "tags", "balance", "traffic", "non_overlap")
 
@@ -160,8 +157,6 @@ def build(instance: TasksInstance, scores: JointScores, gr: Grouping,
     ``tags`` replaces the tag indicators by :func:`distinct_rows` (with every task on k + 1 hosts they say
     exactly that the shortfall is 0), so the tags stage is the constant 0. Each only restates what the
     stage at 0 imposes, so no lexicographic optimum changes."""
-    from kipopt.formulations.tasks.joint import tag_values
-
     T, C, K = len(gr.tasks), len(gr.clients), gr.num_types
     b = SparseBuilder()
     P, Q = len(gr.sp_task), len(gr.gen_task)
@@ -272,8 +267,6 @@ def settled_stages(instance: TasksInstance, scores: JointScores, order: Sequence
     """Stages whose lexicographic optimum is 0, read off the start: every stage up to them (in ``order``)
     is 0 there, and 0 is each stage's least value. ``tags`` only counts when every key has at least k + 1
     values (then :func:`distinct_rows` says all of it), and only with ``standbys`` settled too."""
-    from kipopt.formulations.tasks.joint import tag_values
-
     values = scores.stages(instance, start)
     zero = set()
     for stage in order:
@@ -315,8 +308,6 @@ def distinct_rows(model: GroupedModel, instance: TasksInstance, scores: JointSco
     per value and none on a client without the key. Implied by those two stages at 0, so they change no
     lexicographic optimum that has them at 0; they make the LP relaxation of the later stages tight where
     the ``z`` rows alone let a task spread fractional hosts over values. Returns the rows added."""
-    from kipopt.formulations.tasks.joint import tag_values
-
     gr, b = model.grouping, model.builder
     k = scores.standbys
     pairs = tag_values(instance)
@@ -375,167 +366,11 @@ def _objectives(instance: TasksInstance, scores: JointScores, gr: Grouping, n: i
     return obj, constants
 
 
-def point(model: GroupedModel, instance: TasksInstance, scores: JointScores,
-          assignment: Mapping[str, TaskRoles]) -> np.ndarray:
-    """R's point of an assignment (a start for the solver): every placement counted on its special arc or
-    its (task, type), the tag indicators and window excesses at their values."""
-    from kipopt.formulations.tasks.joint import tag_values
-
-    gr = model.grouping
-    T, C = len(gr.tasks), len(gr.clients)
-    x = np.zeros(model.builder.num_col)
-    tindex = {t: i for i, t in enumerate(gr.tasks)}
-    sp_at = {(int(t), int(c)): j for j, (t, c) in enumerate(zip(gr.sp_task, gr.sp_client))}
-    gen_at = {(int(t), int(k)): j for j, (t, k) in enumerate(zip(gr.gen_task, gr.gen_type))}
-    pairs = tag_values(instance)
-    row_of = np.full(T, -1, dtype=np.int64)
-    row_of[gr.stateful] = np.arange(int(gr.stateful.sum()))
-    for c, cid in enumerate(gr.clients):
-        roles = assignment.get(cid, TaskRoles())
-        for role, ts in (("a", roles.active), ("s", roles.standby)):
-            for tid in ts:
-                t = tindex[tid]
-                j = sp_at.get((t, c))
-                if j is not None:
-                    x[(model.a if role == "a" else model.s)[j]] += 1
-                else:
-                    x[(model.A if role == "a" else model.S)[gen_at[(t, int(gr.client_type[c]))]]] += 1
-                    x[model.m[c]] += 1
-                if gr.stateful[t] and model.z.shape[1]:
-                    for q, (g, v) in enumerate(pairs):
-                        if instance.clients[cid].tags.get(g) == v:
-                            x[model.z[row_of[t], q]] = 1
-        count = len(roles.active) + len(roles.standby)
-        lo, hi = scores.window[cid]
-        x[model.e[0, c]], x[model.e[1, c]] = max(0, count - hi), max(0, lo - count)
-    return x
-
-
-def realize(model: GroupedModel, x: np.ndarray) -> dict[str, TaskRoles] | None:
-    """The assignment of R's integral point ``x`` (module docstring), or ``None`` where the greedy fails."""
-    gr = model.grouping
-    T, C = len(gr.tasks), len(gr.clients)
-    x = np.rint(x).astype(np.int64)
-    active: list[list[int]] = [[] for _ in range(C)]
-    standby: list[list[int]] = [[] for _ in range(C)]
-    for j, (t, c) in enumerate(zip(gr.sp_task.tolist(), gr.sp_client.tolist())):
-        if x[model.a[j]]:
-            active[c].append(t)
-        if model.s[j] >= 0 and x[model.s[j]]:
-            standby[c].append(t)
-    special = {}
-    for t, c in zip(gr.sp_task.tolist(), gr.sp_client.tolist()):
-        special.setdefault(t, set()).add(c)
-    left = x[model.m].copy()
-    acts = x[model.A]
-    sbys = np.where(model.S >= 0, x[np.maximum(model.S, 0)], 0)
-    demand = acts + sbys
-    for k in range(gr.num_types):
-        mine = np.flatnonzero((gr.gen_type == k) & (demand > 0))
-        members = np.flatnonzero(gr.client_type == k)
-        heap = [(-int(left[c]), int(c)) for c in members if left[c] > 0]
-        heapq.heapify(heap)
-        for j in mine[np.argsort(-demand[mine], kind="stable")].tolist():
-            t = int(gr.gen_task[j])
-            barred = special.get(t, ())
-            took, skipped = [], []
-            while len(took) < demand[j] and heap:
-                neg, c = heapq.heappop(heap)
-                (skipped if c in barred else took).append((neg, c))
-            if len(took) < demand[j]:
-                return None
-            for q, (neg, c) in enumerate(took):
-                (active if q < acts[j] else standby)[c].append(t)
-                left[c] -= 1
-                if neg + 1 < 0:
-                    heapq.heappush(heap, (neg + 1, c))
-            for entry in skipped:
-                heapq.heappush(heap, entry)
-        if any(left[c] for c in members):
-            return None
-    return {cid: TaskRoles(tuple(gr.tasks[t] for t in sorted(active[c])), tuple(gr.tasks[t] for t in sorted(standby[c])))
-            for c, cid in enumerate(gr.clients)}
-
-
-@dataclass(frozen=True)
-class GroupedSolution:
-    order: tuple[str, ...]
-    result: LexResult
-    constants: Mapping[str, int]
-    assignment: dict[str, TaskRoles] | None
-    columns: int
-    settled: tuple[str, ...] = ()
-
-    @property
-    def realized(self) -> bool:
-        return self.assignment is not None
-
-    def bounds(self) -> dict[str, float | None]:
-        """R's lexicographic bound per stage in ``order``: proven optima, the stopped stage's bound, None after."""
-        out: dict[str, float | None] = {}
-        for k, stage in enumerate(self.order):
-            if k < len(self.result.bounds) and np.isfinite(self.result.bounds[k]):
-                out[stage] = int(np.ceil(self.result.bounds[k] - 1e-6)) + self.constants[stage]
-            else:
-                out[stage] = None
-        return out
-
-
-def solve_grouped(instance: TasksInstance, priorities: Sequence[str] | None = None, time_limit: float | None = None,
-                  threads: int | None = None, start: Mapping[str, TaskRoles] | None = None) -> GroupedSolution:
-    """Solve R lexicographically in the rule's order and realize its point."""
-    order = priority_order(instance, priorities)
-    scores = JointScores.of(instance)
-    began = time.monotonic()
-    settled = frozenset() if start is None else settled_stages(instance, scores, order, start)
-    model = build(instance, scores, grouping(instance, scores), settled)
-    x0 = None if start is None else point(model, instance, scores, start)
-    lp, keep = _open_columns(model.builder.build())
-    left = None if time_limit is None else max(0.0, time_limit - (time.monotonic() - began))
-    stages = [model.objectives[s][keep] for s in order]
-    shifts = [float(model.constants[s]) for s in order]
-    weight = _merge_weight(scores, order)
-    if weight is not None:  # the last two stages as one: (first + K1)·W + (second + K2), each in [0, W)
-        stages[-2:] = [stages[-2] * weight + stages[-1]]
-        shifts[-2:] = [shifts[-2] * weight + shifts[-1]]
-    result = solve_lexicographic(lp, stages, left, threads, None if x0 is None else x0[keep],
-                                 lower_bounds=[-v for v in shifts])
-    if weight is not None:
-        result = split_merged(result, weight, model.constants[order[-2]], model.constants[order[-1]])
-    full = None
-    if result.x is not None:
-        full = np.zeros(model.builder.num_col)
-        full[keep] = result.x
-    assignment = None if full is None else realize(model, full)
-    return GroupedSolution(order, result, model.constants, assignment, lp.num_col, tuple(sorted(settled)))
-
-
-def _merge_weight(scores: JointScores, order: Sequence[str]) -> int | None:
-    """``W`` = the last stage's bound + 1 when the last two stages fit one integer objective below
-    :data:`MERGE_LIMIT` (then minimizing ``first·W + second`` is minimizing them lexicographically, one
-    solve instead of two), else ``None``."""
-    weight = scores.bounds[order[-1]] + 1
-    return weight if (scores.bounds[order[-2]] + 1) * weight < MERGE_LIMIT else None
-
-
-def _open_columns(lp: ArrayLP) -> tuple[ArrayLP, np.ndarray]:
-    """``lp`` without its columns fixed at 0 (those a settled stage closed), and the kept columns' indices:
-    HiGHS' presolve would remove them too, at a cost that grows with them."""
-    keep = np.flatnonzero((lp.upper > 0) | (lp.lower < 0))
-    matrix = sparse.csc_matrix((lp.value, lp.index, lp.start), shape=(lp.num_row, lp.num_col))[:, keep]
-    integrality = None if lp.integrality is None else lp.integrality[keep]
-    return replace(lp, cost=lp.cost[keep], lower=lp.lower[keep], upper=lp.upper[keep], start=matrix.indptr.astype(np.int64),
-                   index=matrix.indices.astype(np.int64), value=matrix.data, integrality=integrality), keep
-
-
-
 def grouped_size(instance: TasksInstance) -> str | None:
     """``None`` if R fits :data:`~kipopt.formulations.tasks.guard.MODEL_MEMORY_BYTES`, else the reason; its
     columns bounded without building it: two per (task, client type) and per (task, special client: a
     lag it lists, a current copy), one per (stateful task, tag value), three per client."""
     from kipopt.formulations.tasks.guard import too_large
-    from kipopt.formulations.tasks.joint import tag_values
-
     scores = JointScores.of(instance)
     clients = instance.clients.values()
     types = len({(c.rack, tuple(c.tags.get(g) for g in scores.keys)) for c in clients})

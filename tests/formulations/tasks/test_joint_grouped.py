@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kipopt import api
 from kipopt.datasets import generate
 from kipopt.formulations.highs import solve_lexicographic
-from kipopt.formulations.tasks import joint, joint_grouped
+from kipopt.formulations.tasks import joint, joint_grouped, joint_realize
 from kipopt.formulations.tasks.joint_stages import JointScores, priority_order
 from kipopt.methods import SolveOptions
 from kipopt.solution import Status
@@ -41,7 +41,7 @@ def _per_client_optimum(instance, order):
 @given(joint_instances(), st.sampled_from([(), ("traffic",), ("balance", "non_overlap")]))
 def test_grouped_bound_is_the_per_client_optimum_and_realized_answers_meet_it(instance, first):
     order = priority_order(instance, first)
-    grouped = joint_grouped.solve_grouped(instance, first, start=joint.joint_start(instance))
+    grouped = joint_realize.solve_grouped(instance, first, start=joint.joint_start(instance))
     assert grouped.result.status == "optimal"
     optimum = _per_client_optimum(instance, order)
     bounds = grouped.bounds()
