@@ -37,7 +37,7 @@ This per-client program is the cross-check and the fallback: ``exact.joint``
 first solves the model by client types (:mod:`.joint_grouped`: a relaxation
 over (task, client type) counts whose lexicographic optimum bounds the rule,
 realized client by client; optimal whenever the realization succeeds: on
-57 of 60 random instances of 3-14 tasks and 2-6 clients, and at 5,000 ×
+58 of 60 random instances of 3-14 tasks and 2-6 clients, and at 5,000 ×
 250) and runs this one only when the realization fails and it fits in memory.
 
 A time limit bounds the whole solve: at the limit the incumbent (at worst a

@@ -54,7 +54,8 @@ def point(model: GroupedModel, instance: TasksInstance, scores: JointScores,
 
 
 def realize(model: GroupedModel, x: np.ndarray) -> dict[str, TaskRoles] | None:
-    """The assignment of R's integral point ``x`` (module docstring), or ``None`` where the greedy fails."""
+    """The assignment of R's integral point ``x`` (:mod:`.joint_grouped`), or ``None`` where no fill of a
+    type exists (:func:`_fill_greedy`, else :func:`_fill_flow`)."""
     gr = model.grouping
     C = len(gr.clients)
     x = np.rint(x).astype(np.int64)
@@ -75,28 +76,74 @@ def realize(model: GroupedModel, x: np.ndarray) -> dict[str, TaskRoles] | None:
     for k in range(gr.num_types):
         mine = np.flatnonzero((gr.gen_type == k) & (demand > 0))
         members = np.flatnonzero(gr.client_type == k)
-        heap = [(-int(left[c]), int(c)) for c in members if left[c] > 0]
-        heapq.heapify(heap)
-        for j in mine[np.argsort(-demand[mine], kind="stable")].tolist():
-            t = int(gr.gen_task[j])
-            barred = special.get(t, ())
-            took, skipped = [], []
-            while len(took) < demand[j] and heap:
-                neg, c = heapq.heappop(heap)
-                (skipped if c in barred else took).append((neg, c))
-            if len(took) < demand[j]:
-                return None
-            for q, (neg, c) in enumerate(took):
-                (active if q < acts[j] else standby)[c].append(t)
-                left[c] -= 1
-                if neg + 1 < 0:
-                    heapq.heappush(heap, (neg + 1, c))
-            for entry in skipped:
-                heapq.heappush(heap, entry)
-        if any(left[c] for c in members):
+        barred = [special.get(int(gr.gen_task[j]), ()) for j in mine]
+        filled = (_fill_greedy(demand[mine], members, left, barred)
+                  or _fill_flow(demand[mine], members, left, barred))
+        if filled is None:
             return None
+        for j, hosts in zip(mine.tolist(), filled):
+            t = int(gr.gen_task[j])
+            for q, c in enumerate(hosts):
+                (active if q < acts[j] else standby)[c].append(t)
     return {cid: TaskRoles(tuple(gr.tasks[t] for t in sorted(active[c])), tuple(gr.tasks[t] for t in sorted(standby[c])))
             for c, cid in enumerate(gr.clients)}
+
+
+def _fill_greedy(demand: np.ndarray, members: np.ndarray, left: np.ndarray,
+                 barred: list) -> list[list[int]] | None:
+    """Rows (tasks) with sums ``demand``, columns (``members``) with sums ``left[c]``, no 1 on a barred
+    pair: tasks by decreasing demand, each on the columns of largest remaining sum it may use (a heap).
+    ``None`` when a task finds too few columns (the flow of :func:`_fill_flow` then decides)."""
+    room = {int(c): int(left[c]) for c in members}
+    heap = [(-v, c) for c, v in room.items() if v > 0]
+    heapq.heapify(heap)
+    out: list[list[int]] = [[] for _ in demand]
+    for i in np.argsort(-demand, kind="stable").tolist():
+        took, skipped = [], []
+        while len(took) < demand[i] and heap:
+            neg, c = heapq.heappop(heap)
+            (skipped if c in barred[i] else took).append((neg, c))
+        if len(took) < demand[i]:
+            return None
+        for neg, c in took:
+            out[i].append(c)
+            if neg + 1 < 0:
+                heapq.heappush(heap, (neg + 1, c))
+        for entry in skipped:
+            heapq.heappush(heap, entry)
+    return None if heap else out
+
+
+def _fill_flow(demand: np.ndarray, members: np.ndarray, left: np.ndarray,
+               barred: list) -> list[list[int]] | None:
+    """The same fill as a maximum flow (source → task: its demand, task → client: 1 unless barred,
+    client → sink: its sum), exact where the greedy is not; ``None`` when no fill exists. Its arcs are
+    (tasks of the type) × (clients of the type): used only where the greedy failed."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    n, m = len(demand), len(members)
+    source, sink = 0, n + m + 1
+    rows, cols, caps = [np.zeros(n, dtype=np.int64)], [np.arange(1, n + 1)], [demand.astype(np.int64)]
+    for i in range(n):
+        ok = np.array([c not in barred[i] for c in members.tolist()], dtype=bool)
+        rows.append(np.full(int(ok.sum()), i + 1))
+        cols.append(n + 1 + np.flatnonzero(ok))
+        caps.append(np.ones(int(ok.sum()), dtype=np.int64))
+    rows.append(n + 1 + np.arange(m))
+    cols.append(np.full(m, sink))
+    caps.append(left[members].astype(np.int64))
+    graph = csr_matrix((np.concatenate(caps).astype(np.int32), (np.concatenate(rows), np.concatenate(cols))),
+                       shape=(sink + 1, sink + 1))
+    result = maximum_flow(graph, source, sink)
+    if result.flow_value != int(demand.sum()) or result.flow_value != int(left[members].sum()):
+        return None
+    flow = result.flow.tocoo()
+    out: list[list[int]] = [[] for _ in demand]
+    for r, c, f in zip(flow.row.tolist(), flow.col.tolist(), flow.data.tolist()):
+        if f > 0 and 1 <= r <= n and n + 1 <= c <= n + m:
+            out[r - 1].append(int(members[c - n - 1]))
+    return out
 
 
 @dataclass(frozen=True)

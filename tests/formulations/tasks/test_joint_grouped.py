@@ -92,3 +92,17 @@ def test_a_deadline_inside_the_grouped_model_keeps_a_valid_bound():
     r = joint.run_joint(x, SolveOptions(time_limit=0.5))
     exact = api.solve(x, "exact.joint")
     assert r.bound is not None and r.bound <= exact.objective <= r.objective
+
+
+def test_the_flow_fill_realizes_what_the_greedy_does(monkeypatch):
+    """Where the greedy fill is not used, the maximum flow realizes the same optimum."""
+    x = generate("tasks", 5, tasks=40, clients=9, tags=2, num_standby_replicas=2)
+    order = priority_order(x)
+    greedy = joint_realize.solve_grouped(x, start=joint.joint_start(x))
+    monkeypatch.setattr(joint_realize, "_fill_greedy", lambda *args: None)
+    flow = joint_realize.solve_grouped(x, start=joint.joint_start(x))
+    assert greedy.assignment is not None and flow.assignment is not None
+    scores = JointScores.of(x)
+    for solution in (greedy, flow):
+        values = scores.stages(x, solution.assignment)
+        assert [values[s] for s in order] == [solution.bounds()[s] for s in order]
