@@ -525,6 +525,10 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
             h.setSolution(sol)
         h.run()
         r = _result(h, mip)
+        if r.status == "optimal" and x is not None and mip and _stale(h, cost, r):
+            h.clearSolver()  # no start this time: the answer is the solver's own
+            h.run()
+            r = _result(h, mip)
         if r.status == "optimal":
             x = r.x
             _keep(h, cost, x, mip, values, bounds)
@@ -537,6 +541,43 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
                              f"time limit in stage {k + 1} of {len(stages)}")
         return LexResult(r.status, x, tuple(values), tuple(bounds), k, r.message)
     return LexResult("optimal", x, tuple(values), tuple(bounds), None)
+
+
+MERGE_LIMIT = 1e10
+"""Largest value a merged stage (:func:`split_merged`) may take: integral objectives stay exact far below 2^53."""
+
+
+def split_merged(result: LexResult, weight: int, first: int = 0, second: int = 0) -> LexResult:
+    """``result`` of a :func:`solve_lexicographic` whose last stage merged two as ``(first stage +
+    first)·weight + (second stage + second)``, each shifted value in ``[0, weight)`` (one solve instead of
+    two: minimizing it is minimizing them lexicographically), as a result over both. An optimum splits
+    into both values; a bound ``b`` of the merged stage bounds the first by ``⌊(b + K)/W⌋`` (the second
+    is below W) and, when that meets the incumbent's first value, the second by the remainder."""
+    merged = len(result.values) == len(result.bounds) and result.stopped is None
+    k = len(result.values) - 1
+    values, bounds = list(result.values[:k]), list(result.bounds[:k])
+    if len(result.values) > k >= 0 and (result.stopped is None or result.stopped == k):
+        total = int(round(result.values[k])) + first * weight + second
+        values += [total // weight - first, total % weight - second]
+        if merged:
+            bounds += [values[-2], values[-1]]
+        elif k < len(result.bounds) and np.isfinite(result.bounds[k]):
+            low = int(np.ceil(result.bounds[k] - 1e-6)) + first * weight + second
+            bounds += [low // weight - first]
+            if low // weight == total // weight:  # the first stage is proven: the second's bound follows
+                bounds += [low % weight - second]
+                return replace(result, values=tuple(values), bounds=tuple(bounds), stopped=k + 1)
+        return replace(result, values=tuple(values), bounds=tuple(bounds), stopped=None if merged else k)
+    return result
+
+
+def _stale(h, cost: np.ndarray, r: HighsResult) -> bool:
+    """Whether HiGHS handed back a point other than the one it reports: with a feasible MIP start that its
+    presolve improves on, HiGHS 1.16 can answer ``optimal`` with the right objective and bound but the
+    *start's* column values (found on ``exact.joint``: objective 50, the start's 80 returned), which would
+    fix the stage at the start's value and call it optimal."""
+    return r.x is None or abs(float(cost @ r.x) - float(h.getInfo().objective_function_value)) > 1e-6 * max(
+        1.0, abs(float(h.getInfo().objective_function_value)))
 
 
 def _keep(h, cost: np.ndarray, x: np.ndarray, mip: bool, values: list[float], bounds: list[float]) -> None:

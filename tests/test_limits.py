@@ -19,7 +19,7 @@ from kipopt import api
 from kipopt.datasets import generate
 from kipopt.errors import InstanceError
 from kipopt.formulations import highs
-from kipopt.formulations.tasks import guard, joint, lag_active, tag_standby
+from kipopt.formulations.tasks import guard, joint, joint_realize, lag_active, tag_standby
 from kipopt.formulations.tasks.rack import rules as rack_rules
 from kipopt.instance import from_dict, to_dict
 from kipopt.methods import SolveOptions
@@ -34,7 +34,7 @@ BUILD_STEP = {  # a phase of each method that runs in the guarded child, before 
     "exact.rack_standby": (rack_rules, "place_standbys"),
     "exact.lag_active": (lag_active, "build_model"),
     "exact.tag_standby": (tag_standby, "profiles"),
-    "exact.joint": (joint, "joint_model"),
+    "exact.joint": (joint_realize, "build"),
 }
 
 
@@ -101,7 +101,7 @@ def test_memory_exhaustion_is_reported_as_memory_never_as_a_time_limit(monkeypat
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(joint, "joint_model", exhausted)
+    monkeypatch.setattr(joint_realize, "build", exhausted)
     solution = api.solve(_instance("exact.joint"), "exact.joint", time_limit=30)
     assert solution.status is Status.FEASIBLE and solution.metrics["violations"] == []
     assert solution.message.startswith("out of memory") and "time limit" not in solution.message
@@ -111,7 +111,7 @@ def test_an_error_in_the_guarded_child_is_raised_as_without_it(monkeypatch):
     def broken(*args, **kwargs):
         raise InstanceError("tasks", "broken on purpose")
 
-    monkeypatch.setattr(joint, "joint_model", broken)
+    monkeypatch.setattr(joint_realize, "build", broken)
     with pytest.raises(InstanceError, match="broken on purpose"):
         api.solve(_instance("exact.joint"), "exact.joint", time_limit=30)
 
@@ -169,8 +169,10 @@ def test_a_lag_model_too_large_for_memory_is_refused_naming_the_field(monkeypatc
 
 
 def test_the_command_line_refuses_a_joint_model_too_large_with_exit_2(tmp_path):
-    """2,000 tasks x 1,100 clients: 4.4 million columns, above the 4 GB cap (about 4.4 GB)."""
-    x = generate("tasks", 1, tasks=2_000, clients=1_100, subtopologies=20, stateless_share=0.0)
+    """20,000 tasks x 1,100 clients of 120 types (3 zones x 40 clusters): the model by client types has a
+    column pair per (task, type), about 5 million columns, above the 4 GB cap."""
+    x = generate("tasks", 1, tasks=20_000, clients=1_100, subtopologies=200, stateless_share=0.0, tags=2,
+                 tag_values=40)
     path = tmp_path / "big.json"
     path.write_text(json.dumps(to_dict(x)))
     run = subprocess.run([sys.executable, "-m", "kipopt", "solve", str(path), "--method", "exact.joint"],

@@ -33,6 +33,13 @@ assignment read back. Size: :math:`|T||C| + |S||C|` binaries plus one
 :math:`z` per (stateful task, tag value) and two columns per client;
 :math:`|S||C|` of the rows are the :math:`a + s \\le 1` pairs.
 
+This per-client program is the cross-check and the fallback: ``exact.joint``
+first solves the model by client types (:mod:`.joint_grouped`: a relaxation
+over (task, client type) counts whose lexicographic optimum bounds the rule,
+realized client by client; optimal whenever the realization succeeds: on
+58 of 60 random instances of 3-14 tasks and 2-6 clients, and at 5,000 ×
+250) and runs this one only when the realization fails and it fits in memory.
+
 A time limit bounds the whole solve: at the limit the incumbent (at worst a
 greedy assignment built first, feasible for every hard rule) is returned
 with the stage where the solve stopped, that stage's bound, and ``status:
@@ -61,7 +68,7 @@ from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.highs import ArrayLP, LexResult, SparseBuilder, solve_lexicographic
 from kipopt.formulations.tasks.guard import caught_up_actives, guarded, tagged_standbys, too_large
-from kipopt.formulations.tasks.joint_stages import JointScores, joint_objective, priority_order
+from kipopt.formulations.tasks.joint_stages import JointScores, joint_objective, priority_order, tag_values
 
 READ_BACK_SECONDS = 0.05
 """Time kept back from ``--time-limit`` for reading the answer back and evaluating it, besides as long
@@ -92,12 +99,6 @@ class JointModel:
             out[cid] = TaskRoles(active=tuple(self.tasks[t] for t in np.flatnonzero(act[:, j])),
                                  standby=tuple(self.tasks[self.stateful[i]] for i in np.flatnonzero(sby[:, j])))
         return out
-
-
-def tag_values(instance: TasksInstance) -> list[tuple[str, str]]:
-    """Every (tag key, value) pair that counts, key by key, values sorted."""
-    clients = instance.clients.values()
-    return [(g, v) for g in tag_keys(instance) for v in sorted({c.tags[g] for c in clients if g in c.tags})]
 
 
 def joint_model(instance: TasksInstance, pinned_active_counts: Mapping[str, int] | None = None) -> JointModel:
@@ -300,8 +301,29 @@ def solve_joint(instance: TasksInstance, priorities: Sequence[str] | None = None
 
 
 def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
-    solution = solve_joint(instance, None, options.time_limit, options.threads)
+    """The model by client types first (:mod:`.joint_grouped`: exact when its point is realized client by
+    client, its bound valid for the rule either way); the per-client model only when that realization
+    fails, with the time left."""
+    from kipopt.formulations.tasks.joint_grouped import grouped_size
+    from kipopt.formulations.tasks.joint_realize import solve_grouped
+
+    began = time.monotonic()
     scores = JointScores.of(instance)
+    grouped = None
+    if grouped_size(instance) is None:
+        grouped = solve_grouped(instance, None, options.time_limit, options.threads, start=joint_start(instance))
+        if grouped.assignment is not None:
+            return _grouped_result(instance, scores, grouped)
+    left = None if options.time_limit is None else max(0.0, options.time_limit - (time.monotonic() - began))
+    if per_client_size(instance) is not None:  # the start, with the grouped model's bound
+        start = joint_start(instance)
+        objective = joint_objective(instance, start)
+        bound = 0 if grouped is None else _scalar_bound(scores, _bound_rows(grouped), grouped.order)
+        return MethodResult(start, Status.FEASIBLE, objective=objective, bound=min(bound, objective),
+                            message="the grouped answer could not be realized client by client and the "
+                                    "per-client model would not fit in memory: returning the start",
+                            info={"model": "start"})
+    solution = solve_joint(instance, None, left, options.threads)
     rows = solution.stage_rows()
     values = {r["stage"]: r["value"] for r in rows}
     objective = scores.scalar(values, solution.order)
@@ -310,7 +332,38 @@ def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
     stopped = next((r["stage"] for r in rows if r["status"] != "optimal"), None)
     message = None if stopped is None else f"time limit reached in stage {stopped!r}"
     return MethodResult(solution.assignment, status, objective=objective, bound=bound, message=message,
-                        info={"joint_stages": rows, "joint_order": list(solution.order)})
+                        info={"joint_stages": rows, "joint_order": list(solution.order), "model": "per-client"})
+
+
+def _bound_rows(grouped) -> list[dict]:
+    """The grouped model's proven stages and bound as :func:`_scalar_bound` reads them."""
+    rows = []
+    for k, (stage, bound) in enumerate(grouped.bounds().items()):
+        proven = grouped.result.stopped is None or k < grouped.result.stopped
+        rows.append({"stage": stage, "status": "optimal" if proven else "feasible", "value": bound, "bound": bound})
+    return rows
+
+
+def _grouped_result(instance: TasksInstance, scores: JointScores, grouped) -> MethodResult:
+    """The realized assignment scored by the rule, with the grouped model's lexicographic bound: optimal
+    exactly when every stage's value meets its bound."""
+    values = scores.stages(instance, grouped.assignment)
+    bounds = grouped.bounds()
+    rows, proven = [], True
+    for stage in grouped.order:
+        met = proven and bounds[stage] is not None and values[stage] == bounds[stage]
+        rows.append({"stage": stage, "status": "optimal" if met else ("feasible" if proven else "not_reached"),
+                     "value": values[stage], "bound": bounds[stage] if proven else None})
+        proven = met
+    objective = scores.scalar(values, grouped.order)
+    bound = _scalar_bound(scores, rows, grouped.order)
+    info = {"joint_stages": rows, "joint_order": list(grouped.order), "model": "types",
+            "columns": grouped.columns, "settled": list(grouped.settled)}
+    if proven:
+        return MethodResult(grouped.assignment, Status.OPTIMAL, objective=objective, bound=objective, info=info)
+    stopped = next(r["stage"] for r in rows if r["status"] != "optimal")
+    return MethodResult(grouped.assignment, Status.FEASIBLE, objective=objective, bound=min(bound, objective),
+                        message=f"time limit reached in stage {stopped!r}", info=info)
 
 
 def _scalar_bound(scores: JointScores, rows: list[dict], order: Sequence[str]) -> int:
@@ -329,8 +382,17 @@ def _scalar_bound(scores: JointScores, rows: list[dict], order: Sequence[str]) -
 
 
 def joint_size(instance: TasksInstance) -> str | None:
-    """Refuse an instance whose program would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`):
-    :math:`(|T| + |S|)|C| + |S||V| + 2|C|` columns."""
+    """Refuse an instance whose model would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`):
+    the model by client types (:func:`~kipopt.formulations.tasks.joint_grouped.grouped_size`), which is what
+    runs; the per-client model, :math:`(|T| + |S|)|C| + |S||V| + 2|C|` columns, only serves when the grouped
+    answer cannot be realized, and is skipped when it would not fit."""
+    from kipopt.formulations.tasks.joint_grouped import grouped_size
+
+    return grouped_size(instance)
+
+
+def per_client_size(instance: TasksInstance) -> str | None:
+    """The per-client model's memory check (:func:`joint_size` before the grouped model)."""
     T, C = len(instance.tasks), len(instance.clients)
     S = sum(1 for t in instance.tasks.values() if t.stateful)
     V = len(tag_values(instance))

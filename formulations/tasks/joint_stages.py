@@ -203,6 +203,12 @@ class JointScores:
                 for t, n in sorted(copies.items()) if n > self.standbys]
 
 
+def tag_values(instance: TasksInstance) -> list[tuple[str, str]]:
+    """Every (tag key, value) pair that counts, key by key, values sorted."""
+    clients = instance.clients.values()
+    return [(g, v) for g in tag_keys(instance) for v in sorted({c.tags[g] for c in clients if g in c.tags})]
+
+
 _last: tuple[Callable[[], TasksInstance | None], JointScores] | None = None
 
 

@@ -35,11 +35,37 @@ the program is
 At an optimum ``U``, ``L``, ``hi``, ``lo`` and ``st`` take the values the
 rule recomputes (max/min over clients; reading back, pool tasks stay on their
 owner first, so no more move than ``Σ mv``), so the stage values
-are the rule's levels ``B``, ``S``, ``M``. Size: ``Σ_κ |MC_κ| + 2·G·C + 2G + 3``
-columns and ``#κ + G + 2C + 2G·C + 1`` rows — linear in the number of
-(task, most-caught-up client) pairs, never ``|T|·|C|`` (a task tied on every
-client joins its sub-topology's pool). Clients themselves are not merged:
-they differ in lags, owners and capacity, all of which the levels read.
+are the rule's levels ``B``, ``S``, ``M``.
+
+What the levels read of the lags is only ``MC(t)`` (stage 1 fixes the
+domains; stages 2–4 count tasks per client and per (sub-topology, client)),
+so tasks with equal (g, ``MC``, owners in ``MC``) are interchangeable, and
+the model is written over what can actually happen, never over ``G × C``:
+
+* only *reachable* cells (g, c) — some class of g allows c, or g has a pool
+  — get rows (:class:`Cells`): an unreachable cell has ``n[c,g] = 0`` in
+  every assignment, so ``hi[g] >= 0`` holds anyway and ``n[c,g] >= lo[g]``
+  only says ``lo[g] = 0``, a column bound;
+* ``st``/``mv`` columns exist only for sub-topologies with a pool (``st`` only
+  where a pool task is owned);
+* a class with one allowed client has no column: its tasks are constants of
+  the rows (:class:`Loads`), and its unowned tasks a constant of stage 4;
+* a cell's ``hi`` row is left out when even all the tasks that may land
+  there cannot exceed the bound ``hi[g] >= max(fixed load, ⌈|T_g| / reach_g⌉)``
+  every assignment meets (its ``lo`` row likewise): implied rows change no
+  feasible set.
+
+Size: ``Σ_κ |MC_κ|`` over classes with a choice ``+ 2·C·(sub-topologies with a
+pool) + 2G + 3`` columns; rows: those classes, the pools, ``2C + 1`` and the
+cells not implied — linear in the (task, most caught-up client) pairs, never
+``|T|·|C|`` (50,000 tasks × 2,500 clients × 500 sub-topologies: 60,571 columns
+and 36,087 rows, where the model over every cell had 2.6 million columns).
+Clients themselves are not merged: they differ in lags, owners and capacity,
+all of which the levels read.
+
+Stages 3 and 4 are solved as one objective ``S·(|T| + 1) + M`` (each is at
+most ``|T|``, so this orders exactly as the pair; one presolve instead of
+two) while ``(|T| + 1)²`` stays below :data:`~kipopt.formulations.highs.MERGE_LIMIT`.
 
 Time limit: when it strikes in a stage, the incumbent of that stage is
 returned with the lexicographic bound ``(0, ..., opt_{k-1}, bound_k, 0, ...)``
@@ -57,9 +83,7 @@ assignment has actives only (the rule says nothing of standbys).
 from __future__ import annotations
 
 import time
-from collections import defaultdict
 from dataclasses import astuple, dataclass, replace
-from typing import Mapping
 
 import numpy as np
 
@@ -69,178 +93,211 @@ from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status, TaskRoles
 
 from kipopt.formulations.tasks.guard import caught_up_actives, guarded, too_large
-from kipopt.formulations.highs import ArrayLP, SparseBuilder, is_integral, solve_lexicographic, solve_lp
+from kipopt.formulations.tasks.lag_classes import (  # noqa: F401 - lag_columns, lag_problem: this module's API
+    LagProblem, greedy_placement, lag_columns, lag_problem, to_assignment)
+from kipopt.formulations.highs import (MERGE_LIMIT, ArrayLP, SparseBuilder, is_integral, solve_lexicographic,
+                                      solve_lp, split_merged)
 from kipopt.formulations.tasks.rules import BALANCE_FACTOR, lag_active_levels, lag_active_objective, lexicographic
 
 
 @dataclass(frozen=True)
-class LagProblem:
-    """Index form. Class κ: tasks ``class_tasks[κ]`` of sub-topology index ``class_group[κ]``, allowed
-    on ``class_clients[κ]`` (client indices), ``class_owned[κ]`` marking owners among them."""
-
-    tasks: tuple[str, ...]
-    clients: tuple[str, ...]
-    capacity: np.ndarray
-    groups: tuple[int, ...]
-    class_tasks: tuple[tuple[int, ...], ...]
-    class_group: np.ndarray
-    class_clients: tuple[np.ndarray, ...]
-    class_owned: tuple[np.ndarray, ...]
-    pool_tasks: tuple[tuple[int, ...], ...]
-    pool_owner: np.ndarray
-
-    @property
-    def num_clients(self) -> int:
-        return len(self.clients)
-
-
-def lag_problem(instance: TasksInstance) -> LagProblem:
-    """Pools and classes of :mod:`this module <kipopt.formulations.tasks.lag_active>`."""
-    tasks, clients = instance.task_ids, instance.client_ids
-    cindex = {c: j for j, c in enumerate(clients)}
-    tindex = {t: i for i, t in enumerate(tasks)}
-    groups = instance.subtopologies
-    gindex = {g: i for i, g in enumerate(groups)}
-    owners: dict[str, set[int]] = defaultdict(set)
-    for c in clients:
-        for t in instance.clients[c].active:
-            owners[t].add(cindex[c])
-    best = _best_clients(instance, cindex)
-    classes: dict[tuple, list[int]] = {}
-    pools: list[list[int]] = [[] for _ in groups]
-    pool_owner = np.full(len(tasks), -1, dtype=np.int64)
-    everyone = tuple(range(len(clients)))
-    for i, t in enumerate(tasks):
-        task = instance.tasks[t]
-        g = gindex[task.subtopology]
-        allowed = best[t] if task.stateful else everyone
-        if allowed == everyone and len(owners[t]) <= 1:
-            pools[g].append(i)
-            pool_owner[i] = next(iter(owners[t]), -1)
-            continue
-        owned = tuple(c for c in allowed if c in owners[t])
-        classes.setdefault((g, allowed, owned), []).append(i)
-    keys = list(classes)
-    return LagProblem(
-        tasks, clients, np.array([instance.clients[c].capacity for c in clients], dtype=np.int64), groups,
-        tuple(tuple(classes[k]) for k in keys), np.array([k[0] for k in keys], dtype=np.int64),
-        tuple(np.array(k[1], dtype=np.int64) for k in keys),
-        tuple(np.isin(np.array(k[1]), np.array(k[2], dtype=np.int64)) for k in keys),
-        tuple(tuple(p) for p in pools), pool_owner)
-
-
-def _best_clients(instance: TasksInstance, cindex: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
-    """Per stateful task, the indices (ascending) of its most caught-up clients (lag rank 0 within
-    ``acceptable_recovery_lag``, else the lag; the end offset where a client lists no lag).
-
-    Read from the lags the clients list, never from a tasks × clients array (3.7 GiB at 100,000 ×
-    5,000): only a task whose unlisted clients tie for the least rank costs one step per client.
-    """
-    best = most_caught_up(instance)
-    reporters: dict[str, set[int]] = defaultdict(set)
-    for cid, client in instance.clients.items():
-        for t in client.lags:
-            reporters[t].add(cindex[cid])
-    out = {}
-    for t, b in best.items():
-        listed = {cindex[c] for c in b.listed}
-        if b.unlisted:
-            heard = reporters.get(t, set())
-            out[t] = tuple(j for j in range(len(cindex)) if j in listed or j not in heard)
-        else:
-            out[t] = tuple(sorted(listed))
-    return out
-
-
-@dataclass(frozen=True)
 class Columns:
-    """Column indices of the model's variable blocks (``st``/``mv``: pool tasks staying / moving)."""
+    """Column indices of the model's variable blocks. Pools: ``pools[q]`` is the sub-topology of the q-th
+    non-empty pool, ``mv[q, c]`` its tasks coming to client c, ``st[j]`` those staying on their owner in
+    cell ``st_key[j]`` (``g*C + c``, only where some pool task of g is owned by c)."""
 
-    y: tuple[np.ndarray, ...]
-    st: np.ndarray       # G × C
-    mv: np.ndarray       # G × C
+    y: np.ndarray        # per arc of LagProblem; -1 where its class has one client (no column)
+    pools: np.ndarray
+    st: np.ndarray
+    st_key: np.ndarray
+    mv: np.ndarray       # P × C
     U: int
     L: int
     B: int
     hi: np.ndarray
     lo: np.ndarray
+    moved_fixed: int = 0  # tasks of one-client classes not owned there: stage 4's constant
 
     @property
     def integers(self) -> np.ndarray:
         return np.concatenate([[self.U, self.L], self.hi, self.lo]).astype(np.int64)
 
 
-def _band_rows(b: SparseBuilder, cols: np.ndarray, client: np.ndarray, cell: np.ndarray, cap: np.ndarray,
-               load: tuple[int, int, int], spread: tuple[np.ndarray, np.ndarray], C: int, G: int) -> None:
+@dataclass(frozen=True)
+class Cells:
+    """The (sub-topology, client) cells some task can reach, numbered: ``key[j] = g*C + c`` ascending.
+
+    A cell no task of g may reach has ``n[c,g] = 0`` in every assignment, so its
+    row ``hi[g] >= n[c,g]`` holds for any ``hi >= 0`` and is left out; its row
+    ``n[c,g] >= lo[g]`` says ``lo[g] <= 0``, so a sub-topology that misses some
+    client has ``lo[g]`` fixed at 0 (``full[g]`` false) and no ``lo`` rows at all.
+    What is left grows with the (task class, allowed client) pairs, never with
+    ``G × C``.
+    """
+
+    key: np.ndarray
+    full: np.ndarray     # per sub-topology: every client reachable
+
+    @classmethod
+    def of(cls, keys: np.ndarray, C: int, G: int) -> "Cells":
+        key = np.unique(keys)
+        return cls(key, np.bincount(key // C, minlength=G) == C)
+
+    def index(self, keys: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.key, keys)
+
+
+def _band_rows(b: SparseBuilder, cols: np.ndarray, keys: np.ndarray, cells: Cells, cap: np.ndarray,
+               load: tuple[int, int, int], spread: tuple[np.ndarray, np.ndarray], C: int) -> None:
     """The balance and spread rows shared by the class model and the per-task model.
 
-    Entry i puts a task on client ``client[i]``, in (sub-topology, client)
-    cell ``cell[i]`` (``g*C + c``), through column ``cols[i]``. With
-    ``load = (U, L, B)``: ``k_c·U - n_c >= 0``, ``n_c - k_c·L >= 0`` and
-    ``B >= U - L - BALANCE_FACTOR``; with ``spread = (hi, lo)``:
-    ``hi[g] - n[c,g] >= 0`` and ``n[c,g] - lo[g] >= 0``.
+    Entry i puts a task in (sub-topology, client) cell ``keys[i]`` (``g*C + c``)
+    through column ``cols[i]``. With ``load = (U, L, B)``: ``k_c·U - n_c >= 0``,
+    ``n_c - k_c·L >= 0`` and ``B >= U - L - BALANCE_FACTOR``; with ``spread =
+    (hi, lo)``: ``hi[g] - n[c,g] >= 0`` and ``n[c,g] - lo[g] >= 0`` over the
+    reachable ``cells`` only (the caller fixes ``lo[g] = 0`` where g misses a client).
     """
     U, L, B = load
     hi, lo = spread
-    ones, clients, cells = np.ones(len(cols)), np.arange(C), np.arange(G * C)
+    ones, clients = np.ones(len(cols)), np.arange(C)
+    client = keys % C
     b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, U)]),
                np.concatenate([-ones, cap]), 0.0, np.inf)
     b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, L)]),
                np.concatenate([ones, -cap]), 0.0, np.inf)
     b.add_row([B, U, L], [1.0, -1.0, 1.0], -float(BALANCE_FACTOR), np.inf)
-    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([cols, np.repeat(hi, C)]),
-               np.concatenate([-ones, np.ones(G * C)]), 0.0, np.inf)
-    b.add_rows(G * C, np.concatenate([cell, cells]), np.concatenate([cols, np.repeat(lo, C)]),
-               np.concatenate([ones, -np.ones(G * C)]), 0.0, np.inf)
+    K = len(cells.key)
+    row, mine = cells.index(keys), np.arange(K)
+    b.add_rows(K, np.concatenate([row, mine]), np.concatenate([cols, hi[cells.key // C]]),
+               np.concatenate([-ones, np.ones(K)]), 0.0, np.inf)
+    full_cell = cells.full[cells.key // C]
+    renumber = np.cumsum(full_cell) - 1
+    take = full_cell[row]
+    F = int(full_cell.sum())
+    b.add_rows(F, np.concatenate([renumber[row[take]], np.arange(F)]),
+               np.concatenate([cols[take], lo[cells.key[full_cell] // C]]),
+               np.concatenate([ones[take], -np.ones(F)]), 0.0, np.inf)
+
+
+@dataclass(frozen=True)
+class Loads:
+    """What the grouped model knows of each reachable cell before solving: ``fixed[j]`` tasks that can go
+    nowhere else (classes of one allowed client), at most ``most[j]`` tasks in all; and per sub-topology
+    the bounds every assignment meets, ``hi[g] >= hi_floor[g]`` and ``lo[g] <= lo_ceil[g]``:
+
+    * ``hi_floor[g] = max(max_j fixed[j], ⌈|T_g| / reach_g⌉)`` (the cells of g share its |T_g| tasks);
+    * ``lo_ceil[g] = min(min_j most[j], ⌊|T_g| / C⌋)`` where g reaches every client, else 0.
+
+    So a cell's ``hi`` row is implied by the bounds when ``most[j] <= hi_floor[g]``, and its ``lo`` row
+    when ``fixed[j] >= lo_ceil[g]``: both are left out, which changes no feasible set.
+    """
+
+    cells: Cells
+    fixed: np.ndarray
+    most: np.ndarray
+    hi_floor: np.ndarray
+    lo_ceil: np.ndarray
+
+    @classmethod
+    def of(cls, keys: np.ndarray, upper: np.ndarray, fixed_keys: np.ndarray, fixed_counts: np.ndarray,
+           sizes: np.ndarray, C: int) -> "Loads":
+        G = len(sizes)
+        cells = Cells.of(np.concatenate([keys, fixed_keys]), C, G)
+        K = len(cells.key)
+        fixed = np.bincount(cells.index(fixed_keys), weights=fixed_counts, minlength=K)
+        most = fixed + np.bincount(cells.index(keys), weights=upper, minlength=K)
+        group = cells.key // C
+        reach = np.bincount(group, minlength=G)
+        hi_floor = np.zeros(G)
+        np.maximum.at(hi_floor, group, fixed)
+        hi_floor = np.maximum(hi_floor, -(-sizes // np.maximum(reach, 1)))
+        lo_ceil = np.full(G, np.inf)
+        np.minimum.at(lo_ceil, group, most)
+        lo_ceil = np.where(cells.full, np.minimum(lo_ceil, sizes // C), 0.0)
+        return cls(cells, fixed, most, hi_floor, lo_ceil)
+
+
+def _grouped_band_rows(b: SparseBuilder, cols: np.ndarray, keys: np.ndarray, loads: Loads, cap: np.ndarray,
+                       level: tuple[int, int, int], spread: tuple[np.ndarray, np.ndarray], C: int) -> None:
+    """:func:`_band_rows` with the fixed tasks as constants and the implied spread rows left out
+    (:class:`Loads`): ``k_c·U - n_c >= F_c``, ``n_c - k_c·L >= -F_c`` over the variable entries ``cols``
+    in cells ``keys``; ``hi[g] - n[c,g] >= F[c,g]`` and ``n[c,g] - lo[g] >= -F[c,g]`` where not implied."""
+    U, L, B = level
+    hi, lo = spread
+    cells = loads.cells
+    ones, clients = np.ones(len(cols)), np.arange(C)
+    client = keys % C
+    fixed_c = np.bincount(cells.key % C, weights=loads.fixed, minlength=C)
+    b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, U)]),
+               np.concatenate([-ones, cap]), fixed_c, np.inf)
+    b.add_rows(C, np.concatenate([client, clients]), np.concatenate([cols, np.full(C, L)]),
+               np.concatenate([ones, -cap]), -fixed_c, np.inf)
+    b.add_row([B, U, L], [1.0, -1.0, 1.0], -float(BALANCE_FACTOR), np.inf)
+    group = cells.key // C
+    row = cells.index(keys)
+    for keep, sign, column, rhs in (
+            (loads.most > loads.hi_floor[group], -1.0, hi, loads.fixed),
+            (cells.full[group] & (loads.fixed < loads.lo_ceil[group]), 1.0, lo, -loads.fixed)):
+        renumber = np.cumsum(keep) - 1
+        take = keep[row]
+        R = int(keep.sum())
+        b.add_rows(R, np.concatenate([renumber[row[take]], np.arange(R)]),
+                   np.concatenate([cols[take], column[group[keep]]]),
+                   np.concatenate([sign * ones[take], -sign * np.ones(R)]), rhs[keep], np.inf)
 
 
 def build_model(p: LagProblem) -> tuple[SparseBuilder, Columns, list[np.ndarray]]:
     """The program of the module docstring, and its three stage objectives.
 
-    ``f[g,c]`` is split as ``st[g,c] + mv[g,c]`` (``st <= own``), and only
-    ``U``, ``L``, ``hi``, ``lo`` are integer columns: once they are fixed, the
-    rows left are two laminar families (classes and pools; clients ⊃
-    (client, sub-topology)), a totally unimodular matrix with integer bounds,
-    so an integral placement exists for every integer choice of them and a
-    simplex vertex finds it (:func:`polish`).
+    ``f[g,c]`` is split as ``st[g,c] + mv[g,c]`` (``st <= own``; an ``st`` column
+    only where ``own > 0``, ``mv`` only for sub-topologies with a pool); a class
+    of one allowed client has no column (its tasks are constants, :class:`Loads`,
+    and so are the spread rows the bounds imply). Only ``U``, ``L``, ``hi``,
+    ``lo`` are integer columns: once they are fixed, the rows left are two
+    laminar families (classes and pools; clients ⊃ (client, sub-topology)), a
+    totally unimodular matrix with integer bounds, so an integral placement
+    exists for every integer choice of them and a simplex vertex finds it
+    (:func:`polish`).
     """
     b = SparseBuilder()
     C, G = p.num_clients, len(p.groups)
     total = len(p.tasks)
-    y = tuple(b.add_cols(len(cl), 0.0, len(ts)) for cl, ts in zip(p.class_clients, p.class_tasks))
-    pool_size = np.array([len(ts) for ts in p.pool_tasks], dtype=np.float64)
-    own = np.zeros((G, C))
-    for g, ts in enumerate(p.pool_tasks):
-        for i in ts:
-            if p.pool_owner[i] >= 0:
-                own[g, p.pool_owner[i]] += 1
-    st = b.add_cols(G * C, 0.0, own.reshape(-1)).reshape(G, C)
-    mv = b.add_cols(G * C, 0.0, np.repeat(pool_size, C)).reshape(G, C)
+    arc_class = p.arc_class
+    free = np.diff(p.class_ptr)[arc_class] > 1
+    y = np.full(len(arc_class), -1, dtype=np.int64)
+    y[free] = b.add_cols(int(free.sum()), 0.0, p.class_size[arc_class[free]].astype(np.float64))
+    pooled = p.task_class < 0
+    pools = np.flatnonzero(np.bincount(p.task_group[pooled], minlength=G))
+    pool_size = np.bincount(p.task_group[pooled], minlength=G)[pools].astype(np.float64)
+    owned = pooled & (p.pool_owner >= 0)
+    st_key, own = np.unique(p.task_group[owned] * C + p.pool_owner[owned], return_counts=True)
+    st = b.add_cols(len(st_key), 0.0, own.astype(np.float64))
+    mv = b.add_cols(len(pools) * C, 0.0, np.repeat(pool_size, C)).reshape(len(pools), C)
+    arc_key = p.class_group[arc_class] * C + p.arc_client
+    keys = np.concatenate([np.repeat(pools * C, C) + np.tile(np.arange(C), len(pools)), st_key, arc_key[free]])
+    cols = np.concatenate([mv.reshape(-1), st, y[free]]).astype(np.int64)
+    upper = np.concatenate([np.repeat(pool_size, C), own, p.class_size[arc_class[free]]]).astype(np.float64)
+    loads = Loads.of(keys.astype(np.int64), upper, arc_key[~free], p.class_size[arc_class[~free]].astype(np.float64),
+                     np.bincount(p.task_group, minlength=G).astype(np.float64), C)
     U, L = (int(v) for v in b.add_cols(2, 0.0, float(total), integer=True))
     B = int(b.add_cols(1, 0.0)[0])
-    hi = b.add_cols(G, 0.0, float(total), integer=True)
-    lo = b.add_cols(G, 0.0, float(total), integer=True)
-    for cols, ts in zip(y, p.class_tasks):
-        b.add_row(cols, 1.0, len(ts), len(ts))
-    for g in range(G):
-        b.add_row(np.concatenate([st[g], mv[g]]), 1.0, pool_size[g], pool_size[g])
-    # entries of n[c,g] as (row g*C + c, column)
-    ng_rows = [np.arange(G * C), np.arange(G * C)]
-    ng_cols = [st.reshape(-1), mv.reshape(-1)]
-    for k, cols in enumerate(y):
-        ng_rows.append(p.class_group[k] * C + p.class_clients[k])
-        ng_cols.append(cols)
-    rows, cols = np.concatenate(ng_rows), np.concatenate(ng_cols)
-    cap = p.capacity.astype(np.float64)
-    _band_rows(b, cols, rows % C, rows, cap, (U, L, B), (hi, lo), C, G)
+    hi = b.add_cols(G, loads.hi_floor, float(total), integer=True)
+    lo = b.add_cols(G, 0.0, loads.lo_ceil, integer=True)
+    size = p.class_size.astype(np.float64)
+    multi = np.flatnonzero(np.diff(p.class_ptr) > 1)
+    b.add_rows(len(multi), np.searchsorted(multi, arc_class[free]), y[free], 1.0, size[multi], size[multi])
+    q_of = np.searchsorted(pools, st_key // C)
+    b.add_rows(len(pools), np.concatenate([q_of, np.repeat(np.arange(len(pools)), C)]),
+               np.concatenate([st, mv.reshape(-1)]), 1.0, pool_size, pool_size)
+    _grouped_band_rows(b, cols, keys.astype(np.int64), loads, p.capacity.astype(np.float64), (U, L, B), (hi, lo), C)
     n = b.num_col
     balance, spread, moves = np.zeros(n), np.zeros(n), np.zeros(n)
     balance[B] = 1.0
     spread[hi], spread[lo] = 1.0, -1.0
-    for cols_k, owned in zip(y, p.class_owned):
-        moves[cols_k] = (~owned).astype(np.float64)
+    moves[y[free]] = (~p.arc_owned[free]).astype(np.float64)
     moves[mv.reshape(-1)] = 1.0
-    return b, Columns(y, st, mv, U, L, B, hi, lo), [balance, spread, moves]
+    moved_fixed = int(p.class_size[arc_class[~free & ~p.arc_owned]].sum())
+    return b, Columns(y, pools, st, st_key, mv, U, L, B, hi, lo, moved_fixed), [balance, spread, moves]
 
 
 def polish(lp: ArrayLP, cols: Columns, x: np.ndarray, cost: np.ndarray,
@@ -256,69 +313,66 @@ def polish(lp: ArrayLP, cols: Columns, x: np.ndarray, cost: np.ndarray,
     return np.rint(res.x)
 
 
-def greedy_placement(p: LagProblem) -> np.ndarray:
-    """A feasible start: owners where allowed, else the allowed client with the fewest actives per thread."""
-    place = np.full(len(p.tasks), -1, dtype=np.int64)
-    load = np.zeros(p.num_clients, dtype=np.int64)
-    for ts, allowed, owned in zip(p.class_tasks, p.class_clients, p.class_owned):
-        for i in ts:
-            c = allowed[owned][0] if owned.any() else allowed[np.argmin(load[allowed] / p.capacity[allowed])]
-            place[i], load[c] = c, load[c] + 1
-    for ts in p.pool_tasks:
-        for i in ts:
-            c = p.pool_owner[i] if p.pool_owner[i] >= 0 else int(np.argmin(load / p.capacity))
-            place[i], load[c] = c, load[c] + 1
-    return place
-
-
 def placement_vector(p: LagProblem, cols: Columns, num_col: int, place: np.ndarray) -> np.ndarray:
     """The model's column values of a task placement (a start for the MIP)."""
     x = np.zeros(num_col)
     C, G = p.num_clients, len(p.groups)
-    n = np.zeros((G, C))
-    for k, (cols_k, ts, allowed) in enumerate(zip(cols.y, p.class_tasks, p.class_clients)):
-        pos = {c: j for j, c in enumerate(allowed.tolist())}
-        for i in ts:
-            x[cols_k[pos[int(place[i])]]] += 1
-            n[p.class_group[k], place[i]] += 1
-    for g, ts in enumerate(p.pool_tasks):
-        for i in ts:
-            x[(cols.st if p.pool_owner[i] == place[i] else cols.mv)[g, place[i]]] += 1
-            n[g, place[i]] += 1
-    load = n.sum(axis=0)
+    inclass = np.flatnonzero(p.task_class >= 0)
+    k = p.task_class[inclass]
+    arc = cols.y[p.class_ptr[k] + _position(p, k, place[inclass])]
+    np.add.at(x, arc[arc >= 0], 1.0)
+    pooled = np.flatnonzero(p.task_class < 0)
+    stays = p.pool_owner[pooled] == place[pooled]
+    key = p.task_group[pooled] * C + place[pooled]
+    np.add.at(x, cols.st[np.searchsorted(cols.st_key, key[stays])], 1.0)
+    q = np.searchsorted(cols.pools, p.task_group[pooled[~stays]])
+    np.add.at(x, cols.mv[q, place[pooled[~stays]]], 1.0)
+    key, count = np.unique(p.task_group * C + place, return_counts=True)
+    load = np.bincount(key % C, weights=count, minlength=C)
     x[cols.U] = np.max(-(-load // p.capacity))
     x[cols.L] = np.min(load // p.capacity)
     x[cols.B] = max(0.0, x[cols.U] - x[cols.L] - BALANCE_FACTOR)
-    x[cols.hi], x[cols.lo] = n.max(axis=1), n.min(axis=1)
+    hi = np.zeros(G)
+    np.maximum.at(hi, key // C, count)
+    lo = np.full(G, np.inf)
+    np.minimum.at(lo, key // C, count)
+    x[cols.hi] = hi
+    x[cols.lo] = np.where(np.bincount(key // C, minlength=G) == C, lo, 0.0)
     return x
 
 
+def _position(p: LagProblem, k: np.ndarray, client: np.ndarray) -> np.ndarray:
+    """Where ``client[i]`` is among the allowed clients of class ``k[i]`` (each class's list is ascending,
+    so one search over (class, client) keys, which ascend along the arcs)."""
+    arc_key = p.arc_class * p.num_clients + p.arc_client
+    return np.searchsorted(arc_key, k * p.num_clients + client) - p.class_ptr[k]
+
+
 def read_placement(p: LagProblem, cols: Columns, x: np.ndarray) -> np.ndarray:
-    """Tasks to clients from the counts ``y`` and ``f``; pool tasks stay on their owner first."""
+    """Tasks to clients from the counts ``y`` and ``st + mv``; pool tasks stay on their owner first."""
     place = np.full(len(p.tasks), -1, dtype=np.int64)
-    for cols_k, ts, allowed, owned in zip(cols.y, p.class_tasks, p.class_clients, p.class_owned):
-        counts = np.rint(x[cols_k]).astype(np.int64)
-        slots = np.repeat(allowed, counts)
-        place[list(ts)] = slots[:len(ts)]
-    for g, ts in enumerate(p.pool_tasks):
-        room = np.rint(x[cols.st[g]] + x[cols.mv[g]]).astype(np.int64)
+    counts = np.where(cols.y >= 0, np.rint(x[cols.y]), p.class_size[p.arc_class]).astype(np.int64)
+    slots = np.repeat(p.arc_client, counts)          # class by class, as the arcs are
+    inclass = np.flatnonzero(p.task_class >= 0)
+    order = inclass[np.argsort(p.task_class[inclass], kind="stable")]
+    place[order] = slots[:len(order)]
+    C = p.num_clients
+    pooled = np.flatnonzero(p.task_class < 0)
+    pooled = pooled[np.argsort(p.task_group[pooled], kind="stable")]
+    members = np.split(pooled, np.searchsorted(p.task_group[pooled], cols.pools[1:]))
+    staying = np.split(np.arange(len(cols.st_key)), np.searchsorted(cols.st_key // C, cols.pools[1:]))
+    for q, tasks, mine in zip(range(len(cols.pools)), members, staying):
+        room = np.rint(x[cols.mv[q]]).astype(np.int64)
+        room[cols.st_key[mine] % C] += np.rint(x[cols.st[mine]]).astype(np.int64)
         rest = []
-        for i in ts:
+        for i in tasks.tolist():
             o = p.pool_owner[i]
             if o >= 0 and room[o] > 0:
                 place[i], room[o] = o, room[o] - 1
             else:
                 rest.append(i)
-        place[rest] = np.repeat(np.arange(p.num_clients), room)[:len(rest)]
+        place[rest] = np.repeat(np.arange(C), room)[:len(rest)]
     return place
-
-
-def to_assignment(tasks: tuple[str, ...], clients: tuple[str, ...], place: np.ndarray) -> dict[str, TaskRoles]:
-    """Actives only: task ``i`` on client index ``place[i]``."""
-    lists: list[list[str]] = [[] for _ in clients]
-    for i, c in enumerate(place.tolist()):
-        lists[c].append(tasks[i])
-    return {cid: TaskRoles(tuple(ts)) for cid, ts in zip(clients, lists)}
 
 
 def run_lag_active(instance: TasksInstance, options: SolveOptions) -> MethodResult:
@@ -330,11 +384,19 @@ def run_lag_active(instance: TasksInstance, options: SolveOptions) -> MethodResu
     start = placement_vector(p, cols, lp.num_col, greedy_placement(p))
     t1 = time.perf_counter()
     left = None if options.time_limit is None else max(0.0, options.time_limit - (t1 - t0))
-    res = solve_lexicographic(lp, stages, left, options.threads, start=start)
+    weight = len(p.tasks) + 1  # spread and moves are each at most |T|: one solve for both when it fits
+    if weight * weight < MERGE_LIMIT:
+        merged = stages[:1] + [stages[1] * weight + stages[2]]
+        res = split_merged(solve_lexicographic(lp, merged, left, options.threads, start=start), weight)
+    else:
+        res = solve_lexicographic(lp, stages, left, options.threads, start=start)
+    shift = (0.0, 0.0, float(cols.moved_fixed))  # stage 4 counts the fixed tasks' moves too
+    values = tuple(v + d for v, d in zip(res.values, shift))
+    bounds = tuple(v + d for v, d in zip(res.bounds, shift))
     info = {"model": "lag-active-classes", "columns": lp.num_col, "rows": lp.num_row,
-            "classes": len(p.class_tasks), "build_seconds": round(t1 - t0, 6),
-            "solver_seconds": round(time.perf_counter() - t1, 6), "stage_values": list(res.values),
-            "stage_bounds": [float(v) if np.isfinite(v) else None for v in res.bounds]}
+            "classes": p.num_classes, "build_seconds": round(t1 - t0, 6),
+            "solver_seconds": round(time.perf_counter() - t1, 6), "stage_values": list(values),
+            "stage_bounds": [float(v) if np.isfinite(v) else None for v in bounds]}
     x = start if res.x is None else _integral(lp, cols, res, stages, start, options.threads)
     assignment = to_assignment(p.tasks, p.clients, read_placement(p, cols, x))
     objective = lag_active_objective(instance, assignment)
@@ -342,12 +404,12 @@ def run_lag_active(instance: TasksInstance, options: SolveOptions) -> MethodResu
         return MethodResult(assignment, Status.ERROR, message=f"lag_active: HiGHS ended with status {res.status}",
                             info=info)
     if res.status == "optimal":
-        optimum = lexicographic(instance, (0, *res.values))
+        optimum = lexicographic(instance, (0, *values))
         if objective == optimum:
             return MethodResult(assignment, Status.OPTIMAL, objective, objective, info=info)
         return MethodResult(assignment, Status.FEASIBLE, objective, min(optimum, objective), info=info,
                             message=f"read-back lost optimality ({objective} vs {optimum})")
-    return MethodResult(assignment, Status.FEASIBLE, objective, min(_bound(instance, res), objective), info=info,
+    return MethodResult(assignment, Status.FEASIBLE, objective, min(_bound(instance, bounds), objective), info=info,
                         message=res.message or "time limit")
 
 
@@ -361,9 +423,9 @@ def _integral(lp: ArrayLP, cols: Columns, res, stages: list[np.ndarray], start: 
     return start if polished is None else polished
 
 
-def _bound(instance: TasksInstance, res) -> float:
+def _bound(instance: TasksInstance, bounds: tuple[float, ...]) -> float:
     """Lexicographic bound: optimal stages as found, the interrupted stage's bound, zeros after."""
-    levels = [0.0] + [float(v) for v in res.bounds]
+    levels = [0.0] + [float(v) for v in bounds]
     bound = levels[-1]
     levels[-1] = max(0.0, float(np.ceil(bound - 1e-6))) if np.isfinite(bound) else 0.0
     levels += [0.0] * (4 - len(levels))
@@ -395,9 +457,9 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None,
     hi, lo = b.add_cols(G, 0.0, float(len(tasks))), b.add_cols(G, 0.0, float(len(tasks)))
     cap = np.array([instance.clients[c].capacity for c in clients], dtype=np.float64)
     col = np.concatenate(cols)
-    client = np.concatenate(where)
     cell = np.concatenate([gindex[instance.tasks[t].subtopology] * C + cs for t, cs in zip(tasks, where)])
-    _band_rows(b, col, client, cell, cap, (U, L, B), (hi, lo), C, G)
+    every = Cells(np.arange(G * C), np.ones(G, dtype=bool))  # textbook: a row per cell, reachable or not
+    _band_rows(b, col, cell, every, cap, (U, L, B), (hi, lo), C)
     lp = b.build()
     balance, spread, moves = np.zeros(lp.num_col), np.zeros(lp.num_col), np.zeros(lp.num_col)
     balance[B] = 1.0
@@ -412,10 +474,12 @@ def solve_ungrouped(instance: TasksInstance, time_limit: float | None = None,
 
 
 def lag_size(instance: TasksInstance) -> str | None:
-    """Refuse an instance whose model would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`):
-    two columns per (sub-topology, client) and at most one per task and allowed client (estimated by one)."""
-    G, C, T = len(instance.subtopologies), len(instance.clients), len(instance.tasks)
-    return too_large("clients", f"{G:,} sub-topologies x {C:,} clients and {T:,} tasks", 2 * G * C + T)
+    """Refuse an instance whose model would not fit in memory (:func:`kipopt.formulations.tasks.guard.too_large`;
+    columns as :func:`lag_columns` bounds them)."""
+    columns, pools = lag_columns(instance)
+    T, C, G = len(instance.tasks), len(instance.clients), len(instance.subtopologies)
+    return too_large("clients", f"{T:,} tasks ({pools:,} of {G:,} sub-topologies with tasks any client may "
+                     f"take) x {C:,} clients", columns)
 
 
 METHODS = [

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -240,3 +242,32 @@ def test_greedy_standbys_feasible(instance):
     chosen = tag_standby.greedy_standbys(tag_standby.profiles(instance), owner, stateful, standby_target(instance),
                                          capacity)
     assert rules()["tag_standby"].violations(instance, tag_standby.to_assignment(instance, chosen)) == []
+
+
+# --------------------------------------------------------------------------- size of the grouped model
+
+
+@FAST
+@given(task_instances(max_tasks=40, max_clients=8))
+def test_lag_model_size_estimate_bounds_the_model(instance):
+    """The memory check's column count (no model built) is never below the model's."""
+    p = lag_active.lag_problem(instance)
+    b, _, _ = lag_active.build_model(p)
+    assert lag_active.lag_columns(instance)[0] >= b.num_col
+
+
+def test_lag_model_grows_with_the_classes_not_with_subtopologies_times_clients():
+    """Every task stateful with one or two most caught-up clients: no pool, so no (sub-topology, client)
+    block; the columns are the (class, allowed client) arcs of classes with a choice plus the levels."""
+    x = generate("tasks", 4, tasks=400, clients=60, subtopologies=40, stateless_share=0.0, caught_up=0.0)
+    p = lag_active.lag_problem(x)
+    assert (p.task_class >= 0).all()
+    b, cols, _ = lag_active.build_model(p)
+    G, C = len(p.groups), p.num_clients
+    choice = np.diff(p.class_ptr) > 1
+    assert b.num_col == int(np.diff(p.class_ptr)[choice].sum()) + 2 * G + 3 < G * C
+    assert len(cols.mv) == 0 and len(cols.st) == 0
+    r = lag_active.run_lag_active(x, SolveOptions())
+    assert r.status is Status.OPTIMAL
+    assignment, values = lag_active.solve_ungrouped(x)
+    assert tuple(r.info["stage_values"]) == values
