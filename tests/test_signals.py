@@ -33,7 +33,9 @@ SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -signal
 
 @pytest.fixture(scope="module")
 def standby_instance(tmp_path_factory) -> Path:
-    inst = generate("tasks", 3, tasks=600, clients=40, tags=2, num_standby_replicas=3, strategy="min_traffic")
+    # a solve that lasts: since rack_standby's task classes, 600 x 40 is settled in a third of a second
+    # (before the signal could arrive); 12,000 x 800 takes its model minutes
+    inst = generate("tasks", 3, tasks=12_000, clients=800, tags=2, num_standby_replicas=3, strategy="min_traffic")
     path = tmp_path_factory.mktemp("signals") / "standby.json"
     path.write_text(json.dumps(to_dict(inst)))
     return path
