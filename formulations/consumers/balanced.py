@@ -397,9 +397,10 @@ TREE_BUILD_SECONDS_PER_PARTITION = 3e-6
 index reads every owned partition: about a second at 500,000, measured under load)."""
 
 TREE_FIRST_TOPICS = 12
-"""Up to this many topics the level tree runs before the member MILP (it proves groups of many members
-and few topics); with more, box bounds stay flat for long (the hardness reductions: 24 topics of one
-partition) and the member MILP, small there, goes first."""
+"""Up to this many topics, and with at least two partitions per member, the level tree runs before the
+member MILP (it proves groups of many members and few topics); otherwise box bounds stay flat for long
+(the hardness reductions: up to 24 topics of one partition over 16 members) and the member MILP, small
+there, goes first."""
 
 MILP_DEFAULT_SECONDS = 60.0
 """The whole method's time when the caller sets no limit (the level tree and the MILP share what the
@@ -489,7 +490,9 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
     best = Best(assignment, objective, objective if proven else bound, info)
     size = milp_pairs(lay)
-    stages = (_tree_stage, _milp_stage) if len(lay.topics) <= TREE_FIRST_TOPICS else (_milp_stage, _tree_stage)
+    partitions = sum(g.size for g in lay.groups)
+    tree_first = len(lay.topics) <= TREE_FIRST_TOPICS and partitions >= 2 * len(lay.members)
+    stages = (_tree_stage, _milp_stage) if tree_first else (_milp_stage, _tree_stage)
     if size > MILP_MAX_COLUMNS:
         stages = (_tree_stage,)
     for i, stage in enumerate(stages):
