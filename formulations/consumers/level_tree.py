@@ -49,7 +49,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import count as counter
 
 import numpy as np

@@ -61,9 +61,9 @@ from kipopt.instance import TasksInstance
 
 from kipopt.formulations.highs import (ArrayLP, Deadline, HighsResult, NewColumns, SparseBuilder, is_integral, solve_lp,
                                       solve_priced)
-from kipopt.formulations.tasks.rack.model import rack_index, traffic_matrix
-from kipopt.formulations.tasks.rack.standby_grouped import (ReadBack, Roles, StandbyPlacement, group_clients, read_back,
-                                                            split_rounds, tag_profiles, task_round)
+from kipopt.formulations.tasks.rack.model import traffic_matrix
+from kipopt.formulations.tasks.rack.standby_grouped import (ReadBack, Roles, StandbyPlacement, read_back, standby_frame,
+                                                            split_rounds, task_round)
 from kipopt.formulations.tasks.rack.standby_model import carried_pairs
 
 MAX_PATTERNS = 200_000
@@ -110,15 +110,11 @@ class ClassModel:
 def class_model(instance: TasksInstance, alone: frozenset[int] = frozenset()) -> ClassModel | None:
     """The class model of ``instance`` (module docstring), clients in ``alone`` a group each; ``None`` when its
     patterns would pass :data:`MAX_PATTERNS`."""
-    tasks, clients = instance.task_ids, instance.client_ids
-    T = len(tasks)
-    tindex = {t: i for i, t in enumerate(tasks)}
-    racks, client_rack = rack_index(instance, clients)
-    tagged = bool(instance.config.rack_aware_assignment_tags)
-    profiles = tag_profiles(instance) if tagged else [()] * len(clients)
-    names, group_of, group_rack = group_clients(instance, racks, client_rack, profiles, alone)
+    f = standby_frame(instance, alone)
+    tasks, clients, racks = f.tasks, f.clients, f.racks
+    tagged, profiles, names, group_of, group_rack, active, held = (f.tagged, f.profiles, f.names, f.group_of,
+                                                                  f.group_rack, f.active, f.held)
     G = len(names)
-    active, held = Roles.of(instance, "active", tindex, T), Roles.of(instance, "standby", tindex, T)
     counts = np.bincount(held.client, minlength=len(clients)).astype(np.int64)
     size = np.bincount(group_of, minlength=G)
     traffic = traffic_matrix(instance, tasks, racks, "standby") * instance.config.traffic_cost

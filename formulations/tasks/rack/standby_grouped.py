@@ -142,17 +142,43 @@ def group_clients(instance: TasksInstance, racks: tuple[str | None, ...], client
     return names, np.array([gindex[k] for k in keys], dtype=np.int64), group_rack
 
 
-def grouped_standby(instance: TasksInstance, alone: frozenset[int] = frozenset()) -> GroupedStandby:
-    """The grouped standby model of ``instance``, clients in ``alone`` ungrouped (see the module docstring)."""
+@dataclass(frozen=True)
+class StandbyFrame:
+    """What both standby models start from: tasks and clients indexed, racks, tag profiles, client groups
+    and the current actives and standbys."""
+
+    tasks: tuple
+    clients: tuple
+    racks: tuple
+    client_rack: np.ndarray
+    tagged: bool
+    profiles: list
+    names: list
+    group_of: np.ndarray
+    group_rack: np.ndarray
+    active: Roles
+    held: Roles
+
+
+def standby_frame(instance: TasksInstance, alone: frozenset[int] = frozenset()) -> StandbyFrame:
     tasks, clients = instance.task_ids, instance.client_ids
-    T = len(tasks)
     tindex = {t: i for i, t in enumerate(tasks)}
     racks, client_rack = rack_index(instance, clients)
     tagged = bool(instance.config.rack_aware_assignment_tags)
     profiles = tag_profiles(instance) if tagged else [()] * len(clients)
     names, group_of, group_rack = group_clients(instance, racks, client_rack, profiles, alone)
-    G = len(names)
-    active, held = Roles.of(instance, "active", tindex, T), Roles.of(instance, "standby", tindex, T)
+    T = len(tasks)
+    return StandbyFrame(tasks, clients, racks, client_rack, tagged, profiles, names, group_of, group_rack,
+                        Roles.of(instance, "active", tindex, T), Roles.of(instance, "standby", tindex, T))
+
+
+def grouped_standby(instance: TasksInstance, alone: frozenset[int] = frozenset()) -> GroupedStandby:
+    """The grouped standby model of ``instance``, clients in ``alone`` ungrouped (see the module docstring)."""
+    f = standby_frame(instance, alone)
+    tasks, clients, racks = f.tasks, f.clients, f.racks
+    tagged, profiles, names, group_of, group_rack, active, held = (f.tagged, f.profiles, f.names, f.group_of,
+                                                                  f.group_rack, f.active, f.held)
+    T, G = len(tasks), len(names)
     copies = np.diff(held.ptr)
     counts = np.bincount(held.client, minlength=len(clients))
     size = np.bincount(group_of, minlength=G)
