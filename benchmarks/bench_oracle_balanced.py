@@ -92,6 +92,14 @@ them). The level-indexed model the issue suggested
 so it is a cross-check only (its docstring has the numbers).
 
     nice python benchmarks/bench_oracle_balanced.py --per-group 12   # the table above
+
+After the level tree (branch and bound over topic-level boxes, tight leaf LPs warm-started from vector
+to vector; :mod:`~kipopt.formulations.consumers.level_tree`), measured 2026-11-25 on the quiet machine
+(load average about 1, one run, default arguments): the real process took 9.35 s, **107 checks/s**
+(from 2.2; target 200: not met), every group's optimum proven. In-process profile: the 50 exact solves
+63 % of the time, checking 28 %, reading lines 5 %, verdict JSON 1 %. ``--per-group 50`` in one process
+(loaded machine): 10.9 CPU s with the tree against 19.7 with the flat enumeration of level vectors,
+50 of 50 proven by both.
 """
 
 from __future__ import annotations
