@@ -22,31 +22,9 @@ Run it with ``nice`` and a memory cap::
     nice python benchmarks/bench_limits.py --workdir /tmp/limits-bench --only range-2m joint-5k
     nice python benchmarks/bench_limits.py --list
 
-One run (2026-11-25, branch ``limits2``, every case but the three ``exact.spread`` ones, 6 GB cap each, the
-shared 2-core machine under a load average of 5-11: wall is about 2.5 times CPU; read with the README's
-"Time limits at every size")::
-
-    load average at the end: 5.4 on 2 CPUs (shared machine)
-    | method, instance | limit s | wall s (CPU s) | reading s | method s | rest s | status (model) | objective | gap | assignment | peak RSS GB | flags |
-    |---|---|---|---|---|---|---|---|---|---|---|---|
-    | `exact.rack_active` min_traffic, 300,000 x 10,000 | 5 | 26.3 (10.2) | 12.4 | 2.6 | 11.3 | feasible (start) | 1.56331e+06 | 1 | yes | 0.78 | WORSE |
-    | `exact.rack_active` min_traffic, 300,000 x 10,000 | 20 | 43.3 (14.2) | 19.9 | 9.1 | 14.3 | optimal (transport) | 154251 | 0 | yes | 0.78 | ok |
-    | `exact.rack_active` balance_subtopology, 100,000 x 5,000 | 5 | 22.1 (6.9) | 5.8 | 9.1 | 7.2 | feasible (start) | 524411 | 1 | yes | 0.52 | OVER EVAL |
-    | `exact.rack_active` balance_subtopology, 100,000 x 5,000 | 20 | 22.1 (7.5) | 7.6 | 10.1 | 4.4 | feasible (start) | 524411 | 1 | yes | 0.69 | ok |
-    | `exact.balanced_subtopology` 100,000 x 5,000 | 5 | 16.9 (6.8) | 5.1 | 6.2 | 5.6 | feasible (start) | 524411 | 1 | yes | 0.48 | OVER |
-    | `exact.balanced_subtopology` 100,000 x 5,000 | 20 | 20.1 (9.5) | 4.2 | 11.8 | 4.1 | feasible (start) | 524411 | 1 | yes | 0.78 | ok |
-    | `exact.lag_active` 50,000 x 2,500 | 5 | 12.6 (5.7) | 3.1 | 6.6 | 2.9 | feasible (start) | 1.75445e+10 | 1 | yes | 0.16 | OVER |
-    | `exact.lag_active` 50,000 x 2,500 | 20 | 20.0 (11.6) | 2.1 | 15.9 | 2.0 | feasible (start) | 1.75445e+10 | 1 | yes | 1.00 | ok |
-    | `exact.tag_standby` 100,000 x 5,000, 2 tags | 5 | 13.6 (8.8) | 3.2 | 7.3 | 3.1 | feasible (start) | 15 | 1 | yes | 0.28 | OVER |
-    | `exact.tag_standby` 100,000 x 5,000, 2 tags | 20 | 19.9 (13.7) | 2.7 | 14.6 | 2.6 | feasible (start) | 15 | 1 | yes | 0.37 | ok |
-    | `exact.joint` 5,000 x 250 | 5 | 5.0 (3.5) | 0.3 | 4.3 | 0.4 | feasible (start) | 3.90246e+08 | 1 | yes | 1.25 | ok |
-    | `exact.joint` 5,000 x 250 | 20 | 14.0 (9.2) | 0.3 | 13.2 | 0.5 | feasible | 3.90246e+08 | 1 | yes | 1.51 | ok |
-    | `exact.rack_standby` 100,000 x 5,000, two standbys | 5 | 13.0 (8.5) | 3.3 | 2.6 | 7.1 | feasible (start) | 519510 | 1 | yes | 0.52 | EVAL |
-    | `exact.rack_standby` 100,000 x 5,000, two standbys | 20 | 24.9 (16.5) | 3.4 | 13.5 | 7.9 | feasible (start) | 519510 | 1 | yes | 1.52 | EVAL |
-    | `exact.balanced` 500,000 partitions x 5,000 members | 5 | 40.9 (26.9) | 2.2 | 31.3 | 7.5 | feasible | 4.96988e+10 | 1 | yes | 0.62 | OVER EVAL |
-    | `exact.balanced` 500,000 partitions x 5,000 members | 20 | 45.7 (32.1) | 2.9 | 35.6 | 7.1 | feasible | 4.96988e+10 | 1 | yes | 0.62 | OVER EVAL |
-    | `exact.range` 2,000,000 partitions x 10,000 members | 5 | 34.5 (21.2) | 8.4 | 4.9 | 21.2 | optimal (grouped) | 0 | 0 | yes | 0.92 | EVAL |
-    | `exact.range` 2,000,000 partitions x 10,000 members | 20 | 36.9 (19.8) | 10.7 | 5.8 | 20.4 | optimal (grouped) | 0 | 0 | yes | 0.92 | EVAL |
+The latest run (2026-11-25, the quiet machine, after issue 21's third round: 24 runs, none over its
+limit, 20 optimal) is the README's table under "Time limits at every size"; earlier runs are in the
+git history of this file and of the README.
 """
 
 from __future__ import annotations
