@@ -255,3 +255,24 @@ def test_the_guard_keeps_the_better_start_end_to_end(monkeypatch):
     runner = guard.guarded(poor, tag_standby.start, lambda instance, a: 3.0)
     result = runner(x, SolveOptions(time_limit=30, deadline_at=time.perf_counter() + 30))
     assert result.objective == 3.0 and result.info["model"] == "start" and result.bound == 0.0
+
+
+def test_a_member_milp_past_its_limit_is_killed_at_the_deadline(monkeypatch):
+    """exact.balanced's member MILP runs in a child the deadline kills (HiGHS' MIP passed its own limit
+    by seconds at 100,000 x 5,000): a MILP that would sleep past the limit costs only the limit, and
+    the dec-min answer comes back with a valid bound."""
+    from kipopt.formulations.consumers import balanced
+
+    inst = generate("consumers", 3, members=40, topics=16, partitions=40, subscriptions="mixed")
+
+    def slow(*args, **kwargs):
+        time.sleep(30)
+
+    monkeypatch.setattr(balanced, "solve_members", slow)
+    monkeypatch.setattr(balanced, "search_tree", lambda *a, **k: None)
+    t0 = time.perf_counter()
+    result = balanced.run_balanced(inst, SolveOptions(time_limit=2.0))
+    assert time.perf_counter() - t0 < 4.0
+    assert not balanced.balanced_violations(inst, result.assignment)
+    assert result.bound <= result.objective
+    assert result.status is Status.FEASIBLE and result.info.get("milp_status") == "stopped at the deadline"
