@@ -164,3 +164,23 @@ def test_bytes_moved_under_a_limit_as_without_one(monkeypatch, alongside):
     assert (limited.status, limited.objective, limited.metrics.get("model")) == (
         free.status, free.objective, free.metrics.get("model"))
     assert limited.metrics["violations"] == []
+
+
+def test_a_flows_child_that_fails_is_said_not_hidden(monkeypatch):
+    """A flows' child that ends without an answer long before the deadline leaves a note in the metrics
+    (the answer is then the fallback's, never presented as the flows')."""
+    import dataclasses
+    import random
+    x = generate("replicas", 1, **MISSED)
+    rnd = random.Random(3)
+    x = dataclasses.replace(x, sizes={p: rnd.randint(1, 10 ** 6) for p in x.partition_ids})
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a flow that breaks")
+
+    monkeypatch.setattr(reassignment, "_flows", broken)
+    monkeypatch.setattr(reassignment, "flows_alongside", lambda c, deadline: deadline is not None)
+    limited = solve(x, "exact.spread_bytes", time_limit=120)
+    assert limited.metrics["violations"] == []
+    assert limited.status.value == "feasible" and limited.metrics.get("model") == "rack_totals"
+    assert "ended early without an answer" in limited.metrics.get("flows_note", "")
