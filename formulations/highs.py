@@ -27,7 +27,7 @@ from typing import Callable, Iterator, TypeVar
 import highspy
 import numpy as np
 
-from kipopt.deadline import (MIN_SOLVER_SECONDS, Deadline, call_before,  # noqa: F401  (Deadline re-exported)
+from kipopt.deadline import (Deadline, call_before,  # noqa: F401  (Deadline re-exported)
                              call_before_with)
 
 T = TypeVar("T")
@@ -327,13 +327,12 @@ class WarmLP:
     """Above this many columns every solve is an interior point one (measured: warm dual simplex
     re-solves no faster than cold ones there)."""
 
-    def __init__(self, lp: ArrayLP, threads: int | None = None) -> None:
-        self.lp = replace(lp, integrality=None)
+    def __init__(self, threads: int | None = None) -> None:
         self._threads = threads
         self._basis = None
 
     def solve(self, lp: ArrayLP, time_limit: float | None = None) -> HighsResult:
-        """``lp`` must have this family's pattern (``start`` and ``index``)."""
+        """``lp`` (an LP: no integrality) must have this family's pattern (``start`` and ``index``)."""
         h = _highs(lp, False, time_limit, self._threads, False)
         if self._basis is not None and lp.num_col <= self.WARM_COLUMNS:
             h.setBasis(self._basis)

@@ -105,7 +105,7 @@ from kipopt.instance import ConsumersInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
-from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,  # noqa: F401
+from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,
                                                   least_cross, level_bounds, quotas)
 from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
 from kipopt.formulations.consumers.level_tree import search_tree
@@ -313,7 +313,7 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     on the owner lists :func:`rules.revoked` caches and reuses)."""
     weight = len(owners(instance)) + 1
     best = cheapest(lay)
-    total = weight * least_cross(lay)
+    total = weight * least_cross(lay, best)
     for m, parts in _owned_by(instance).items():
         i = lay.member_index[m]
         mine, row = lay.member_topics[i], lay.cross[:, lay.member_rack[i]]
@@ -449,9 +449,9 @@ def _tree_stage(instance, lay, best: Best, deadline: float, threads, least, size
 
 
 def _milp_stage(instance, lay, best: Best, deadline: float, threads, least, size: int) -> None:
-    """The rule's MILP over (member, partition group) flows until ``deadline``, when it fits."""
+    """The rule's MILP over (member, partition group) flows until ``deadline``, when its build fits."""
     left = deadline - time.perf_counter()
-    if size > MILP_MAX_COLUMNS or left <= max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
+    if left <= max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
         return
     # in a child the deadline kills: HiGHS' MIP overran its own limit by 9 s at 100,000 x 5,000 (measured)
     done = call_highs_before(Deadline(deadline), lambda: solve_members(instance, lay, left, threads, least,
@@ -476,9 +476,9 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     """
     t0 = time.perf_counter()
     lay = layout(instance)
+    total = sum(g.size for g in lay.groups)
     stages = None
     if options.time_limit is not None:  # keep time for the fallback, its bound and its price
-        total = sum(g.size for g in lay.groups)
         stages = max(0.01, options.time_limit - (time.perf_counter() - t0) - FALLBACK_SECONDS_PER_PARTITION * total)
     if stages is not None and stages <= STAGES_LEAST_SECONDS:  # no time for the LPs: the fallback answers
         assignment, status, info = None, "time_limit", {"stages": "skipped: the time limit leaves them nothing"}
@@ -498,16 +498,15 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
     best = Best(assignment, objective, objective if proven else bound, info)
     size = milp_pairs(lay)
-    partitions = sum(g.size for g in lay.groups)
-    tree_first = len(lay.topics) <= TREE_FIRST_TOPICS and partitions >= 2 * len(lay.members)
-    stages = (_tree_stage, _milp_stage) if tree_first else (_milp_stage, _tree_stage)
-    if size > MILP_MAX_COLUMNS:
-        stages = (_tree_stage,)
-    for i, stage in enumerate(stages):
+    tree_first = len(lay.topics) <= TREE_FIRST_TOPICS and total >= 2 * len(lay.members)
+    order = (_tree_stage, _milp_stage) if tree_first else (_milp_stage, _tree_stage)
+    if size > MILP_MAX_COLUMNS:  # the MILP's build alone would eat the time
+        order = (_tree_stage,)
+    for i, stage in enumerate(order):
         if best.proven:
             break
         left = deadline - time.perf_counter()
-        share = left / 2 if i + 1 < len(stages) else left  # the first of two gets half the time left
+        share = left / 2 if i + 1 < len(order) else left  # the first of two gets half the time left
         stage(instance, lay, best, time.perf_counter() + share, options.threads, least, size)
     assignment, objective, bound, info, proven = best.assignment, best.objective, best.bound, best.info, best.proven
     if not proven:

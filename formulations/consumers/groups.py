@@ -185,9 +185,11 @@ def cheapest(lay: Layout) -> np.ndarray:
                      for g, group in enumerate(lay.groups)], dtype=np.int64)
 
 
-def least_cross(lay: Layout) -> int:
-    """Cross-rack partitions with balance dropped: a lower bound on every assignment's."""
-    return int(sum(int(b) * g.size for b, g in zip(cheapest(lay), lay.groups)))
+def least_cross(lay: Layout, best: np.ndarray | None = None) -> int:
+    """Cross-rack partitions with balance dropped: a lower bound on every assignment's (``best``:
+    :func:`cheapest` of ``lay``, when already in hand)."""
+    best = cheapest(lay) if best is None else best
+    return int(sum(int(b) * g.size for b, g in zip(best, lay.groups)))
 
 
 def integral_flows(x: np.ndarray) -> np.ndarray:

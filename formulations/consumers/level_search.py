@@ -108,8 +108,8 @@ def level_base(instance: ConsumersInstance, lay: Layout) -> LevelSpace:
 
 def level_space(instance: ConsumersInstance, lay: Layout, max_vectors: int = MAX_VECTORS) -> LevelSpace | None:
     """The filtered, bounded level vectors; ``None`` when the box has more than ``max_vectors``."""
-    classes, member_class, count, sizes_map = class_counts(instance, lay)
-    lo, hi, _, _ = topic_levels(lay, sizes_map, classes, count)
+    space = level_base(instance, lay)
+    lo, hi, _, _ = topic_levels(lay, dict(zip(lay.topics, space.sizes.tolist())), space.classes, space.count)
     T = len(lay.topics)
     box = 1
     for t in lay.topics:
@@ -119,7 +119,6 @@ def level_space(instance: ConsumersInstance, lay: Layout, max_vectors: int = MAX
     ranges = [np.arange(lo[t], hi[t] + 1, dtype=np.int64) for t in lay.topics]
     vectors = (np.stack(np.meshgrid(*ranges, indexing="ij"), axis=-1).reshape(-1, T) if T
                else np.zeros((1, 0), dtype=np.int64))
-    space = level_base(instance, lay)
     kept, bounds = [], []
     for at in range(0, len(vectors), SCREEN_CHUNK):  # (chunk, classes, topics) arrays stay small
         chunk = vectors[at:at + SCREEN_CHUNK]

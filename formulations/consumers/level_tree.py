@@ -56,7 +56,7 @@ import numpy as np
 
 from kipopt.instance import ConsumersInstance
 
-from kipopt.formulations.consumers.groups import Layout, cheapest, class_counts, least_cross, topic_levels
+from kipopt.formulations.consumers.groups import Layout, cheapest, least_cross, topic_levels
 from kipopt.formulations.consumers.level_search import LevelSpace, SearchResult, arcs, fixed_model, level_base, read_back
 from kipopt.formulations.consumers.level_warm import leaf_lp, relax
 from kipopt.formulations.highs import solve_lp
@@ -80,8 +80,7 @@ class Tree:
 
 def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
     space = level_base(instance, lay)
-    classes, _, count, sizes = class_counts(instance, lay)
-    lo, hi, _, _ = topic_levels(lay, sizes, classes, count)
+    lo, hi, _, _ = topic_levels(lay, dict(zip(lay.topics, space.sizes.tolist())), space.classes, space.count)
     best = cheapest(lay)
     keep: dict[tuple[int, int], int] = {}
     for (g, m), numbers in space.owned.items():
@@ -94,7 +93,7 @@ def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
     reach = (space.class_cross <= best[:, None]) if restrict else None
     return Tree(space, np.array([lo[t] for t in lay.topics], dtype=np.int64),
                 np.array([hi[t] for t in lay.topics], dtype=np.int64), int(space.sizes.sum()),
-                space.member_class[members], pairs[:, 0], pairs[:, 1], pairs[:, 2], least_cross(lay), reach)
+                space.member_class[members], pairs[:, 0], pairs[:, 1], pairs[:, 2], least_cross(lay, best), reach)
 
 
 def _levels(tr: Tree, levels: np.ndarray) -> np.ndarray:
@@ -120,13 +119,13 @@ def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     k = _per_owner(tr, tr.keep_count * ok)
     point = (lo == hi).all(axis=1)
     low, high = mu_lo[:, tr.owner_class], mu_hi[:, tr.owner_class]
+    low_kept = np.minimum(k, low).sum(axis=1)
     gain = np.maximum(0, np.minimum(k, high + 1) - low).sum(axis=1)
-    kept = np.minimum(k, low).sum(axis=1) + np.minimum(tr.total - base, gain)
-    if point.any():
+    if point.any():  # at a single vector a member gains one only when high on its topics at level μ
         top = lo[point][:, tr.keep_topic] == low[point][:, tr.keep_owner]
         k_top = _per_owner(tr, tr.keep_count * top)
-        kept[point] = (np.minimum(k[point], low[point]).sum(axis=1)
-                       + np.minimum(tr.total - base[point], (k_top >= low[point] + 1).sum(axis=1)))
+        gain[point] = (k_top >= low[point] + 1).sum(axis=1)
+    kept = low_kept + np.minimum(tr.total - base, gain)
     bound -= kept
     if tr.reach is not None:  # some partition group has no possible holder at its least cost
         reach = np.einsum("gc,bcg->bg", tr.reach.astype(np.int64), possible[:, :, sp.group_topic].astype(np.int64))

@@ -47,6 +47,7 @@ class LeafLP:
     cut_nodes: np.ndarray
     order: np.ndarray
     base: ArrayLP
+    group_sizes: np.ndarray
 
 
 def leaf_lp(space: LevelSpace, net: Arcs, threads: int | None = None) -> LeafLP:
@@ -55,7 +56,7 @@ def leaf_lp(space: LevelSpace, net: Arcs, threads: int | None = None) -> LeafLP:
     nk = len(keep_arc)
     node, knode = net.arc_node, net.arc_node[keep_arc]
     cut_nodes = np.unique(knode)
-    C, G = len(cut_nodes), len(space.layout.groups)
+    C = len(cut_nodes)
     eta, y, k = np.arange(N), N + np.arange(K), N + K + np.arange(nk)
     local = np.searchsorted(cut_nodes, knode)
     rows = np.r_[node, knode, eta,                      # count rows
@@ -69,13 +70,11 @@ def leaf_lp(space: LevelSpace, net: Arcs, threads: int | None = None) -> LeafLP:
     np.cumsum(np.bincount(cols, minlength=N + K + nk), out=start[1:])
     cost = net.arc_cost.astype(np.float64)
     sizes = np.array([g.size for g in space.layout.groups], dtype=np.float64)
-    n_rows = 2 * N + 2 * C + G
     base = ArrayLP(cost=np.r_[np.zeros(N), cost, cost[keep_arc] - 1.0], lower=np.zeros(N + K + nk),
                    upper=np.r_[net.node_size.astype(np.float64), np.zeros(K + nk)],
                    row_lower=np.r_[np.zeros(2 * N + 2 * C), sizes], row_upper=np.r_[np.zeros(2 * N + 2 * C), sizes],
                    start=start, index=rows[order].astype(np.int32), value=np.ones(len(rows)))
-    assert len(base.row_lower) == n_rows
-    return LeafLP(space, net, WarmLP(base, threads), keep_arc, cut_nodes, order, base)
+    return LeafLP(space, net, WarmLP(threads), keep_arc, cut_nodes, order, base, sizes)
 
 
 def relax(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None) -> HighsResult:
@@ -88,7 +87,7 @@ def relax(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None) -> 
     node, knode = net.arc_node, net.arc_node[leaf.keep_arc]
     live = level >= mu[node] - 1
     is_b = (live & (level < mu[node])).astype(np.float64)
-    sizes = np.array([g.size for g in sp.layout.groups], dtype=np.float64)
+    sizes = leaf.group_sizes
     cap = np.minimum(sizes[net.arc_group], net.node_size[node] * (mu[node] + 1.0))
     owned = net.arc_owned[leaf.keep_arc].astype(np.float64)
     kb, klive = is_b[leaf.keep_arc], live[leaf.keep_arc]

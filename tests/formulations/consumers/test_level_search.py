@@ -122,17 +122,23 @@ def test_large_boxes_are_declined():
     assert search_levels(inst, layout(inst), max_vectors=10) is None
 
 
+def decmin_incumbent(inst, lay):
+    """As run_balanced starts a search: the dec-min answer's value, and per partition group its least
+    cross-rack cost when that answer has the balance-free least cross-rack count (else ``None``)."""
+    from kipopt.formulations.consumers.balanced import cheapest, layout_cross, least_cross, solve_balanced
+    decmin, _, _ = solve_balanced(inst, lay=lay)
+    least = cheapest(lay) if layout_cross(lay, decmin) == least_cross(lay) else None
+    return balanced_objective(inst, decmin), least
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_groups())
 def test_search_from_the_decmin_incumbent_reaches_the_optimum(inst):
     """As run_balanced calls it: the dec-min value as incumbent and, when that answer has the
     balance-free least cross-rack, only least-cost pairs; the better of the two is the optimum and the
     bound meets it."""
-    from kipopt.formulations.consumers.balanced import cheapest, layout_cross, least_cross, solve_balanced
     lay = layout(inst)
-    decmin, _, _ = solve_balanced(inst, lay=lay)
-    value = balanced_objective(inst, decmin)
-    least = cheapest(lay) if layout_cross(lay, decmin) == least_cross(lay) else None
+    value, least = decmin_incumbent(inst, lay)
     found = search_levels(inst, lay, incumbent=value, best=least)
     _, status, optimum, _ = solve_members(inst, lay, 60)
     assert status == "optimal"

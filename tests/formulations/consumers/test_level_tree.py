@@ -9,15 +9,14 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kipopt.datasets import generate
-from kipopt.formulations.consumers.balanced import layout_cross
-from kipopt.formulations.consumers.groups import cheapest, layout, least_cross
+from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_search import search_levels
 from kipopt.formulations.consumers.level_tree import box_bound, search_tree, tree
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 
 from consumer_cases import _all_assignments, brute_force, tiny_groups
-from test_level_search import _least_loads, small_groups
+from test_level_search import _least_loads, decmin_incumbent, small_groups
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -68,11 +67,8 @@ def test_tree_equals_flat_search_and_member_milp(inst):
 def test_tree_from_the_decmin_incumbent(inst):
     """As run_balanced calls it: dec-min value as incumbent, least-cost pairs only when that answer
     has the least cross-rack count; the better of the two is the optimum and the bound meets it."""
-    from kipopt.formulations.consumers.balanced import solve_balanced
     lay = layout(inst)
-    decmin, _, _ = solve_balanced(inst, lay=lay)
-    value = balanced_objective(inst, decmin)
-    least = cheapest(lay) if layout_cross(lay, decmin) == least_cross(lay) else None
+    value, least = decmin_incumbent(inst, lay)
     found = search_tree(inst, lay, incumbent=value, best=least)
     _, status, optimum, _ = solve_members(inst, lay, 60)
     assert status == "optimal"
