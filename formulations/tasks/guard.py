@@ -30,8 +30,6 @@ import pickle
 import time
 from typing import Callable, Mapping
 
-import numpy as np
-
 from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline
 from kipopt.errors import InstanceError
 from kipopt.evaluation.tasks import most_caught_up

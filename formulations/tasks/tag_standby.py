@@ -207,7 +207,7 @@ def solve_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray, time_limit: f
 def build_grouped(pr: Profiles, cl: Grouped, capacity: np.ndarray) -> GroupedModel:
     """The stage-2 program (objective ``U − L``) and the greedy start."""
     b = SparseBuilder()
-    C, P = len(capacity), len(pr.values)
+    C = len(capacity)
     total = sum(len(ts) for ts in cl.tasks)
     w_cols, y_cols, allowed = [], [], []
     for ts, opts, ex in zip(cl.tasks, cl.options, cl.excluded):

@@ -120,7 +120,7 @@ class _Relaxed:
         k, r = np.divmod(kr, R)
         fv, f, v = np.arange(FV), self.fv_f, self.fv_v
         fv2, r2 = np.divmod(np.arange(FV * R), R)
-        f2, v2 = f[fv2], v[fv2]
+        v2 = v[fv2]
         row_fv, row_keep, row_rack = K, K + FV, K + FV + F
         c_keep, c_out, c_away = K * R, K * R + FV, K * R + FV + F
         self.c_keep, self.c_out, self.c_away = c_keep, c_out, c_away
