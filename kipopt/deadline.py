@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -107,6 +107,8 @@ def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callabl
 
     from . import interrupts
 
+    global _last_failure
+    _last_failure = None
     pid, read_fd, watch_write = _fork(fn)
     try:
         mine = meanwhile()
@@ -116,9 +118,34 @@ def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callabl
         os.close(watch_write)
         interrupts.kill_child(pid)
     try:
-        return (None if chunks is None else pickle.loads(b"".join(chunks))), mine
+        result = None if chunks is None else pickle.loads(b"".join(chunks))
     except Exception:  # noqa: BLE001 - a child that died leaves no (or a cut) result
+        _last_failure = "the child ended without a whole result (killed from outside, or out of memory)"
         return None, mine
+    if isinstance(result, ChildFailure):
+        _last_failure = result.error
+        return None, mine
+    return result, mine
+
+
+@dataclass(frozen=True)
+class ChildFailure:
+    """What a child sends instead of its result when ``fn`` raised: the exception, as text."""
+
+    error: str
+
+
+_last_failure: str | None = None
+
+
+def child_failure() -> str | None:
+    """Why the last :func:`call_before_with` child ended without a result although the deadline had not
+    passed (its exception, ``"TypeName: message"``), or ``None``; a caller whose fallback answers says this.
+
+    >>> call_before(Deadline.after(5.0), lambda: 1 // 0) is None, child_failure()
+    (True, 'ZeroDivisionError: integer division or modulo by zero')
+    """
+    return _last_failure
 
 
 def _fork(fn: Callable[[], T]) -> tuple[int, int, int]:
@@ -146,7 +173,11 @@ def _fork(fn: Callable[[], T]) -> tuple[int, int, int]:
         try:
             interrupts.die_with_parent(parent, watch_read)
             with os.fdopen(write_fd, "wb") as pipe:
-                pipe.write(pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL))
+                try:
+                    result: Any = fn()
+                except Exception as exc:  # noqa: BLE001 - said to the parent (child_failure), not lost
+                    result, code = ChildFailure(f"{type(exc).__name__}: {exc}"[:500]), 1
+                pipe.write(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
         except BaseException:  # noqa: BLE001 - the parent sees no result and answers None
             code = 1
         finally:

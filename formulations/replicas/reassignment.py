@@ -152,7 +152,10 @@ def reassign(instance: ReplicasInstance, c: Cluster, fresh: Fresh, deadline: flo
         found = _in_child(job, deadline, lambda: None if fast_assignment is not None else fresh.assignment)[0]
     if found is None and deadline is not None and time.perf_counter() < deadline:
         # no answer before the deadline: the child ended without one (an error or a kill from outside)
-        info["flows_note"] = "the flows' child ended early without an answer: the fallback answers"
+        from kipopt.deadline import child_failure
+        why = child_failure()
+        info["flows_note"] = ("the flows' child ended early without an answer: the fallback answers"
+                              + (f" ({why})" if why else ""))
     found = found or FlowAnswer({}, 0)  # the child did not finish in time
     info.update(found.info)
     if by_bytes:

@@ -184,3 +184,4 @@ def test_a_flows_child_that_fails_is_said_not_hidden(monkeypatch):
     assert limited.metrics["violations"] == []
     assert limited.status.value == "feasible" and limited.metrics.get("model") == "rack_totals"
     assert "ended early without an answer" in limited.metrics.get("flows_note", "")
+    assert "RuntimeError: a flow that breaks" in limited.metrics["flows_note"]
