@@ -11,7 +11,11 @@ The reference is the exact method's value on the same instance: its proven
 optimum (``reference = optimum``) or, when the exact method stopped without a
 proof and the rule has a single criterion, its best bound (``reference =
 bound``: the true gap is at most the one shown). A lexicographic rule has no
-bound per criterion, so its criteria are compared with proven optima only.
+bound per criterion: where its exact method proved nothing, its criteria are
+compared with that method's best answer (``reference = best known``), a
+reference no optimum is worse than: on the first criterion the true gap is at
+least the one shown, and a negative gap means the run found better than the
+exact method's answer.
 
 A negative gap on a criterion is explained: ``traded`` when the run is worse
 on an earlier criterion (the optimum gave this one up for a higher one),
@@ -83,25 +87,43 @@ def natural_gaps(rows: Any) -> Any:
     if len(rows):
         solved = rows[rows["status"].isin(_SOLVED) & rows["objective"].notna()]
         has_criteria = "criteria" in solved.columns
+        known = _best_known(solved) if has_criteria and "exact_method" in solved.columns else {}
         for r in solved.itertuples(index=False):
             text = getattr(r, "criteria", None) if has_criteria else None
             if isinstance(text, str):
-                found.extend(_lexicographic(r, json.loads(text)))
+                found.extend(_lexicographic(r, json.loads(text), known.get((r.item_id, r.rule))))
             elif r.rule in UNITS:
                 found.extend(_single(r))
     return pd.DataFrame(found, columns=GAP_COLUMNS)
 
 
-def _lexicographic(r: Any, criteria: list) -> list[tuple]:
+def _best_known(solved: Any) -> dict[tuple[str, str], dict[str, float]]:
+    """Per (item, lexicographic rule) whose exact method stopped without a proof: its answer's criteria."""
+    out = {}
+    mine = solved[(solved["method"] == solved["exact_method"]) & (solved["status"] == "feasible")]
+    for r in mine.itertuples(index=False):
+        if isinstance(r.criteria, str):
+            out[(r.item_id, r.rule)] = {name: value for name, value, _, _ in json.loads(r.criteria)}
+    return out
+
+
+def _lexicographic(r: Any, criteria: list, known: dict[str, float] | None = None) -> list[tuple]:
+    """A run's criteria against the proven optimum's, or, where the exact method proved nothing, against
+    its best answer (``best known``: on the first criterion the gap to the optimum is at least this)."""
     out, worse_before = [], False
     broken = bool(r.violations) and r.violations == r.violations
+    if known is not None and r.method == r.exact_method:
+        return out
     for position, (name, value, reference, _) in enumerate(criteria, start=1):
+        kind = "optimum"
+        if reference is None and known is not None:
+            reference, kind = known.get(name), "best known"
         if reference is None or value is None:
             continue
         gap = float(value) - float(reference)
         negative = "" if gap >= 0 else ("traded" if worse_before else "broken" if broken else "unexplained")
         out.append((r.family, r.rule, r.method, r.item_id, position, name, unit_of(name), float(value),
-                    float(reference), "optimum", gap, _relative(gap, reference), negative))
+                    float(reference), kind, gap, _relative(gap, reference), negative))
         worse_before = worse_before or gap > 0
     return out
 
@@ -151,6 +173,18 @@ def bootstrap_median(values: Any, seed: int = BOOTSTRAP_SEED, resamples: int = B
     return median, float(low), float(high)
 
 
+_KIND_ORDER = ["optimum", "bound", "best known"]
+
+
+def against_label(reference: str, others: int) -> str:
+    """How a criteria row's ``reference`` reads in a table: one kind, or the first and the others' count.
+
+    >>> against_label("optimum", 0), against_label("optimum/best known", 3)
+    ('optimum', 'optimum, best known (3)')
+    """
+    kinds = reference.split("/")
+    return reference if len(kinds) == 1 else f"{kinds[0]}, {' or '.join(kinds[1:])} ({others})"
+
 CRITERIA_COLUMNS = ["family", "rule", "method", "position", "criterion", "unit", "reference", "runs",
                     "runs_against_bound", "at_reference", "median_gap", "gap_low", "gap_high", "max_gap",
                     "relative_runs", "median_relative", "relative_low", "relative_high",
@@ -161,8 +195,8 @@ def criteria_gaps(rows: Any) -> Any:
     """Per family, rule, method and criterion: the median gap in its unit with a 95 % bootstrap interval,
     the same relative to the reference (over the runs whose reference is positive), how often the run
     meets the reference, and its negative gaps by cause. ``reference`` says what the gap is measured
-    against: ``optimum``, ``bound`` (every reference a bound only) or ``optimum/bound`` (``runs_against_bound``
-    of the runs against a bound)."""
+    against: ``optimum``, ``bound`` (every reference a bound only), ``best known`` (the unproven exact
+    answer's value) or several joined by ``/`` (``runs_against_bound``: the runs not against an optimum)."""
     import pandas as pd
     gaps = natural_gaps(rows)
     records = []
@@ -170,8 +204,9 @@ def criteria_gaps(rows: Any) -> Any:
         median, low, high = bootstrap_median(part["gap"])
         relative = part["relative"].dropna()
         r_median, r_low, r_high = bootstrap_median(relative)
-        bound = int((part["reference_kind"] == "bound").sum())
-        kind = "optimum" if bound == 0 else "bound" if bound == len(part) else "optimum/bound"
+        bound = int((part["reference_kind"] != "optimum").sum())
+        kinds = set(part["reference_kind"])
+        kind = next(iter(kinds)) if len(kinds) == 1 else "/".join(sorted(kinds, key=_KIND_ORDER.index))
         records.append(dict(zip(["family", "rule", "method", "position", "criterion", "unit"], key),
                             reference=kind, runs=len(part), runs_against_bound=bound,
                             at_reference=float((part["gap"] == 0).mean()), median_gap=median, gap_low=low,

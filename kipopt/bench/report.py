@@ -14,7 +14,7 @@ import math
 import os
 from typing import Any
 
-from .gaps import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, criteria_gaps
+from .gaps import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, CONFIDENCE, against_label, criteria_gaps
 from .summary import staging, summarize
 
 
@@ -70,8 +70,10 @@ _METHODS_NOTE = (
 
 _CRITERIA_NOTE = (
     "Each criterion's gap is `value - reference` in the criterion's unit, relative as `gap / reference` where "
-    "the reference is positive. *against*: the proven optimum, or the exact method's bound where it proved "
-    "none (single-criterion rules only; the gap shown is then at most `≤` that much). Medians with "
+    "the reference is positive. *against*: the proven optimum, or where the exact method proved none its "
+    "bound (single-criterion rules; the gap shown is then at most `≤` that much) or its best answer "
+    "(*best known*, lexicographic rules; on the first criterion the true gap is then at least that much). "
+    "Medians with "
     "{level} % percentile-bootstrap intervals ({resamples} resamples, seed {seed}). A negative gap is a run "
     "better than the optimum on that criterion: *traded* when it is worse on an earlier criterion (the "
     "optimum gave this one up for a higher one), *broken* when it breaks a hard rule the exact model keeps.")
@@ -107,7 +109,7 @@ def _criteria_table(table: Any) -> str:
     body = []
     for r in table.itertuples():
         prefix = "≤ " if r.reference == "bound" else ""
-        against = r.reference if r.reference != "optimum/bound" else f"optimum, bound ({r.runs_against_bound})"
+        against = against_label(r.reference, r.runs_against_bound)
         body.append([f"`{r.rule}`", f"`{r.method}`", f"{r.position}. {r.criterion}", r.unit, against,
                      str(r.runs), _pct(r.at_reference),
                      prefix + _interval(r.median_gap, r.gap_low, r.gap_high, _count),

@@ -86,6 +86,25 @@ def test_a_gap_against_a_bound_is_labelled_as_a_bound():
     assert "bound (1)" in text.split("## Gaps")[0]
 
 
+def test_an_unproven_lexicographic_rule_is_compared_with_the_best_known_answer():
+    """Where the exact method proved nothing, a lexicographic rule's criteria are compared with its answer,
+    labelled ``best known`` (never ``optimum``); the exact method's own row gives no gap."""
+    base = dict(family="consumers", rule="balanced", item_id="c1", exact_method="exact.balanced", violations=0,
+                bound=0.0, optimum=None)
+    rows = pd.DataFrame([
+        dict(base, method="exact.balanced", status="feasible", objective=1117.0,
+             criteria='[["cross_rack", 0, null, null], ["revoked", 1117, null, null]]'),
+        dict(base, method="kafka.cooperative_sticky", status="feasible", objective=1500.0,
+             criteria='[["cross_rack", 2, null, null], ["revoked", 900, null, null]]'),
+    ])
+    found = G.natural_gaps(rows)
+    assert found["method"].tolist() == ["kafka.cooperative_sticky"] * 2
+    assert found["reference_kind"].tolist() == ["best known", "best known"]
+    assert found["gap"].tolist() == [2.0, -217.0] and found["negative"].tolist() == ["", "traded"]
+    table = G.criteria_gaps(rows)
+    assert set(table["reference"]) == {"best known"} and table["runs_against_bound"].tolist() == [1, 1]
+
+
 def test_joint_rule_rows_keep_their_own_status_in_the_summary():
     rows = results()
     joint = rows[(rows["rule"] == "joint") & (rows["method"] == "kafka.rack_active")]
