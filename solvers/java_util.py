@@ -202,7 +202,7 @@ class JavaHashMapOrder:
         self._hash_fn = hash_fn
         self._key_order = key_order if key_order is not None else natural_order(hash_fn)
         self._initial = table_size_for(initial_capacity)
-        self._table: list[list[tuple[int, Hashable]]] | None = None
+        self._table: list[list[tuple[int, Hashable]] | TreeBin] | None = None  # plain bins are lists
         self._threshold = 0
         self._size = 0
         self._keys: set = set()
@@ -472,13 +472,23 @@ def task_id_order(task: str) -> tuple[int, int]:
     return int(subtopology), int(partition)
 
 
-_NATURAL_ORDERS: dict = {java_string_hash: string_order, integer_hash: int, task_id_hash: task_id_order}
+def uuid_order(uuid: tuple[int, int]) -> tuple[int, int]:
+    """Kafka's ``Uuid.compareTo`` (and JDK 17's ``UUID.compareTo``): the high 64 bits, then the low, as signed longs.
+
+    >>> sorted([(0, -1), (-1, 5), (0, 1)], key=uuid_order)
+    [(-1, 5), (0, -1), (0, 1)]
+    """
+    return uuid
+
+
+_NATURAL_ORDERS: dict = {java_string_hash: string_order, integer_hash: int, task_id_hash: task_id_order,
+                         uuid_hash: uuid_order}
 
 
 def natural_order(hash_fn: Callable[[Hashable], int]) -> KeyOrder | None:
     """The natural order (``compareTo``) of the key type that ``hash_fn`` hashes, as a sort key:
     ``String`` for :func:`java_string_hash`, ``Integer`` for :func:`integer_hash`, ``TaskId`` for
-    :func:`task_id_hash`; ``None`` otherwise (keys of equal hash then raise in a tree bin: e.g.
+    :func:`task_id_hash`, ``Uuid`` for :func:`uuid_hash`; ``None`` otherwise (keys of equal hash then raise in a tree bin: e.g.
     ``TopicPartition`` and ``Optional`` are not ``Comparable``, so Java itself orders them by identity hash).
 
     >>> natural_order(integer_hash) is int, natural_order(lambda k: 0)
