@@ -1,6 +1,7 @@
 """``java.util.HashMap`` tree bins (:mod:`kipopt.solvers.java_tree_bin`), checked against OpenJDK 17.
 
-``data/java_tree_bin_vectors.json`` was produced once, on OpenJDK 17.0.15, by a
+``data/jdk17_tree_bin_orders.json`` (JDK collection orders, not a Kafka port's vectors: the paper's conformance
+run does not replay it) was produced once, on OpenJDK 17.0.15, by a
 throwaway differential harness (kept outside the repository): a Java program
 read random operation sequences, applied them to a real ``HashMap`` (``put``,
 ``computeIfAbsent``, ``remove``) or ``HashSet`` (``add``, ``remove``), made with
@@ -28,7 +29,7 @@ from kipopt.solvers.java_tree_bin import TreeBin, TreeTieError
 from kipopt.solvers.java_util import (JavaHashMapOrder, JavaHashSet, integer_hash, java_string_hash, spread_hash,
                                       table_size_for, task_id_hash, task_hashmap_order)
 
-VECTORS = json.loads((Path(__file__).parent / "data" / "java_tree_bin_vectors.json").read_text(encoding="utf-8"))
+VECTORS = json.loads((Path(__file__).parent / "data" / "jdk17_tree_bin_orders.json").read_text(encoding="utf-8"))
 HASHES = {"I": integer_hash, "S": java_string_hash, "T": task_id_hash}
 
 
