@@ -8,7 +8,8 @@
 * :class:`JavaHashMapOrder` / :func:`hashmap_order` reproduce the iteration
   order of ``java.util.HashMap`` (and so ``HashSet``): buckets by the spread
   hash, chains in insertion order for ``put``, at the head for
-  ``computeIfAbsent``, resizing (and bucket splitting) exactly when the JDK does.
+  ``computeIfAbsent``, resizing (and bucket splitting) exactly when the JDK does,
+  and tree bins (:mod:`kipopt.solvers.java_tree_bin`) where the JDK makes them.
 
 Reference values in the examples below were produced by OpenJDK 17.
 
@@ -22,6 +23,8 @@ Reference values in the examples below were produced by OpenJDK 17.
 from __future__ import annotations
 
 from typing import Callable, Hashable, Iterable, MutableSequence, TypeVar
+
+from kipopt.solvers.java_tree_bin import KeyOrder, TreeBin, TreeTieError  # noqa: F401 (TreeTieError re-exported)
 
 T = TypeVar("T")
 
@@ -179,9 +182,14 @@ class JavaHashMapOrder:
 
     ``initial_capacity`` plays the role of ``new HashMap<>(initialCapacity)``
     (the table is allocated at ``tableSizeFor`` of it on first insertion).
-    Bins are never turned into trees here: an insertion that would make the
-    JDK treeify a bin (9 colliding keys in a table of 64 or more) raises
-    ``NotImplementedError`` rather than silently diverge.
+    A bin that the JDK turns into a red-black tree (``java.util.HashMap.TreeNode``:
+    9 colliding keys after ``put``, 8 after ``computeIfAbsent``, in a table of 64
+    or more) becomes a :class:`~kipopt.solvers.java_tree_bin.TreeBin`, whose
+    iteration order follows the JDK's exactly. Its tree orders keys of equal
+    hash by ``key_order`` (a comparison key mirroring ``compareTo``; by default
+    the natural order that goes with ``hash_fn``: see :func:`natural_order`);
+    where Java would fall back to identity hashes it raises
+    :class:`~kipopt.solvers.java_tree_bin.TreeTieError`.
 
     >>> m = JavaHashMapOrder(java_string_hash)
     >>> for k in ["c1", "c2", "b", "a"]: m.put(k)
@@ -189,10 +197,12 @@ class JavaHashMapOrder:
     ['a', 'b', 'c1', 'c2']
     """
 
-    def __init__(self, hash_fn: Callable[[Hashable], int], initial_capacity: int = 16):
+    def __init__(self, hash_fn: Callable[[Hashable], int], initial_capacity: int = 16,
+                 key_order: KeyOrder | None = None):
         self._hash_fn = hash_fn
+        self._key_order = key_order if key_order is not None else natural_order(hash_fn)
         self._initial = table_size_for(initial_capacity)
-        self._table: list[list[tuple[int, Hashable]]] | None = None
+        self._table: list[list[tuple[int, Hashable]] | TreeBin] | None = None  # plain bins are lists
         self._threshold = 0
         self._size = 0
         self._keys: set = set()
@@ -214,11 +224,15 @@ class JavaHashMapOrder:
         if key in self._keys:
             return
         h = spread_hash(self._hash_fn(key))
-        chain = self._table[h & (len(self._table) - 1)]
-        chain.append((h, key))
+        i = h & (len(self._table) - 1)
+        chain = self._table[i]
         self._keys.add(key)
-        if len(chain) - 1 >= _TREEIFY_THRESHOLD:
-            self._treeify_bin()
+        if chain.__class__ is list:
+            chain.append((h, key))
+            if len(chain) - 1 >= _TREEIFY_THRESHOLD:
+                self._treeify_bin(i)
+        else:
+            chain.put(h, key)
         self._size += 1
         if self._size > self._threshold:
             self._resize()
@@ -230,32 +244,41 @@ class JavaHashMapOrder:
         if key in self._keys:
             return
         h = spread_hash(self._hash_fn(key))
-        chain = self._table[h & (len(self._table) - 1)]
-        chain.insert(0, (h, key))
+        i = h & (len(self._table) - 1)
+        chain = self._table[i]
         self._keys.add(key)
-        if len(chain) - 1 >= _TREEIFY_THRESHOLD - 1:  # the JDK counts differently here than in put
-            self._treeify_bin()
+        if chain.__class__ is list:
+            chain.insert(0, (h, key))
+            if len(chain) - 1 >= _TREEIFY_THRESHOLD - 1:  # the JDK counts differently here than in put
+                self._treeify_bin(i)
+        else:
+            chain.put(h, key)
         self._size += 1
 
     def keys(self) -> list:
         """Iteration order of ``keySet()`` / ``values()`` / ``entrySet()``."""
         return [k for chain in (self._table or []) for _, k in chain]
 
-    def _treeify_bin(self) -> None:
+    def _treeify_bin(self, i: int) -> None:
+        """``treeifyBin``: a small table grows instead; else bin ``i`` becomes a :class:`TreeBin`."""
         if len(self._table) < _MIN_TREEIFY_CAPACITY:
             self._resize()
         else:
-            raise NotImplementedError("a HashMap bin would become a tree (9+ colliding keys); order not modelled")
+            self._table[i] = TreeBin(self._table[i], self._key_order)
 
     def _resize(self) -> None:
         if self._table is None:
             cap = self._initial
         else:
             cap = len(self._table) * 2
-        new: list[list[tuple[int, Hashable]]] = [[] for _ in range(cap)]
-        for chain in self._table or []:
-            for h, k in chain:  # relative order within each split half is kept
-                new[h & (cap - 1)].append((h, k))
+        new: list = [[] for _ in range(cap)]
+        old = len(self._table) if self._table is not None else 0
+        for j, chain in enumerate(self._table or []):
+            if chain.__class__ is list:
+                for h, k in chain:  # relative order within each split half is kept
+                    new[h & (cap - 1)].append((h, k))
+            else:
+                new[j], new[j + old] = chain.split(old)
         self._table = new
         self._threshold = int(cap * 0.75)
 
@@ -359,11 +382,11 @@ def topic_partition_hash(topic: str, partition: int) -> int:
 
 
 class JavaHashSet(JavaHashMapOrder):
-    """A ``java.util.HashSet`` (default capacity 16): a :class:`JavaHashMapOrder` with ``add``, ``remove``
-    and iteration.
+    """A ``java.util.HashSet`` (``new HashSet<>(initialCapacity)``, 16 by default): a :class:`JavaHashMapOrder`
+    with ``add``, ``remove`` and iteration (``remove`` is ``HashMap.remove`` as well).
 
-    Removal unlinks a key from its bin and never shrinks the table, as in the
-    JDK; bins that the JDK would turn into trees raise ``NotImplementedError``.
+    Removal unlinks a key from its bin (a tree bin may turn back into a list)
+    and never shrinks the table, as in the JDK.
 
     >>> s = JavaHashSet(lambda k: k)
     >>> for k in (17, 1, 33): s.add(k)
@@ -371,8 +394,9 @@ class JavaHashSet(JavaHashMapOrder):
     ([17, 33], 17)
     """
 
-    def __init__(self, hash_fn: Callable[[Hashable], int]):
-        super().__init__(hash_fn)
+    def __init__(self, hash_fn: Callable[[Hashable], int], key_order: KeyOrder | None = None,
+                 initial_capacity: int = 16):
+        super().__init__(hash_fn, initial_capacity, key_order)
 
     def __iter__(self):
         return (k for chain in (self._table or []) for _, k in chain)
@@ -386,10 +410,14 @@ class JavaHashSet(JavaHashMapOrder):
         self._keys.discard(key)
         self._size -= 1
         h = spread_hash(self._hash_fn(key))
-        chain = self._table[h & (len(self._table) - 1)]
-        for i, (_, k) in enumerate(chain):
+        i = h & (len(self._table) - 1)
+        chain = self._table[i]
+        if chain.__class__ is not list:
+            self._table[i] = chain.remove(key)
+            return
+        for j, (_, k) in enumerate(chain):
             if k == key:
-                del chain[i]
+                del chain[j]
                 return
 
     def first(self) -> Hashable:
@@ -420,6 +448,53 @@ def task_hashmap_order(tasks: Iterable[str]) -> list[str]:
     ['1_0', '0_1', '0_0']
     """
     return hashmap_order(tasks, task_id_hash)
+
+
+# --------------------------------------------------------------------------- natural orders (tree bins' tie-break)
+
+
+def string_order(s: str) -> bytes:
+    """``String.compareTo`` as a sort key: lexicographic over UTF-16 code units (not code points).
+
+    >>> sorted(["\uffff", "\U0001F600", "b", "ab"], key=string_order) == ["ab", "b", "\U0001F600", "\uffff"]
+    True
+    """
+    return s.encode("utf-16-be")
+
+
+def task_id_order(task: str) -> tuple[int, int]:
+    """``TaskId.compareTo`` (no named topology): by subtopology, then partition.
+
+    >>> sorted(["1_0", "0_31", "0_4"], key=task_id_order)
+    ['0_4', '0_31', '1_0']
+    """
+    subtopology, _, partition = task.partition("_")
+    return int(subtopology), int(partition)
+
+
+def uuid_order(uuid: tuple[int, int]) -> tuple[int, int]:
+    """Kafka's ``Uuid.compareTo`` (and JDK 17's ``UUID.compareTo``): the high 64 bits, then the low, as signed longs.
+
+    >>> sorted([(0, -1), (-1, 5), (0, 1)], key=uuid_order)
+    [(-1, 5), (0, -1), (0, 1)]
+    """
+    return uuid
+
+
+_NATURAL_ORDERS: dict = {java_string_hash: string_order, integer_hash: int, task_id_hash: task_id_order,
+                         uuid_hash: uuid_order}
+
+
+def natural_order(hash_fn: Callable[[Hashable], int]) -> KeyOrder | None:
+    """The natural order (``compareTo``) of the key type that ``hash_fn`` hashes, as a sort key:
+    ``String`` for :func:`java_string_hash`, ``Integer`` for :func:`integer_hash`, ``TaskId`` for
+    :func:`task_id_hash`, ``Uuid`` for :func:`uuid_hash`; ``None`` otherwise (keys of equal hash then raise in a tree bin: e.g.
+    ``TopicPartition`` and ``Optional`` are not ``Comparable``, so Java itself orders them by identity hash).
+
+    >>> natural_order(integer_hash) is int, natural_order(lambda k: 0)
+    (True, None)
+    """
+    return _NATURAL_ORDERS.get(hash_fn)
 
 
 # --------------------------------------------------------------------------- java.util.PriorityQueue

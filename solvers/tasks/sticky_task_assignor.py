@@ -39,10 +39,12 @@ choices this port had to make:
   follows identity hashes and changes from run to run; this port uses the
   ``TaskId`` hash (as the digest, §6, states), i.e. the order of a
   ``HashSet<TaskId>`` filled in ``allTasks()`` order.
-* ``HashMap`` bins that Java would turn into trees (9 tasks of one hash
-  bucket: ``(s, p), (s+1, p-31), ...`` share a hash, so 9+ sub-topologies
-  with 249+ partitions) are not modelled: :class:`JavaHashMapOrder` raises
-  ``NotImplementedError`` rather than guess their order.
+* ``HashMap`` bins that Java turns into trees (9 tasks of one hash bucket:
+  ``(s, p), (s+1, p-31), ...`` share a hash, so they are common at 10,000
+  tasks) follow the JDK's ``TreeNode`` order
+  (:mod:`kipopt.solvers.java_tree_bin`); tasks of equal hash are ordered
+  there by ``TaskId.compareTo``, which is also what this port assumes for
+  the ``HashSet<TaskInfo>`` above.
 * The optimisers run only when both costs are *configured*
   (``canPerformRackAwareOptimization`` checks the configuration, not the
   overrides), so the 1 / 10 defaults above are never used in practice: with

@@ -396,7 +396,7 @@ def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
         result = minimal_movement(current, list(instance.broker_ids), brokers)
     except BalancerRefusal as exc:
         return MethodResult({}, Status.INFEASIBLE, message=str(exc))
-    except NotImplementedError as exc:  # a Java HashMap bin that would become a tree
+    except NotImplementedError as exc:  # a HashMap tree bin Java orders by identity hash (unreachable: Integer keys)
         raise MethodError(f"proposal.minimal_movement: {exc}") from exc
     return MethodResult({start + p: tuple(bs) for p, bs in result.items()})
 
