@@ -1,9 +1,9 @@
 # The commands of the README: `make bench` (set up, then run the Spark
 # optimality-gap benchmark on the small default grid; writes bench-out/: the Parquet
 # results, summary.md, summary.csv, gaps.png and time_vs_size.png), `make test`, and the
-# paper: `make paper-data` (the paper grid on Spark, paper/grid.toml: 14 min 35 s measured on a 2-core
-# machine shared with two other jobs; resumable; compacted into paper/data/results.parquet; the production-scale grid,
-# PAPER_GRID=paper/grid-production.toml, is projected at 0.7-1.6 h on 2 cores) and `make paper` (tables,
+# paper: `make paper-data` (the paper's production-scale grid on Spark, paper/grid.toml: 98 min 23 s measured on
+# the 2-core machine; resumable; compacted into paper/data/results.parquet; PAPER_GRID=paper/grid-small.toml
+# for the small grid, about 15 minutes) and `make paper` (tables,
 # figures and paper/kipopt.pdf from that Parquet; the PDF needs Debian's latexmk,
 # texlive-latex-base, texlive-latex-recommended, texlive-latex-extra, texlive-fonts-recommended and lmodern).
 PYTHON ?= python3

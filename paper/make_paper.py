@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from kipopt.bench.scaling import NOISE_FLOOR_SECONDS, SCALING_AXES, family_scaling, scaling_ratios
+from kipopt.bench.scaling import NOISE_FLOOR_SECONDS, SCALING_AXES, family_runs, family_scaling, scaling_ratios
 
 PAPER = Path(__file__).resolve().parent
 ROOT = PAPER.parent
@@ -45,8 +45,9 @@ BENCH_OUT = ROOT / "paper-bench-out"
 
 COLUMNS = ("item_id", "family", "params", "seed", "size", "nodes", "method", "rule", "exact_method", "status",
            "objective", "bound", "optimum", "gap", "optimal", "violations", "beats_bound", "seconds",
-           "time_limit", "criteria", "metrics")
-"""The result columns the paper reads; ``metrics`` keeps only :data:`METRIC_KEYS`."""
+           "time_limit", "criteria", "metrics", "error")
+"""The result columns the paper reads; ``metrics`` keeps only :data:`METRIC_KEYS`, ``error`` its first line
+(what tells a run killed at its time limit from one that failed)."""
 METRIC_KEYS = ("first_shortfall", "shortfall")
 
 SCALING_FAMILIES = ("tasks", "consumers", "replicas")
@@ -134,6 +135,7 @@ def compact(rows: Any) -> Any:
     """Only the paper's columns, ``metrics`` cut to the staging keys, rows in a canonical order."""
     frame = rows[list(COLUMNS)].copy()
     frame["metrics"] = [_slim_metrics(m) for m in frame["metrics"]]
+    frame["error"] = [e.splitlines()[0][:160] if isinstance(e, str) and e else None for e in frame["error"]]
     return frame.sort_values(["family", "item_id", "rule", "method"], kind="stable").reset_index(drop=True)
 
 
@@ -192,6 +194,11 @@ def seconds(x: Any) -> str:
     return f"{value:.3g}" if value < 1000 else f"{value:,.0f}".replace(",", "{,}")
 
 
+def _optimal_count(r: Any) -> int | None:
+    """Runs at the optimum: the optimal share times the instances (None when no run was scored)."""
+    return None if _missing(r.optimal_share) else round(r.optimal_share * r.instances)
+
+
 def _missing(x: Any) -> bool:
     return x is None or (isinstance(x, float) and x != x)
 
@@ -229,30 +236,32 @@ def grid_table(rows: Any) -> str:
 
 
 def summary_table(rows: Any) -> str:
-    """Per rule and method: runs, optimal share, scalar gaps, median seconds, errors (of which timed out: a
+    """Per rule and method: runs, optimal share, scalar gaps (``vs bound``: how many against an unproven exact
+    method's bound, an upper bound on the true gap), median seconds, errors (of which timed out: a
     port killed at its time limit, a finding), runs on instances the method does not apply to, broken runs."""
     from kipopt.bench.summary import summarize
     table = summarize(rows)
     body = [[r.family, code(r.rule), code(r.method), count(r.instances), pct(r.optimal_share), num(r.mean_gap),
-             num(r.worst_gap), seconds(r.median_seconds), count(r.errors), count(r.timed_out),
-             count(r.not_applicable), count(r.broken)]
+             num(r.worst_gap), count(r.against_bound), seconds(r.median_seconds), count(r.errors),
+             count(r.timed_out), count(r.not_applicable), count(r.broken)]
             for r in table.itertuples()]
-    return tabular("lllrrrrrrrrr", ["family", "rule", "method", "items", "optimal", "mean gap", "worst gap",
-                                    "median s", "errors", "timed out", "n/a", "broken"], body,
+    return tabular("lllrrrrrrrrrr", ["family", "rule", "method", "items", "optimal", "mean gap", "worst gap",
+                                     "vs bound", "median s", "errors", "timed out", "n/a", "broken"], body,
                    _groups(list(zip(table.family, table.rule))))
 
 
 def criteria_table(rows: Any) -> str:
     """Every criterion's gap in its own unit, each method on its own rule: median with its 95 % bootstrap
-    interval, relative to the reference where that is positive, against the optimum or (marked $\\leq$) a
-    bound, and the negative gaps with their cause (traded for an earlier criterion, a broken rule)."""
-    from kipopt.bench.gaps import criteria_gaps
+    interval, relative to the reference where that is positive, against the optimum, (marked $\\leq$) a
+    bound or the unproven exact method's best answer (``best known``), and the negative gaps with their
+    cause (traded for an earlier criterion, a broken rule)."""
+    from kipopt.bench.gaps import against_label, criteria_gaps
     table = criteria_gaps(_own_rule_rows(rows))
     table = table[~table["method"].str.startswith("exact.") | (table["max_gap"] != 0)]
     body = []
     for r in table.itertuples():
         bound = r"$\leq$" if r.reference == "bound" else ""
-        against = {"optimum": "optimum", "bound": "bound"}.get(r.reference, f"optimum, bound {count(r.runs_against_bound)}")
+        against = tex_escape(against_label(r.reference, r.runs_against_bound))
         body.append([code(r.rule), code(r.method), f"{r.position}. {code(r.criterion)}", tex_escape(r.unit), against,
                      count(r.runs), pct(r.at_reference),
                      bound + _interval(r.median_gap, r.gap_low, r.gap_high, _natural),
@@ -265,11 +274,14 @@ def criteria_table(rows: Any) -> str:
 
 
 def _natural(x: Any) -> str:
-    """A gap in its unit: integers as integers, else three significant digits."""
+    """A gap in its unit: integers as integers, else three significant digits (to the unit from 1,000 up:
+    never an exponent)."""
     if _missing(x):
         return "--"
     x = float(x)
-    return count(x) if x.is_integer() else f"{x:.3g}"
+    if x.is_integer() or abs(x) >= 1000:
+        return count(round(x))
+    return f"{x:.3g}"
 
 
 def _interval(value: Any, low: Any, high: Any, fmt: Callable[[Any], str]) -> str:
@@ -345,7 +357,7 @@ def findings_table(rows: Any) -> str:
     from kipopt.bench.summary import summarize
     table = summarize(rows)
     ports = table[table["method"].str.startswith("kafka.")]
-    body = [[code(r.method), code(r.rule), f"{count(round(r.optimal_share * r.instances))}/{count(r.instances)}",
+    body = [[code(r.method), code(r.rule), f"{count(_optimal_count(r))}/{count(r.instances)}",
              pct(r.optimal_share), num(r.mean_gap), num(r.worst_gap), count(r.broken)]
             for r in ports.sort_values(["family", "method", "rule"]).itertuples()]
     return tabular("llrrrrr", ["Kafka port", "rule", "optimal", "share", "mean gap", "worst gap", "broken"], body)
@@ -358,7 +370,8 @@ def numbers(rows: Any) -> dict[str, str]:
     r"""Every number the text cites, by key; ``\kipnum{key}`` prints it (numbers.tex).
 
     Keys: ``items``, ``runs``, ``methods``, ``rules``, ``errors``, ``<family>/items``, and per
-    (rule, method) ``<rule>/<method>/optimal|optimal-count|instances|mean-gap|worst-gap|median-s|broken``;
+    (rule, method) ``<rule>/<method>/optimal|optimal-count|instances|mean-gap|worst-gap|median-s|broken|timed-out|
+    vs-bound|errors`` (``vs-bound``: runs whose gap is against a bound, the exact method unproven);
     ``scaling/<method>/<tasks>`` (median seconds at that size), ``scaling/largest``,
     ``scaling/speedup`` (port / exact at the largest size); ``java/<tasks>`` (the reference times).
     """
@@ -372,14 +385,18 @@ def numbers(rows: Any) -> dict[str, str]:
     for r in summarize(rows).itertuples():
         key = f"{r.rule}/{r.method}"
         out[f"{key}/optimal"] = pct(r.optimal_share)
-        out[f"{key}/optimal-count"] = count(round(r.optimal_share * r.instances))
+        out[f"{key}/optimal-count"] = count(_optimal_count(r))
         out[f"{key}/instances"] = count(r.instances)
         out[f"{key}/mean-gap"] = num(r.mean_gap)
         out[f"{key}/worst-gap"] = num(r.worst_gap)
         out[f"{key}/median-s"] = seconds(r.median_seconds)
         out[f"{key}/broken"] = count(r.broken)
+        out[f"{key}/timed-out"] = count(r.timed_out)
+        out[f"{key}/vs-bound"] = count(r.against_bound)
+        out[f"{key}/errors"] = count(r.errors)
     ports = [k for k in out if k.endswith("/optimal") and "/kafka." in k]
     out["ports"] = count(len(ports))
+    out.update(_grid_numbers(rows))
     out.update(_scaling_numbers(rows))
     for family in SCALING_FAMILIES:
         out.update(_family_scaling_numbers(rows, family))
@@ -387,6 +404,30 @@ def numbers(rows: Any) -> dict[str, str]:
         out[f"java/{tasks}"] = seconds(secs)
         out[f"java/{tasks}/clients"] = count(clients)
         out[f"java/{tasks}/tasks"] = count(tasks)
+    return out
+
+
+GRID_SIZES = {"tasks": (("", "tasks"), ("clients-", "clients")),
+              "consumers": (("", "partitions"), ("members-", "members")),
+              "replicas": (("", "partitions"), ("brokers-", "brokers"))}
+"""Per family, the grid's size ranges the setup paragraph cites: (key prefix, generator parameter)."""
+
+
+def _grid_numbers(rows: Any) -> dict[str, str]:
+    """``grid/time-limit`` and ``grid/grace`` (seconds, the paper grid's defaults) and, per family,
+    ``grid/<family>/min|max`` and ``grid/<family>/<nodes>-min|-max`` (the generator's parameters)."""
+    import tomllib
+    grid = tomllib.loads(GRID.read_text()) if GRID.exists() else {}
+    limit = grid.get("time_limit", rows["time_limit"].max())
+    out = {"grid/time-limit": count(int(limit)),
+           "grid/grace": count(int(grid["grace"])) if "grace" in grid else "--"}
+    for family, part in rows.groupby("family"):
+        params = [json.loads(p) for p in part["params"].drop_duplicates()]
+        for prefix, name in GRID_SIZES.get(family, ()):
+            values = [p[name] for p in params if name in p]
+            if values:
+                out[f"grid/{family}/{prefix}min"] = count(min(values))
+                out[f"grid/{family}/{prefix}max"] = count(max(values))
     return out
 
 
@@ -509,9 +550,10 @@ def _family_drawer(family: str) -> Callable[[Any, Any], Any]:
 
 def _draw_family_scaling(plt: Any, rows: Any, family: str) -> Any:
     """Median seconds of each method of ``family`` against its size, log-log; exact methods solid, ports and
-    proposals dashed; a cross where some runs at that size did not finish."""
+    proposals dashed; a cross at the time limit where some runs at that size were killed there."""
     from kipopt.bench.plots import log_axes, styles
     medians, unfinished = family_scaling(rows, family)
+    limit = float(family_runs(rows, family)["time_limit"].max()) if len(rows) else 0.0
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     style = styles(list(unfinished.columns))
     for method in unfinished.columns:
@@ -520,8 +562,8 @@ def _draw_family_scaling(plt: Any, rows: Any, family: str) -> Any:
         ax.plot([k[0] for k in series.index], series.to_numpy(float), marker=marker, color=colour, markersize=4,
                 linewidth=1.1, linestyle="-" if method.startswith("exact.") else "--", label=method)
         late = [k[0] for k in unfinished.index if unfinished.loc[k, method] > 0]
-        if late and len(series):
-            ax.plot(late, [series.max()] * len(late), marker="x", color=colour, linestyle="none")
+        if late:  # killed at the limit: drawn at the limit, where they stopped
+            ax.plot(late, [limit] * len(late), marker="x", color=colour, markersize=6, linestyle="none")
     if len(unfinished.columns):
         log_axes(ax)
         ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)

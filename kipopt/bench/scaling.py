@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .summary import TIME_LIMIT_PREFIX
+
 NOISE_FLOOR_SECONDS = 1.0
 """A ratio of two median times is reported only where both are at least this: below it timer and load noise
 dominate (the old KIP-925 ratio divided by a ~15 ms exact time that measured 0.012-0.033 s run to run)."""
@@ -34,12 +36,16 @@ def own_rule_rows(rows: Any) -> Any:
 
 def family_runs(rows: Any, family: str) -> Any:
     """Every run of a family once (on its method's own rule), its natural size (tasks, subscribed partitions,
-    partitions) and whether it did not finish: an ``error`` at or past its time limit (killed there)."""
+    partitions) and whether it did not finish: an ``error`` that is a kill at its time limit (by the error text,
+    or, in rows without it, by its seconds)."""
     from .plots import size_of
     part = rows[rows["family"] == family]
     part = own_rule_rows(part) if len(part) else part
-    part = part.assign(natural_size=size_of(part),
-                       unfinished=(part["status"] == "error") & (part["seconds"] >= part["time_limit"]))
+    if "error" in part:  # killed at its limit, by the error text (a failure past the limit is not a time-out)
+        late = part["error"].fillna("").str.startswith(TIME_LIMIT_PREFIX)
+    else:
+        late = part["seconds"] >= part["time_limit"]
+    part = part.assign(natural_size=size_of(part), unfinished=(part["status"] == "error") & late)
     return part[part["natural_size"].notna()]
 
 

