@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from kipopt.bench.scaling import NOISE_FLOOR_SECONDS, SCALING_AXES, family_runs, family_scaling, scaling_ratios
+from kipopt.bench.scaling import NOISE_FLOOR_SECONDS, SCALING_AXES, family_scaling, scaling_ratios
 
 PAPER = Path(__file__).resolve().parent
 ROOT = PAPER.parent
@@ -553,7 +553,7 @@ def _draw_family_scaling(plt: Any, rows: Any, family: str) -> Any:
     proposals dashed; a cross at the time limit where some runs at that size were killed there."""
     from kipopt.bench.plots import log_axes, styles
     medians, unfinished = family_scaling(rows, family)
-    limit = float(family_runs(rows, family)["time_limit"].max()) if len(rows) else 0.0
+    limit = float(rows.loc[rows["family"] == family, "time_limit"].max()) if len(rows) else 0.0
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     style = styles(list(unfinished.columns))
     for method in unfinished.columns:

@@ -185,6 +185,7 @@ def against_label(reference: str, others: int) -> str:
     kinds = reference.split("/")
     return reference if len(kinds) == 1 else f"{kinds[0]}, {' or '.join(kinds[1:])} ({others})"
 
+
 CRITERIA_COLUMNS = ["family", "rule", "method", "position", "criterion", "unit", "reference", "runs",
                     "runs_against_bound", "at_reference", "median_gap", "gap_low", "gap_high", "max_gap",
                     "relative_runs", "median_relative", "relative_low", "relative_high",

@@ -168,10 +168,10 @@ def draw_times(rows: Any) -> Any:
 
 def _unfinished(rows: Any, family: str) -> list[tuple[str, float, float]]:
     """(method, natural size, time limit) wherever a run of ``family`` was killed at its time limit."""
-    if "error" not in rows.columns or "time_limit" not in rows.columns:
+    from .summary import killed_at_limit
+    if "time_limit" not in rows.columns:
         return []
-    part = rows[(rows["family"] == family) & (rows["status"] == "error")
-                & rows["error"].fillna("").str.startswith("time limit")].drop_duplicates(["item_id", "method"])
+    part = rows[(rows["family"] == family) & killed_at_limit(rows)].drop_duplicates(["item_id", "method"])
     part = part.assign(natural_size=size_of(part))
     found = part.groupby(["method", "natural_size"])["time_limit"].max()
     return [(m, float(size), float(limit)) for (m, size), limit in found.items() if size == size]

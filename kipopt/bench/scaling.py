@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .summary import TIME_LIMIT_PREFIX
+from .summary import killed_at_limit
 
 NOISE_FLOOR_SECONDS = 1.0
 """A ratio of two median times is reported only where both are at least this: below it timer and load noise
@@ -36,16 +36,11 @@ def own_rule_rows(rows: Any) -> Any:
 
 def family_runs(rows: Any, family: str) -> Any:
     """Every run of a family once (on its method's own rule), its natural size (tasks, subscribed partitions,
-    partitions) and whether it did not finish: an ``error`` that is a kill at its time limit (by the error text,
-    or, in rows without it, by its seconds)."""
+    partitions) and whether it did not finish (:func:`~kipopt.bench.summary.killed_at_limit`)."""
     from .plots import size_of
     part = rows[rows["family"] == family]
     part = own_rule_rows(part) if len(part) else part
-    if "error" in part:  # killed at its limit, by the error text (a failure past the limit is not a time-out)
-        late = part["error"].fillna("").str.startswith(TIME_LIMIT_PREFIX)
-    else:
-        late = part["seconds"] >= part["time_limit"]
-    part = part.assign(natural_size=size_of(part), unfinished=(part["status"] == "error") & late)
+    part = part.assign(natural_size=size_of(part), unfinished=killed_at_limit(part))
     return part[part["natural_size"].notna()]
 
 

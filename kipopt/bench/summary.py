@@ -73,7 +73,8 @@ def summarize(rows: Any) -> Any:
         return pd.DataFrame(columns=list(SUMMARY_COLUMNS))
     keys = ["family", "rule", "method"]
     skipped = (rows["status"] == NOT_APPLICABLE).groupby([rows[k] for k in keys], dropna=False).sum()
-    grouped = rows[rows["status"] != NOT_APPLICABLE].groupby(keys, sort=True, dropna=False)
+    applicable = rows[rows["status"] != NOT_APPLICABLE]
+    grouped = applicable.assign(killed=killed_at_limit(applicable)).groupby(keys, sort=True, dropna=False)
     table = pd.DataFrame({
         "instances": grouped["item_id"].nunique(),
         "optimal_share": grouped["optimal"].mean(),
@@ -83,7 +84,7 @@ def summarize(rows: Any) -> Any:
             lambda g: int((g["gap"].notna() & g["optimum"].isna()).sum())) if "optimum" in rows else 0,
         "median_seconds": grouped["seconds"].median(),
         "errors": grouped["status"].apply(lambda s: int((s == "error").sum())),
-        "timed_out": _timed_out_counts(rows, grouped),
+        "timed_out": grouped["killed"].sum(),
         "broken": grouped["violations"].apply(lambda s: int((s.fillna(0) > 0).sum())),
         "beats_bound": grouped["beats_bound"].apply(lambda s: int(s.fillna(False).astype(bool).sum())),
     }).reindex(skipped.index)
@@ -93,20 +94,17 @@ def summarize(rows: Any) -> Any:
     return table.reset_index()[list(SUMMARY_COLUMNS)]
 
 
-def _timed_out_counts(rows: Any, grouped: Any) -> Any:
-    """Timed-out runs per group: by the error text when the rows keep it, else (the paper's compacted rows)
-    an error at or past the run's time limit, as :mod:`kipopt.bench.scaling` counts unfinished runs."""
+def killed_at_limit(rows: Any) -> Any:
+    """Per row, whether the run was killed at its time limit: an ``error`` whose text says so, or, in rows
+    without the text (an older compacted Parquet), an ``error`` at or past the run's limit. The one test the
+    summary's ``timed_out``, the scaling tables and the time plots share."""
+    import pandas as pd
+    error = rows["status"] == "error"
     if "error" in rows:
-        return grouped[["status", "error"]].apply(_timed_out)
+        return error & rows["error"].fillna("").str.startswith(TIME_LIMIT_PREFIX)
     if {"seconds", "time_limit"} <= set(rows.columns):
-        return grouped[["status", "seconds", "time_limit"]].apply(
-            lambda g: int(((g["status"] == "error") & (g["seconds"] >= g["time_limit"])).sum()))
-    return 0
-
-
-def _timed_out(group: Any) -> int:
-    """Runs that did not finish within their time limit (a port with no limit of its own is killed there)."""
-    return int(((group["status"] == "error") & group["error"].fillna("").str.startswith(TIME_LIMIT_PREFIX)).sum())
+        return error & (rows["seconds"] >= rows["time_limit"])
+    return pd.Series(False, index=rows.index)
 
 
 def format_table(table: Any) -> str:
