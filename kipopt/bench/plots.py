@@ -168,7 +168,7 @@ def draw_times(rows: Any) -> Any:
 
 def _unfinished(rows: Any, family: str) -> list[tuple[str, float, float]]:
     """(method, natural size, time limit) wherever a run of ``family`` was killed at its time limit."""
-    from .summary import killed_at_limit
+    from .pipeline import killed_at_limit
     if "time_limit" not in rows.columns:
         return []
     part = rows[(rows["family"] == family) & killed_at_limit(rows)].drop_duplicates(["item_id", "method"])

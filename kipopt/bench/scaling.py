@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .summary import killed_at_limit
+from .pipeline import killed_at_limit
 
 NOISE_FLOOR_SECONDS = 1.0
 """A ratio of two median times is reported only where both are at least this: below it timer and load noise
@@ -36,7 +36,7 @@ def own_rule_rows(rows: Any) -> Any:
 
 def family_runs(rows: Any, family: str) -> Any:
     """Every run of a family once (on its method's own rule), its natural size (tasks, subscribed partitions,
-    partitions) and whether it did not finish (:func:`~kipopt.bench.summary.killed_at_limit`)."""
+    partitions) and whether it did not finish (:func:`~kipopt.bench.pipeline.killed_at_limit`)."""
     from .plots import size_of
     part = rows[rows["family"] == family]
     part = own_rule_rows(part) if len(part) else part

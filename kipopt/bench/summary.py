@@ -27,15 +27,13 @@ import json
 import os
 from typing import Any, Iterable
 
-from .pipeline import NOT_APPLICABLE, RESULTS_DIR
+from .pipeline import NOT_APPLICABLE, RESULTS_DIR, TIME_LIMIT_PREFIX, killed_at_limit  # noqa: F401 (re-exported)
 
 from .plots import plot  # noqa: F401 - the plots' public name, as before they had their own module
 
 SUMMARY_COLUMNS = ("family", "rule", "method", "instances", "optimal_share", "mean_gap", "worst_gap",
                    "against_bound", "median_seconds", "errors", "timed_out", "not_applicable", "broken", "beats_bound")
 
-TIME_LIMIT_PREFIX = "time limit"
-"""How an ``error`` row's message starts when the run did not finish within its time limit (it was killed)."""
 
 
 def load_results(out: str, item_ids: Iterable[str] | None = None) -> Any:
@@ -92,19 +90,6 @@ def summarize(rows: Any) -> Any:
     for column in ("instances", "against_bound", "errors", "timed_out", "broken", "beats_bound"):
         table[column] = table[column].fillna(0).astype(int)
     return table.reset_index()[list(SUMMARY_COLUMNS)]
-
-
-def killed_at_limit(rows: Any) -> Any:
-    """Per row, whether the run was killed at its time limit: an ``error`` whose text says so, or, in rows
-    without the text (an older compacted Parquet), an ``error`` at or past the run's limit. The one test the
-    summary's ``timed_out``, the scaling tables and the time plots share."""
-    import pandas as pd
-    error = rows["status"] == "error"
-    if "error" in rows:
-        return error & rows["error"].fillna("").str.startswith(TIME_LIMIT_PREFIX)
-    if {"seconds", "time_limit"} <= set(rows.columns):
-        return error & (rows["seconds"] >= rows["time_limit"])
-    return pd.Series(False, index=rows.index)
 
 
 def format_table(table: Any) -> str:
