@@ -22,9 +22,9 @@ Run it with ``nice`` and a memory cap::
     nice python benchmarks/bench_limits.py --workdir /tmp/limits-bench --only range-2m joint-5k
     nice python benchmarks/bench_limits.py --list
 
-The latest run (2026-11-25, the quiet machine, after issue 21's third round: 24 runs, none over its
-limit, 20 optimal) is the README's table under "Time limits at every size"; earlier runs are in the
-git history of this file and of the README.
+The latest run (2026-11-28, the quiet machine, after issue 21's third round: 24 runs, none over its
+limit, none worse than at the longer limit, 22 optimal) is the README's table under "Time limits at
+every size"; earlier runs are in the git history of this file and of the README.
 """
 
 from __future__ import annotations
