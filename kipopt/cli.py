@@ -109,18 +109,27 @@ def _batch_mode(args: argparse.Namespace) -> bool:
 
 
 def _run_batch(args: argparse.Namespace, mode: str, **defaults: Any) -> int:
-    from .batch import Oracle
+    from .batch import Oracle, Stats
+    from .batch_pool import default_jobs, run_pool
+    jobs = default_jobs() if args.jobs is None else args.jobs
     oracle = Oracle(mode, **defaults)
+    stats = oracle.stats if jobs == 1 else Stats()
+
+    def answer(handle: Any) -> Any:
+        if jobs == 1:
+            return oracle.run(handle, sys.stdout)
+        return run_pool(lambda: Oracle(mode, **defaults), handle, sys.stdout, jobs, stats)
+
     if args.batch == "-":
-        worst = oracle.run(sys.stdin.buffer, sys.stdout)
+        worst = answer(sys.stdin.buffer)
     else:
         try:
             handle = open(args.batch, "rb")
         except OSError as exc:
             raise KipoptError(f"--batch: cannot read {args.batch}: {exc.strerror or exc}") from None
         with handle:
-            worst = oracle.run(handle, sys.stdout)
-    print(oracle.stats.summary(mode), file=sys.stderr)
+            worst = answer(handle)
+    print(stats.summary(mode), file=sys.stderr)
     return int(worst)
 
 
@@ -332,6 +341,9 @@ def _add_batch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", nargs="?", const="-", default=None, metavar="FILE",
                    help="JSON lines {id, instance | instance_path, solution, ...} from FILE or - (stdin, the "
                         "default): one verdict line each, in order, streamed")
+    p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                   help="with --batch: worker processes, each line routed by its instance (default: the "
+                        "usable cores, at most 4; 1 answers every line in this process)")
 
 
 def _add_generator_params(p: argparse.ArgumentParser, command: str | None, family: str | None = None) -> None:

@@ -76,10 +76,13 @@ def _start(args: list[str], stdin=subprocess.DEVNULL) -> tuple[subprocess.Popen,
     return proc, mark
 
 
-def _wait_for_child(proc: subprocess.Popen, seconds: float = 60.0) -> int:
+def _wait_for_child(proc: subprocess.Popen, depth: int = 1, seconds: float = 60.0) -> int:
+    """A process ``depth`` generations below kipopt: its HiGHS child (1), or a batch worker's (2)."""
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        kids = _children(proc.pid)
+        kids = [proc.pid]
+        for _ in range(depth):
+            kids = [k for pid in kids for k in _children(pid)]
         if kids:
             return kids[0]
         assert proc.poll() is None, f"kipopt ended before forking a HiGHS child: {proc.stderr.read()!r}"
@@ -87,8 +90,9 @@ def _wait_for_child(proc: subprocess.Popen, seconds: float = 60.0) -> int:
     raise AssertionError("no HiGHS child within a minute")
 
 
-def _interrupt(proc: subprocess.Popen, mark: str, sig: signal.Signals, code: int) -> tuple[bytes, bytes]:
-    child = _wait_for_child(proc)
+def _interrupt(proc: subprocess.Popen, mark: str, sig: signal.Signals, code: int,
+               depth: int = 1) -> tuple[bytes, bytes]:
+    child = _wait_for_child(proc, depth)
     assert os.getpgid(child) == os.getpgid(proc.pid), "the child stays in kipopt's process group"
     time.sleep(0.3)
     sent = time.monotonic()
@@ -114,8 +118,9 @@ def test_solve_interrupted_mid_solve_leaves_nothing(standby_instance, sig, code)
     assert out == b"", "an interrupted solve prints no (partial) solution"
 
 
+@pytest.mark.parametrize("jobs", [1, 2], ids=lambda j: f"jobs{j}")
 @pytest.mark.parametrize("sig, code", SIGNALS, ids=lambda v: getattr(v, "name", str(v)))
-def test_check_batch_interrupted_mid_solve_leaves_whole_lines(standby_instance, sig, code, tmp_path):
+def test_check_batch_interrupted_mid_solve_leaves_whole_lines(standby_instance, sig, code, jobs, tmp_path):
     inst = json.loads(standby_instance.read_text())
     current = {c: {"active": s.get("active", []), "standby": s.get("standby", [])} for c, s in inst["clients"].items()}
     small = to_dict(generate("tasks", 5, tasks=12, clients=4))
@@ -124,8 +129,8 @@ def test_check_batch_interrupted_mid_solve_leaves_whole_lines(standby_instance, 
              "rule": "rack_standby", "time_limit": 60}
     batch = tmp_path / "lines.jsonl"
     batch.write_text(json.dumps(first) + "\n" + json.dumps(heavy) + "\n")
-    proc, mark = _start(["check", "--batch", str(batch)])
-    out, _ = _interrupt(proc, mark, sig, code)
+    proc, mark = _start(["check", "--batch", str(batch), "--jobs", str(jobs)])
+    out, _ = _interrupt(proc, mark, sig, code, depth=1 if jobs == 1 else 2)  # with workers: a worker's child
     assert out.endswith(b"\n")
     assert [json.loads(line)["id"] for line in out.decode().splitlines()] == ["small"]
 
@@ -185,7 +190,7 @@ def test_child_dies_with_a_killed_parent_by_its_pipe_alone(tmp_path):
               "from kipopt.deadline import Deadline, call_before\n"
               "call_before(Deadline.after(120), lambda: time.sleep(120))\n")
     proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, MARKER: mark})
-    _wait_for_child(proc, 30)
+    _wait_for_child(proc, seconds=30)
     proc.kill()
     proc.wait(10)
     end = time.monotonic() + 3.0

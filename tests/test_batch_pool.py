@@ -1,0 +1,136 @@
+"""``check --batch --jobs N``: worker processes answer exactly what one process answers, in input order.
+
+Lines are routed by instance (each instance still parsed and solved once);
+a worker that dies costs the lines it held an internal-error verdict each and
+nothing else; a real process fed one line at a time answers each before the
+next is written.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kipopt import api
+from kipopt.batch import Oracle, Outcome, Stats
+from kipopt.batch_pool import default_jobs, run_pool
+from kipopt.datasets import generate
+from kipopt.instance import to_dict
+
+KIPOPT = Path(sys.executable).with_name("kipopt")
+TIMING = ("exact_seconds", "seconds")
+
+
+@pytest.fixture(scope="module")
+def lines(tmp_path_factory) -> list[str]:
+    """Mixed lines: four consumer groups inline (two solutions each, interleaved), a tasks instance through
+    a file, a malformed line, a non-object, an unknown rule."""
+    folder = tmp_path_factory.mktemp("pool")
+    out = []
+    groups = [generate("consumers", seed, members=8 + seed, topics=3, partitions=30, subscriptions="mixed")
+              for seed in range(4)]
+    answers = [(to_dict(g), api.solve(g, "kafka.cooperative_sticky").to_dict(),
+                api.solve(g, "kafka.range").to_dict()) for g in groups]
+    tasks = generate("tasks", 5, tasks=12, clients=4)
+    path = folder / "tasks.json"
+    path.write_text(json.dumps(to_dict(tasks)))
+    port = api.solve(tasks, "kafka.rack_active").to_dict()
+    for round_ in range(2):
+        for k, (data, coop, ranged) in enumerate(answers):
+            solution = coop if round_ == 0 else {"assignment": ranged["assignment"]}
+            out.append(json.dumps({"id": f"g{k}-{round_}", "instance": data, "solution": solution, "rule": "balanced"}))
+        out.append(json.dumps({"id": f"t-{round_}", "instance_path": str(path), "solution": port}))
+    out[3:3] = ['{"id": "broken", "instance": ', "[1, 2]", "",
+                json.dumps({"id": "rule", "instance": answers[0][0], "solution": answers[0][1], "rule": "nope"})]
+    return out
+
+
+def _run(lines: list[str], jobs: int, make=lambda: Oracle("check")) -> tuple[list[dict], Outcome, Stats]:
+    data = io.BytesIO("".join(line + "\n" for line in lines).encode())
+    out = io.StringIO()
+    if jobs == 1:
+        oracle = make()
+        worst = oracle.run(data, out)
+        stats = oracle.stats
+    else:
+        stats = Stats()
+        worst = run_pool(make, data, out, jobs, stats)
+    return [json.loads(v) for v in out.getvalue().splitlines()], worst, stats
+
+
+def _untimed(verdict: dict) -> dict:
+    return {k: v for k, v in verdict.items() if k not in TIMING}
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_workers_answer_what_one_process_answers(lines, jobs):
+    one, worst_one, stats_one = _run(lines, 1)
+    many, worst_many, stats_many = _run(lines, jobs)
+    assert [_untimed(v) for v in many] == [_untimed(v) for v in one]
+    assert worst_many == worst_one == Outcome.MALFORMED
+    assert stats_many == stats_one  # every instance parsed once, every exact model solved once
+    assert stats_one.exact_solved == 5 and stats_one.lines == len([x for x in lines if x.strip()])
+
+
+class _Dying(Oracle):
+    """Ends its own process (as the out-of-memory killer would) on the line whose id is "die"."""
+
+    def answer_line(self, raw):
+        if b'"die"' in raw:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return super().answer_line(raw)
+
+
+def test_a_dead_worker_costs_only_the_lines_it_held():
+    small = to_dict(generate("tasks", 5, tasks=12, clients=4))
+    other = to_dict(generate("tasks", 6, tasks=10, clients=3))
+
+    def line(line_id, inst):
+        return json.dumps({"id": line_id, "instance": inst, "solution": {"assignment": {c: {} for c in inst["clients"]}}})
+
+    batch = [line(0, small), line("die", small), *(line(i, other if i % 2 else small) for i in range(1, 9))]
+    verdicts, worst, stats = _run(batch, 2, lambda: _Dying("evaluate"))
+    assert [v["id"] for v in verdicts] == [0, "die", *range(1, 9)]
+    assert "error" not in verdicts[0], "answered before the death"
+    for v in verdicts[1:]:
+        if v["id"] == "die" or v["id"] % 2 == 0:  # held by the worker that died (sent before it was seen dead)
+            assert v["ok"] is False and v["error"].startswith("internal error: the worker process"), v
+        else:  # the other instance's worker lives on
+            assert "error" not in v and v["family"] == "tasks", v
+    assert worst == Outcome.INTERNAL and stats.internal == 5 and stats.lines == 10
+
+
+def test_no_worker_left_answers_every_line_with_an_error():
+    batch = [json.dumps({"id": i, "solution": {}}).replace('"solution"', '"die": 1, "solution"') for i in range(5)]
+    verdicts, worst, _ = _run(batch, 2, lambda: _Dying("evaluate"))
+    assert [v["id"] for v in verdicts] == list(range(5))
+    assert all(v["error"].startswith("internal error:") for v in verdicts) and worst == Outcome.INTERNAL
+
+
+def test_one_line_at_a_time_with_workers(lines):
+    """A harness writes a line and waits for its verdict before writing the next."""
+    proc = subprocess.Popen([str(KIPOPT), "check", "--batch", "-", "--jobs", "2"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for line in lines[:3]:
+            proc.stdin.write(line.encode() + b"\n")
+            proc.stdin.flush()
+            verdict = json.loads(proc.stdout.readline())
+            assert verdict["id"] == json.loads(line)["id"]
+        proc.stdin.close()
+        assert proc.wait(60) == 1
+        assert "3 lines" in proc.stderr.read().decode()
+    finally:
+        proc.kill()
+
+
+def test_default_jobs_follow_the_cores():
+    assert 1 <= default_jobs() <= 4
+    assert default_jobs() <= len(os.sched_getaffinity(0))
