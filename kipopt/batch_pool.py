@@ -82,6 +82,7 @@ def run_pool(make_oracle: Callable[[], Oracle], lines: BinaryIO, out: TextIO, jo
     """Answer every non-blank line of ``lines`` on ``out`` with ``jobs`` worker processes, each answering
     with its own ``make_oracle()``; ``stats`` gains what the whole batch did. The worst outcome."""
     workers: list[_Worker] = []
+    collector: _Collector | None = None
     finished = False
     try:
         for _ in range(jobs):
@@ -90,6 +91,8 @@ def run_pool(make_oracle: Callable[[], Oracle], lines: BinaryIO, out: TextIO, jo
         collector.start()
         _dispatch(lines, workers, collector)
         collector.join()
+        if collector.error is not None:  # e.g. the reader of ``out`` left: raised here, as without workers
+            raise collector.error
         finished = True
         return collector.worst
     finally:  # after the last verdict the workers have sent their counts and ended; else they are killed
@@ -101,6 +104,8 @@ def run_pool(make_oracle: Callable[[], Oracle], lines: BinaryIO, out: TextIO, jo
             else:
                 interrupts.kill_child(w.pid)
             _close(w.verdicts_fd)
+        if collector is not None:
+            collector.close()
 
 
 # --------------------------------------------------------------------------- the parent
@@ -112,6 +117,8 @@ def _dispatch(lines: BinaryIO, workers: list[_Worker], collector: "_Collector") 
     seq = 0
     try:
         for raw in iter(lines.readline, b""):
+            if collector.error is not None:
+                break
             if not raw.strip():
                 continue
             key, line_id = _route_key(raw)
@@ -188,6 +195,7 @@ class _Collector(threading.Thread):
         self.ready: dict[int, tuple[str, Outcome]] = {}
         self.total: int | None = None
         self.worst = Outcome.PASSED
+        self.error: BaseException | None = None
         self._next = 0
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_write, False)
@@ -211,28 +219,38 @@ class _Collector(threading.Thread):
 
     def run(self) -> None:
         try:
-            open_fds = {w.verdicts_fd: w for w in self.workers}
-            while True:
-                self._write_ready()
-                with self.lock:
-                    if self.total is not None and self._next >= self.total and not open_fds:
-                        return
-                readable, _, _ = select.select([*open_fds, self._wake_read], [], [])
-                for fd in readable:
-                    if fd == self._wake_read:
-                        os.read(fd, 1 << 16)
-                        continue
-                    chunk = os.read(fd, 1 << 20)
-                    worker = open_fds[fd]
-                    if chunk:
-                        worker.buffer += chunk
-                        self._take(worker)
-                    else:
-                        del open_fds[fd]
-                        self._ended(worker)
-        finally:
+            self._collect()
+        except BaseException as exc:  # noqa: BLE001 - handed to the parent's thread, which raises it
+            self.error = exc
+            for w in self.workers:  # a parent blocked sending them a line is released (broken pipe)
+                interrupts.kill_child(w.pid)
+
+    def close(self) -> None:
+        """Close the wake-up pipe (once the thread has ended: the parent's thread writes to it until then)."""
+        if not self.is_alive():
             _close(self._wake_read)
             _close(self._wake_write)
+
+    def _collect(self) -> None:
+        open_fds = {w.verdicts_fd: w for w in self.workers}
+        while True:
+            self._write_ready()
+            with self.lock:
+                if self.total is not None and self._next >= self.total and not open_fds:
+                    return
+            readable, _, _ = select.select([*open_fds, self._wake_read], [], [])
+            for fd in readable:
+                if fd == self._wake_read:
+                    os.read(fd, 1 << 16)
+                    continue
+                chunk = os.read(fd, 1 << 20)
+                worker = open_fds[fd]
+                if chunk:
+                    worker.buffer += chunk
+                    self._take(worker)
+                else:
+                    del open_fds[fd]
+                    self._ended(worker)
 
     def _take(self, worker: _Worker) -> None:
         buf = worker.buffer

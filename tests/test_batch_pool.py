@@ -134,3 +134,18 @@ def test_one_line_at_a_time_with_workers(lines):
 def test_default_jobs_follow_the_cores():
     assert 1 <= default_jobs() <= 4
     assert default_jobs() <= len(os.sched_getaffinity(0))
+
+
+def test_a_reader_that_leaves_ends_the_batch_quietly(tmp_path):
+    """The verdicts' reader closes its end after one line: kipopt ends (exit 1, as without workers) with no
+    traceback, and its workers with it."""
+    inst = to_dict(generate("tasks", 5, tasks=12, clients=4))
+    line = json.dumps({"id": 0, "instance": inst, "solution": {"assignment": {c: {} for c in inst["clients"]}}})
+    batch = tmp_path / "many.jsonl"
+    batch.write_text((line + "\n") * 3000)  # verdicts far beyond a pipe's buffer
+    proc = subprocess.Popen([str(KIPOPT), "evaluate", "--batch", str(batch), "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert json.loads(proc.stdout.readline())["id"] == 0
+    proc.stdout.close()
+    assert proc.wait(60) == 1
+    assert proc.stderr.read() == b""
