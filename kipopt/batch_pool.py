@@ -300,11 +300,7 @@ class _Collector(threading.Thread):
 def _start(make_oracle: Callable[[], Oracle], others: list[_Worker]) -> _Worker:
     """Fork one worker; it keeps none of the parent's ends of the other workers' pipes."""
     parent = os.getpid()
-    for stream in (sys.stdout, sys.stderr):  # a child must not inherit unwritten output
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass
+    interrupts.flush_streams()
     lines_read, lines_write = os.pipe()
     verdicts_read, verdicts_write = os.pipe()
     lifeline_read, lifeline_write = os.pipe()

@@ -153,16 +153,11 @@ def _fork(fn: Callable[[], T]) -> tuple[int, int, int]:
     write end (the child dies when it reads end of file there: the parent is gone)."""
     import os
     import pickle
-    import sys
 
     from . import interrupts
 
     parent = os.getpid()
-    for stream in (sys.stdout, sys.stderr):  # a child must not inherit unwritten output (Jupyter would show it twice)
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):  # closed or replaced streams
-            pass
+    interrupts.flush_streams()
     read_fd, write_fd = os.pipe()
     watch_read, watch_write = os.pipe()
     pid = os.fork()

@@ -96,6 +96,16 @@ def kill_child(pid: int) -> None:
     _children.discard(pid)
 
 
+def flush_streams() -> None:
+    """Flush stdout and stderr before a fork: a child must not inherit unwritten output (Jupyter would show
+    it twice)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # closed or replaced streams
+            pass
+
+
 def die_with_parent(parent: int, watch_fd: int) -> None:
     """In a forked child: end when ``parent`` ends, however it ends.
 
