@@ -76,6 +76,35 @@ class Tree:
     keep_count: np.ndarray    # ... how many
     least: int                # balance-free least cross-rack partitions X
     reach: np.ndarray | None  # (groups, classes): a member of c reads g at its least cost (None: not asked)
+    pairs: "Pairs"
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """The (class, topic) subscriptions, sorted by class: a box's per-class and per-topic quantities are
+    computed on these instead of on the dense (classes × topics) grid, half of which is empty."""
+
+    cls: np.ndarray           # per pair: its class
+    topic: np.ndarray         # per pair: its topic
+    classes: np.ndarray       # the classes with at least one topic
+    starts: np.ndarray        # per such class, its first pair
+    by_topic: np.ndarray      # (pairs, topics) 0/1: sums per topic by one product
+    keep: np.ndarray          # per keepable (owner, topic) entry of the tree: its pair
+    reach: np.ndarray | None  # (pairs, groups) 0/1: the pair's class reads the group (of its topic) at least cost
+
+
+def pairs(space: LevelSpace, owner_class: np.ndarray, keep_topic: np.ndarray,
+          reach: np.ndarray | None) -> Pairs:
+    cls, topic = np.nonzero(space.member_of)  # row-major: sorted by class
+    classes, starts = np.unique(cls, return_index=True)
+    by_topic = np.zeros((len(cls), space.member_of.shape[1]))
+    by_topic[np.arange(len(cls)), topic] = 1.0
+    index = np.full(space.member_of.shape, -1, dtype=np.int64)
+    index[cls, topic] = np.arange(len(cls))
+    per_group = None
+    if reach is not None:  # (groups, classes) -> (pairs, groups), only where the group is of the pair's topic
+        per_group = (reach[:, cls].T & (space.group_topic[None, :] == topic[:, None])).astype(np.float64)
+    return Pairs(cls, topic, classes, starts, by_topic, index[owner_class, keep_topic], per_group)
 
 
 def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
@@ -89,33 +118,42 @@ def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
             keep[(m, t)] = keep.get((m, t), 0) + len(numbers)
     members = np.array(sorted({m for m, _ in keep}), dtype=np.int64)
     position = {int(m): i for i, m in enumerate(members)}
-    pairs = np.array([(position[m], t, n) for (m, t), n in keep.items()], dtype=np.int64).reshape(-1, 3)
+    keeps = np.array([(position[m], t, n) for (m, t), n in keep.items()], dtype=np.int64).reshape(-1, 3)
     reach = (space.class_cross <= best[:, None]) if restrict else None
+    owner_class = space.member_class[members]
     return Tree(space, np.array([lo[t] for t in lay.topics], dtype=np.int64),
                 np.array([hi[t] for t in lay.topics], dtype=np.int64), int(space.sizes.sum()),
-                space.member_class[members], pairs[:, 0], pairs[:, 1], pairs[:, 2], least_cross(lay, best), reach)
+                owner_class, keeps[:, 0], keeps[:, 1], keeps[:, 2], least_cross(lay, best), reach,
+                pairs(space, owner_class[keeps[:, 0]], keeps[:, 1], reach))
 
 
 def _levels(tr: Tree, levels: np.ndarray) -> np.ndarray:
     """``max_{t ∈ S_c} levels_t`` per box and class, ``(B, C)`` (0 for a class without topics)."""
-    return np.maximum(np.where(tr.space.member_of[None], levels[:, None, :], -1).max(axis=2), 0)
+    pr = tr.pairs
+    out = np.zeros((len(levels), tr.space.member_of.shape[0]), dtype=np.int64)
+    if len(pr.cls):
+        out[:, pr.classes] = np.maximum(np.maximum.reduceat(levels[:, pr.topic], pr.starts, axis=1), 0)
+    return out
 
 
 def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The module docstring's bound of each box (rows of ``lo``, ``hi``); ``inf`` where no vector of the
     box admits a valid assignment."""
-    sp = tr.space
+    sp, pr = tr.space, tr.pairs
     lo, hi = np.atleast_2d(lo), np.atleast_2d(hi)
     mu_lo, mu_hi = _levels(tr, lo), _levels(tr, hi)
     n = np.where(sp.member_of.any(axis=1), sp.count, 0)
     base = mu_lo @ n
     feasible = (base <= tr.total) & ((mu_hi + 1) @ n >= tr.total)
-    possible = sp.member_of[None] & (hi[:, None, :] >= mu_lo[:, :, None] - 1)        # (B, C, T)
-    take = np.minimum(mu_hi[:, :, None] + 1, hi[:, None, :] + 1) * n[None, :, None]
-    feasible &= (np.where(possible, take, 0).sum(axis=1) >= sp.sizes[None]).all(axis=1)
-    feasible &= (np.where(possible, sp.sizes[None, None, :], 0).sum(axis=2) >= n[None] * mu_lo).all(axis=1)
+    hi_p = hi[:, pr.topic]
+    possible = hi_p >= mu_lo[:, pr.cls] - 1                                          # (B, pairs)
+    take = np.minimum(mu_hi[:, pr.cls] + 1, hi_p + 1) * n[pr.cls]
+    feasible &= (np.where(possible, take, 0) @ pr.by_topic >= sp.sizes[None]).all(axis=1)
+    if len(pr.cls):
+        held = np.add.reduceat(np.where(possible, sp.sizes[pr.topic], 0), pr.starts, axis=1)
+        feasible &= (held >= n[pr.classes] * mu_lo[:, pr.classes]).all(axis=1)
     bound = np.full(len(lo), float(sp.weight * tr.least + sp.owned_total))
-    ok = possible[:, tr.owner_class[tr.keep_owner], tr.keep_topic]                 # (B, pairs)
+    ok = possible[:, pr.keep]                                                        # (B, keeps)
     k = _per_owner(tr, tr.keep_count * ok)
     point = (lo == hi).all(axis=1)
     low, high = mu_lo[:, tr.owner_class], mu_hi[:, tr.owner_class]
@@ -127,8 +165,8 @@ def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         gain[point] = (k_top >= low[point] + 1).sum(axis=1)
     kept = low_kept + np.minimum(tr.total - base, gain)
     bound -= kept
-    if tr.reach is not None:  # some partition group has no possible holder at its least cost
-        reach = np.einsum("gc,bcg->bg", tr.reach.astype(np.int64), possible[:, :, sp.group_topic].astype(np.int64))
+    if pr.reach is not None:  # some partition group has no possible holder at its least cost
+        reach = possible.astype(np.float64) @ pr.reach
         bound = np.where((reach > 0).all(axis=1), bound, float(sp.weight * (tr.least + 1)))
     return np.where(feasible, bound, np.inf)
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_search import search_levels
-from kipopt.formulations.consumers.level_tree import box_bound, search_tree, tree
+from kipopt.formulations.consumers.level_tree import _levels, box_bound, search_tree, tree
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 
@@ -135,3 +135,18 @@ def test_warm_relaxations_equal_each_vectors_own(inst, rnd):
         assert warm.status == cold.status
         if cold.status == "optimal":
             assert abs(warm.objective - cold.objective) < 1e-6
+
+
+@SETTINGS
+@given(small_groups(), st.randoms(use_true_random=False))
+def test_pair_levels_equal_the_dense_definition(inst, rnd):
+    """The box bound reads each class's ``max_{t in S_c} level_t`` off the (class, topic) pairs; the
+    dense (classes x topics) definition gives the same, 0 for a class without topics."""
+    lay = layout(inst)
+    if not lay.topics:
+        return
+    tr = tree(inst, lay, restrict=rnd.random() < 0.5)
+    levels = np.array([[rnd.randint(int(a), int(b)) for a, b in zip(tr.lo, tr.hi)] for _ in range(3)], dtype=np.int64)
+    member_of = tr.space.member_of
+    dense = np.maximum(np.where(member_of[None], levels[:, None, :], -1).max(axis=2), 0)
+    assert np.array_equal(_levels(tr, levels), dense)
