@@ -322,40 +322,40 @@ def _balance_insertion(root: _Node, x: _Node) -> _Node:
         xpp = xp.parent
         if xpp is None:
             return root
-        xppl = xpp.left
-        if xp is xppl:
-            xppr = xpp.right
-            if xppr is not None and xppr.red:
-                xppr.red = xp.red = False
+        _, far, toward, away = _sides(xp is xpp.left)  # the parent's side, and the rotations there
+        uncle = far(xpp)
+        if uncle is not None and uncle.red:
+            uncle.red = xp.red = False
+            xpp.red = True
+            x = xpp
+            continue
+        if x is far(xp):
+            x = xp
+            root = toward(root, x)
+            xp = x.parent
+            xpp = None if xp is None else xp.parent
+        if xp is not None:
+            xp.red = False
+            if xpp is not None:
                 xpp.red = True
-                x = xpp
-            else:
-                if x is xp.right:
-                    x = xp
-                    root = _rotate_left(root, x)
-                    xp = x.parent
-                    xpp = None if xp is None else xp.parent
-                if xp is not None:
-                    xp.red = False
-                    if xpp is not None:
-                        xpp.red = True
-                        root = _rotate_right(root, xpp)
-        else:
-            if xppl is not None and xppl.red:
-                xppl.red = xp.red = False
-                xpp.red = True
-                x = xpp
-            else:
-                if x is xp.left:
-                    x = xp
-                    root = _rotate_right(root, x)
-                    xp = x.parent
-                    xpp = None if xp is None else xp.parent
-                if xp is not None:
-                    xp.red = False
-                    if xpp is not None:
-                        xpp.red = True
-                        root = _rotate_left(root, xpp)
+                root = away(root, xpp)
+
+
+def _left(n: _Node) -> _Node | None:
+    return n.left
+
+
+def _right(n: _Node) -> _Node | None:
+    return n.right
+
+
+def _sides(left: bool):
+    """For a node on its parent's left (``left``) or right: (child on its side, child on the other side,
+    rotation toward its side, rotation away from it). The JDK writes each balancing step twice, once
+    per side; here one body reads its directions from these."""
+    if left:
+        return _left, _right, _rotate_left, _rotate_right
+    return _right, _left, _rotate_right, _rotate_left
 
 
 def _red(n: _Node | None) -> bool:
@@ -373,67 +373,35 @@ def _balance_deletion(root: _Node, x: _Node | None) -> _Node:
         if x.red:
             x.red = False
             return root
-        xpl = xp.left
-        if xpl is x:
-            xpr = xp.right
-            if _red(xpr):
-                xpr.red = False
-                xp.red = True
-                root = _rotate_left(root, xp)
-                xp = x.parent
-                xpr = None if xp is None else xp.right
-            if xpr is None:
-                x = xp
-            else:
-                sl, sr = xpr.left, xpr.right
-                if not _red(sr) and not _red(sl):
-                    xpr.red = True
-                    x = xp
-                else:
-                    if not _red(sr):
-                        if sl is not None:
-                            sl.red = False
-                        xpr.red = True
-                        root = _rotate_right(root, xpr)
-                        xp = x.parent
-                        xpr = None if xp is None else xp.right
-                    if xpr is not None:
-                        xpr.red = False if xp is None else xp.red
-                        sr = xpr.right
-                        if sr is not None:
-                            sr.red = False
-                    if xp is not None:
-                        xp.red = False
-                        root = _rotate_left(root, xp)
-                    x = root
-        else:  # the mirror image
-            if _red(xpl):
-                xpl.red = False
-                xp.red = True
-                root = _rotate_right(root, xp)
-                xp = x.parent
-                xpl = None if xp is None else xp.left
-            if xpl is None:
-                x = xp
-            else:
-                sl, sr = xpl.left, xpl.right
-                if not _red(sl) and not _red(sr):
-                    xpl.red = True
-                    x = xp
-                else:
-                    if not _red(sl):
-                        if sr is not None:
-                            sr.red = False
-                        xpl.red = True
-                        root = _rotate_left(root, xpl)
-                        xp = x.parent
-                        xpl = None if xp is None else xp.left
-                    if xpl is not None:
-                        xpl.red = False if xp is None else xp.red
-                        sl = xpl.left
-                        if sl is not None:
-                            sl.red = False
-                    if xp is not None:
-                        xp.red = False
-                        root = _rotate_right(root, xp)
-                    x = root
+        near, far, toward, away = _sides(xp.left is x)  # x's side, and the rotations there
+        sibling = far(xp)
+        if _red(sibling):
+            sibling.red = False
+            xp.red = True
+            root = toward(root, xp)
+            xp = x.parent
+            sibling = None if xp is None else far(xp)
+        if sibling is None:
+            x = xp
+            continue
+        inner, outer = near(sibling), far(sibling)
+        if not _red(outer) and not _red(inner):
+            sibling.red = True
+            x = xp
+            continue
+        if not _red(outer):
+            if inner is not None:
+                inner.red = False
+            sibling.red = True
+            root = away(root, sibling)
+            xp = x.parent
+            sibling = None if xp is None else far(xp)
+        if sibling is not None:
+            sibling.red = False if xp is None else xp.red
+            outer = far(sibling)
+            if outer is not None:
+                outer.red = False
+        if xp is not None:
+            xp.red = False
+            root = toward(root, xp)
+        x = root
