@@ -131,9 +131,15 @@ def test_one_line_at_a_time_with_workers(lines):
         proc.kill()
 
 
-def test_default_jobs_follow_the_cores():
-    assert 1 <= default_jobs() <= 4
-    assert default_jobs() <= len(os.sched_getaffinity(0))
+@pytest.mark.parametrize("cores, jobs", [(1, 1), (2, 2), (3, 3), (8, 4), (64, 4)])
+def test_default_jobs_follow_the_usable_cores(monkeypatch, cores, jobs):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    assert default_jobs() == jobs
+
+
+def test_no_fork_no_workers(monkeypatch):
+    monkeypatch.delattr(os, "fork")
+    assert default_jobs() == 1
 
 
 def test_a_reader_that_leaves_ends_the_batch_quietly(tmp_path):
