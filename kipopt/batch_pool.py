@@ -176,9 +176,7 @@ def _pick(workers: list[_Worker], home: LRU[str, int], key: str | None) -> int |
 
 def _send(worker: _Worker, data: bytes, collector: "_Collector") -> None:
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(worker.lines_fd, view):]
+        _write_all(worker.lines_fd, data)
     except OSError:  # the worker is gone: the collector answers its lines when its verdict pipe ends
         with collector.lock:
             worker.alive = False

@@ -112,13 +112,17 @@ def _run_batch(args: argparse.Namespace, mode: str, **defaults: Any) -> int:
     from .batch import Oracle, Stats
     from .batch_pool import default_jobs, run_pool
     jobs = default_jobs() if args.jobs is None else args.jobs
-    oracle = Oracle(mode, **defaults)
-    stats = oracle.stats if jobs == 1 else Stats()
+
+    def make() -> Oracle:
+        return Oracle(mode, **defaults)
+
+    oracle = make() if jobs == 1 else None  # with workers, each makes its own
+    stats = oracle.stats if oracle is not None else Stats()
 
     def answer(handle: Any) -> Any:
-        if jobs == 1:
+        if oracle is not None:
             return oracle.run(handle, sys.stdout)
-        return run_pool(lambda: Oracle(mode, **defaults), handle, sys.stdout, jobs, stats)
+        return run_pool(make, handle, sys.stdout, jobs, stats)
 
     if args.batch == "-":
         worst = answer(sys.stdin.buffer)

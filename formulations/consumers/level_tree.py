@@ -75,8 +75,7 @@ class Tree:
     keep_topic: np.ndarray    # ... topic index
     keep_count: np.ndarray    # ... how many
     least: int                # balance-free least cross-rack partitions X
-    reach: np.ndarray | None  # (groups, classes): a member of c reads g at its least cost (None: not asked)
-    pairs: "Pairs"
+    pairs: "Pairs"            # the subscriptions, and which may read each group at its least cost
 
 
 @dataclass(frozen=True)
@@ -119,11 +118,11 @@ def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
     members = np.array(sorted({m for m, _ in keep}), dtype=np.int64)
     position = {int(m): i for i, m in enumerate(members)}
     keeps = np.array([(position[m], t, n) for (m, t), n in keep.items()], dtype=np.int64).reshape(-1, 3)
-    reach = (space.class_cross <= best[:, None]) if restrict else None
+    reach = (space.class_cross <= best[:, None]) if restrict else None  # (groups, classes): at least cost
     owner_class = space.member_class[members]
     return Tree(space, np.array([lo[t] for t in lay.topics], dtype=np.int64),
                 np.array([hi[t] for t in lay.topics], dtype=np.int64), int(space.sizes.sum()),
-                owner_class, keeps[:, 0], keeps[:, 1], keeps[:, 2], least_cross(lay, best), reach,
+                owner_class, keeps[:, 0], keeps[:, 1], keeps[:, 2], least_cross(lay, best),
                 pairs(space, owner_class[keeps[:, 0]], keeps[:, 1], reach))
 
 
