@@ -249,3 +249,33 @@ def test_layout_objective_is_the_rules(seed, partitions, members, rf, rackless):
     answers += [decmin] if decmin is not None else []
     for a in answers:
         assert layout_objective(inst, lay, a) == balanced_objective(inst, a)
+
+
+def test_few_members_with_many_partitions_reach_the_member_milp_after_a_tree_probe():
+    """Ten members over 1,000 partitions and ten topics: the level box has about 10^20 vectors, the member
+    MILP about 50 pairs. The tree gets only its probe before the MILP, which proves the optimum; the tree's
+    second turn never runs."""
+    from kipopt.formulations.consumers import balanced as B
+
+    inst = generate("consumers", 1, partitions=1000, members=10, topics=10, replication_factor=3,
+                    subscriptions="mixed", conflicts=0.05, owner_draw="direct")
+    lay = layout(inst)
+    size = B.milp_pairs(lay)
+    assert size <= B.MILP_PROBE_PAIRS
+    order = B._stage_order(lay, 1000, size)
+    assert [stage for stage, _ in order] == [B._tree_stage, B._milp_stage, B._tree_stage]
+    assert order[0][1](60.0) == B.TREE_PROBE_SECONDS and order[1][1](40.0) == 20.0 and order[2][1](7.0) == 7.0
+    result = B.run_balanced(inst, SolveOptions(time_limit=60, threads=1))
+    assert result.status is Status.OPTIMAL and result.bound == result.objective
+    assert result.info["milp_status"] in ("optimal", "nothing below the cutoff")
+    assert not balanced_violations(inst, result.assignment)
+
+
+def test_stage_order_keeps_the_tree_first_for_many_members_and_the_milp_first_for_many_topics():
+    from kipopt.formulations.consumers import balanced as B
+
+    many = layout(generate("consumers", 2, partitions=600, members=60, topics=5, subscriptions="mixed"))
+    assert [s for s, _ in B._stage_order(many, 600, B.milp_pairs(many))] == [B._tree_stage, B._milp_stage]
+    wide = layout(generate("consumers", 3, partitions=300, members=20, topics=14, subscriptions="mixed"))
+    assert [s for s, _ in B._stage_order(wide, 300, B.milp_pairs(wide))] == [B._milp_stage, B._tree_stage]
+    assert [s for s, _ in B._stage_order(wide, 300, B.MILP_MAX_COLUMNS + 1)] == [B._tree_stage]
