@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from itertools import count as counter
 
 import numpy as np
+import scipy.sparse as sps
 
 from kipopt.instance import ConsumersInstance
 
@@ -70,10 +71,12 @@ class Tree:
     lo: np.ndarray            # root box, per topic
     hi: np.ndarray
     total: int                # partitions
-    owner_class: np.ndarray   # per owner (members with keepable partitions), its class
-    keep_owner: np.ndarray    # per (owner, topic) pair with keepable partitions: owner index
+    owner_pos: np.ndarray     # per owner (members with keepable partitions), its class's row in ``pairs.classes``
+    keep_owner: np.ndarray    # per (owner, topic) pair with keepable partitions, sorted by owner: owner index
     keep_topic: np.ndarray    # ... topic index
     keep_count: np.ndarray    # ... how many
+    owner_starts: np.ndarray  # per owner, its first entry
+    keep: sps.csr_matrix      # (owners, pairs): keepable partitions of the pair's topic
     least: int                # balance-free least cross-rack partitions X
     pairs: "Pairs"            # the subscriptions, and which may read each group at its least cost
 
@@ -81,29 +84,34 @@ class Tree:
 @dataclass(frozen=True)
 class Pairs:
     """The (class, topic) subscriptions, sorted by class: a box's per-class and per-topic quantities are
-    computed on these instead of on the dense (classes × topics) grid, half of which is empty."""
+    computed on these instead of on the dense (classes × topics) grid, half of which is empty. A box
+    batch's arrays are laid out (pairs or classes, boxes): rows gather and reduce contiguously."""
 
     cls: np.ndarray           # per pair: its class
     topic: np.ndarray         # per pair: its topic
     classes: np.ndarray       # the classes with at least one topic
     starts: np.ndarray        # per such class, its first pair
-    by_topic: np.ndarray      # (pairs, topics) 0/1: sums per topic by one product
-    keep: np.ndarray          # per keepable (owner, topic) entry of the tree: its pair
-    reach: np.ndarray | None  # (pairs, groups) 0/1: the pair's class reads the group (of its topic) at least cost
+    counts: np.ndarray        # ... its number of pairs
+    members: np.ndarray       # ... its number of members (float)
+    pair_members: np.ndarray  # per pair: its class's members (float)
+    by_topic: np.ndarray      # (topics, pairs) 0/1: sums per topic by one product
+    held: sps.csr_matrix      # (classes, pairs): the pair's topic's partitions
+    reach: sps.csr_matrix | None  # (groups, pairs) 0/1: the pair's class reads the group (of its topic) at least cost
 
 
-def pairs(space: LevelSpace, owner_class: np.ndarray, keep_topic: np.ndarray,
-          reach: np.ndarray | None) -> Pairs:
+def pairs(space: LevelSpace, reach: np.ndarray | None) -> Pairs:
     cls, topic = np.nonzero(space.member_of)  # row-major: sorted by class
-    classes, starts = np.unique(cls, return_index=True)
-    by_topic = np.zeros((len(cls), space.member_of.shape[1]))
-    by_topic[np.arange(len(cls)), topic] = 1.0
-    index = np.full(space.member_of.shape, -1, dtype=np.int64)
-    index[cls, topic] = np.arange(len(cls))
+    P = len(cls)
+    classes, starts, counts = np.unique(cls, return_index=True, return_counts=True)
+    members = space.count[classes].astype(np.float64)
+    by_topic = np.zeros((space.member_of.shape[1], P))
+    by_topic[topic, np.arange(P)] = 1.0
+    row = np.repeat(np.arange(len(classes)), counts)
+    held = sps.csr_matrix((space.sizes[topic].astype(np.float64), (row, np.arange(P))), shape=(len(classes), P))
     per_group = None
-    if reach is not None:  # (groups, classes) -> (pairs, groups), only where the group is of the pair's topic
-        per_group = (reach[:, cls].T & (space.group_topic[None, :] == topic[:, None])).astype(np.float64)
-    return Pairs(cls, topic, classes, starts, by_topic, index[owner_class, keep_topic], per_group)
+    if reach is not None:  # (groups, classes) -> (groups, pairs), only where the group is of the pair's topic
+        per_group = sps.csr_matrix((reach[:, cls] & (space.group_topic[:, None] == topic[None, :])).astype(np.float64))
+    return Pairs(cls, topic, classes, starts, counts, members, members[row], by_topic, held, per_group)
 
 
 def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
@@ -115,15 +123,26 @@ def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
         t = int(space.group_topic[g])
         if space.member_of[space.member_class[m], t] and lay.cross[g, lay.member_rack[m]] <= best[g]:
             keep[(m, t)] = keep.get((m, t), 0) + len(numbers)
-    members = np.array(sorted({m for m, _ in keep}), dtype=np.int64)
-    position = {int(m): i for i, m in enumerate(members)}
-    keeps = np.array([(position[m], t, n) for (m, t), n in keep.items()], dtype=np.int64).reshape(-1, 3)
+    keeps = np.array(sorted((m, t, n) for (m, t), n in keep.items()), dtype=np.int64).reshape(-1, 3)
+    members, owner_starts, owner = np.unique(keeps[:, 0], return_index=True, return_inverse=True)
     reach = (space.class_cross <= best[:, None]) if restrict else None  # (groups, classes): at least cost
-    owner_class = space.member_class[members]
+    pr = pairs(space, reach)
+    pair_of = np.full(space.member_of.shape, -1, dtype=np.int64)
+    pair_of[pr.cls, pr.topic] = np.arange(len(pr.cls))
+    class_row = np.full(space.member_of.shape[0], -1, dtype=np.int64)
+    class_row[pr.classes] = np.arange(len(pr.classes))
+    keep_matrix = sps.csr_matrix((keeps[:, 2].astype(np.float64),
+                                  (owner, pair_of[space.member_class[keeps[:, 0]], keeps[:, 1]])),
+                                 shape=(len(members), len(pr.cls)))
     return Tree(space, np.array([lo[t] for t in lay.topics], dtype=np.int64),
                 np.array([hi[t] for t in lay.topics], dtype=np.int64), int(space.sizes.sum()),
-                owner_class, keeps[:, 0], keeps[:, 1], keeps[:, 2], least_cross(lay, best),
-                pairs(space, owner_class[keeps[:, 0]], keeps[:, 1], reach))
+                class_row[space.member_class[members]], owner, keeps[:, 1], keeps[:, 2], owner_starts,
+                keep_matrix, least_cross(lay, best), pr)
+
+
+def _class_levels(pr: Pairs, per_pair: np.ndarray) -> np.ndarray:
+    """``max(0, max_{t ∈ S_c} level_t)`` per class with topics, from the levels at its pairs ``(pairs, B)``."""
+    return np.maximum(np.maximum.reduceat(per_pair, pr.starts, axis=0), 0)
 
 
 def _levels(tr: Tree, levels: np.ndarray) -> np.ndarray:
@@ -131,7 +150,7 @@ def _levels(tr: Tree, levels: np.ndarray) -> np.ndarray:
     pr = tr.pairs
     out = np.zeros((len(levels), tr.space.member_of.shape[0]), dtype=np.int64)
     if len(pr.cls):
-        out[:, pr.classes] = np.maximum(np.maximum.reduceat(levels[:, pr.topic], pr.starts, axis=1), 0)
+        out[:, pr.classes] = _class_levels(pr, np.take(levels.T, pr.topic, axis=0)).T
     return out
 
 
@@ -140,33 +159,30 @@ def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     box admits a valid assignment."""
     sp, pr = tr.space, tr.pairs
     lo, hi = np.atleast_2d(lo), np.atleast_2d(hi)
-    mu_lo, mu_hi = _levels(tr, lo), _levels(tr, hi)
-    n = np.where(sp.member_of.any(axis=1), sp.count, 0)
-    base = mu_lo @ n
-    feasible = (base <= tr.total) & ((mu_hi + 1) @ n >= tr.total)
-    hi_p = hi[:, pr.topic]
-    possible = hi_p >= mu_lo[:, pr.cls] - 1                                          # (B, pairs)
-    take = np.minimum(mu_hi[:, pr.cls] + 1, hi_p + 1) * n[pr.cls]
-    feasible &= (np.where(possible, take, 0) @ pr.by_topic >= sp.sizes[None]).all(axis=1)
-    if len(pr.cls):
-        held = np.add.reduceat(np.where(possible, sp.sizes[pr.topic], 0), pr.starts, axis=1)
-        feasible &= (held >= n[pr.classes] * mu_lo[:, pr.classes]).all(axis=1)
     bound = np.full(len(lo), float(sp.weight * tr.least + sp.owned_total))
-    ok = possible[:, pr.keep]                                                        # (B, keeps)
-    k = _per_owner(tr, tr.keep_count * ok)
+    if not len(pr.cls):  # nobody subscribes to anything: only an empty group of partitions fits
+        return np.where(tr.total == 0, bound, np.inf)
+    hi_p = np.take(hi.T, pr.topic, axis=0)                                    # (pairs, B)
+    mu_lo, mu_hi = _class_levels(pr, np.take(lo.T, pr.topic, axis=0)), _class_levels(pr, hi_p)  # (classes, B)
+    base = pr.members @ mu_lo
+    feasible = (base <= tr.total) & (pr.members @ (mu_hi + 1) >= tr.total)
+    possible = (hi_p + 1 >= np.repeat(mu_lo, pr.counts, axis=0)).astype(np.float64)
+    take = np.minimum(np.repeat(mu_hi, pr.counts, axis=0), hi_p) + 1.0
+    take *= pr.pair_members[:, None] * possible
+    feasible &= (pr.by_topic @ take >= sp.sizes[:, None]).all(axis=0)
+    feasible &= (pr.held @ possible >= pr.members[:, None] * mu_lo).all(axis=0)
+    k = tr.keep @ possible                                                    # (owners, B)
+    low, high = mu_lo[tr.owner_pos], mu_hi[tr.owner_pos]
+    low_kept = np.minimum(k, low).sum(axis=0)
+    gain = np.maximum(0, np.minimum(k, high + 1) - low).sum(axis=0)
     point = (lo == hi).all(axis=1)
-    low, high = mu_lo[:, tr.owner_class], mu_hi[:, tr.owner_class]
-    low_kept = np.minimum(k, low).sum(axis=1)
-    gain = np.maximum(0, np.minimum(k, high + 1) - low).sum(axis=1)
-    if point.any():  # at a single vector a member gains one only when high on its topics at level μ
-        top = lo[point][:, tr.keep_topic] == low[point][:, tr.keep_owner]
-        k_top = _per_owner(tr, tr.keep_count * top)
-        gain[point] = (k_top >= low[point] + 1).sum(axis=1)
-    kept = low_kept + np.minimum(tr.total - base, gain)
-    bound -= kept
+    if point.any() and len(tr.owner_pos):  # at a single vector a member gains one only when high on its topics at level μ
+        top = np.take(lo[point].T, tr.keep_topic, axis=0) == low[:, point][tr.keep_owner]
+        k_top = np.add.reduceat(top * tr.keep_count[:, None], tr.owner_starts, axis=0)
+        gain[point] = (k_top >= low[:, point] + 1).sum(axis=0)
+    bound -= low_kept + np.minimum(tr.total - base, gain)
     if pr.reach is not None:  # some partition group has no possible holder at its least cost
-        reach = possible.astype(np.float64) @ pr.reach
-        bound = np.where((reach > 0).all(axis=1), bound, float(sp.weight * (tr.least + 1)))
+        bound = np.where((pr.reach @ possible > 0).all(axis=0), bound, float(sp.weight * (tr.least + 1)))
     return np.where(feasible, bound, np.inf)
 
 
@@ -174,13 +190,6 @@ def box_bound(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> float | None:
     """:func:`box_bounds` of one box; ``None`` when no vector in it admits a valid assignment."""
     value = float(box_bounds(tr, lo, hi)[0])
     return None if math.isinf(value) else value
-
-
-def _per_owner(tr: Tree, weights: np.ndarray) -> np.ndarray:
-    """Sum ``(B, pairs)`` weights per owner: ``(B, owners)``."""
-    B, owners = len(weights), len(tr.owner_class)
-    flat = (np.arange(B)[:, None] * owners + tr.keep_owner[None]).ravel()
-    return np.bincount(flat, weights=weights.ravel(), minlength=B * owners).reshape(B, owners).astype(np.int64)
 
 
 def _children(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:

@@ -150,3 +150,72 @@ def test_pair_levels_equal_the_dense_definition(inst, rnd):
     member_of = tr.space.member_of
     dense = np.maximum(np.where(member_of[None], levels[:, None, :], -1).max(axis=2), 0)
     assert np.array_equal(_levels(tr, levels), dense)
+
+
+def _dense_box_bound(inst, lay, restrict: bool, lo: np.ndarray, hi: np.ndarray) -> float:
+    """The module docstring's bound of one box, written out over the dense (classes x topics) grid with
+    Python loops: the reference the array code must equal."""
+    from kipopt.formulations.consumers.groups import cheapest, least_cross
+    from kipopt.formulations.consumers.level_search import level_base
+    sp = level_base(inst, lay)
+    best = cheapest(lay)
+    C, T = sp.member_of.shape
+    total = int(sp.sizes.sum())
+    n = [int(sp.count[c]) if sp.member_of[c].any() else 0 for c in range(C)]
+    mu_lo = [max([int(lo[t]) for t in range(T) if sp.member_of[c, t]] + [0]) for c in range(C)]
+    mu_hi = [max([int(hi[t]) for t in range(T) if sp.member_of[c, t]] + [0]) for c in range(C)]
+    possible = [[bool(sp.member_of[c, t]) and hi[t] >= mu_lo[c] - 1 for t in range(T)] for c in range(C)]
+    base = sum(n[c] * mu_lo[c] for c in range(C))
+    feasible = base <= total <= sum(n[c] * (mu_hi[c] + 1) for c in range(C))
+    feasible &= all(sum(n[c] * min(mu_hi[c] + 1, int(hi[t]) + 1) for c in range(C) if possible[c][t]) >= sp.sizes[t]
+                    for t in range(T))
+    feasible &= all(sum(int(sp.sizes[t]) for t in range(T) if possible[c][t]) >= n[c] * mu_lo[c]
+                    for c in range(C) if sp.member_of[c].any())
+    if not feasible:
+        return np.inf
+    keep: dict[int, dict[int, int]] = {}
+    for (g, m), numbers in sp.owned.items():
+        t = int(sp.group_topic[g])
+        if sp.member_of[sp.member_class[m], t] and lay.cross[g, lay.member_rack[m]] <= best[g]:
+            keep.setdefault(m, {}).setdefault(t, 0)
+            keep[m][t] += len(numbers)
+    low_kept = gain = 0
+    point = bool((lo == hi).all())
+    for m, per_topic in keep.items():
+        c = int(sp.member_class[m])
+        k = sum(v for t, v in per_topic.items() if possible[c][t])
+        low_kept += min(k, mu_lo[c])
+        if point:
+            gain += sum(v for t, v in per_topic.items() if lo[t] == mu_lo[c]) >= mu_lo[c] + 1
+        else:
+            gain += max(0, min(k, mu_hi[c] + 1) - mu_lo[c])
+    least = least_cross(lay, best)
+    bound = float(sp.weight * least + sp.owned_total - low_kept - min(total - base, gain))
+    if restrict:
+        for g in range(len(lay.groups)):
+            t = int(sp.group_topic[g])
+            if not any(possible[c][t] and sp.class_cross[g, c] <= best[g] for c in range(C)):
+                return float(sp.weight * (least + 1))
+    return bound
+
+
+@SETTINGS
+@given(small_groups(), st.randoms(use_true_random=False))
+def test_box_bounds_equal_the_dense_reference(inst, rnd):
+    """The array code (pairs laid out by box, sparse sums per class, owner and group) gives each box of a
+    batch exactly the bound of the written-out definition, single vectors included."""
+    from kipopt.formulations.consumers.level_tree import box_bounds
+    lay = layout(inst)
+    if not lay.topics:
+        return
+    restrict = rnd.random() < 0.5
+    tr = tree(inst, lay, restrict=restrict)
+    los, his = [], []
+    for _ in range(6):
+        lo = np.array([rnd.randint(int(a), int(b)) for a, b in zip(tr.lo, tr.hi)], dtype=np.int64)
+        hi = lo.copy() if rnd.random() < 0.3 else np.array([rnd.randint(int(a), int(b)) for a, b in zip(lo, tr.hi)],
+                                                             dtype=np.int64)
+        los.append(lo)
+        his.append(hi)
+    got = box_bounds(tr, np.array(los), np.array(his))
+    assert got.tolist() == [_dense_box_bound(inst, lay, restrict, lo, hi) for lo, hi in zip(los, his)]
