@@ -39,9 +39,18 @@ possible holder at its least cost cannot beat it either.
 
 Search: best first on the bound. A single vector is first bounded by the LP
 relaxation of its MILP (:func:`~kipopt.formulations.consumers.level_search.fixed_model`),
-put back, and solved as a MILP (seeking only answers below the best in hand)
-when it comes up again. The least bound of the open boxes is a valid bound on
-the rule's optimum whenever the time limit stops the search.
+warm-started from the vector before and stopped as soon as its dual objective
+shows that the vector cannot beat the best answer in hand (a cutoff whose dual
+bound is re-checked here by weak duality,
+:func:`~kipopt.formulations.highs.dual_bound`). Otherwise the relaxation's high
+counts are rounded and fixed and the LP solved again
+(:func:`~kipopt.formulations.consumers.level_warm.round_high`): an integral
+answer, checked against the rule, becomes the best in hand early, so that later
+relaxations stop at the cutoff, and settles the vector when it meets its
+relaxation. An unsettled vector is put back and solved as a MILP (seeking only
+answers below the best in hand) when it comes up again. The least bound of the
+open boxes is a valid bound on the rule's optimum whenever the time limit stops
+the search.
 """
 
 from __future__ import annotations
@@ -59,7 +68,8 @@ from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import Layout, cheapest, least_cross, topic_levels
 from kipopt.formulations.consumers.level_search import LevelSpace, SearchResult, arcs, fixed_model, level_base, read_back
-from kipopt.formulations.consumers.level_warm import leaf_lp, relax
+from kipopt.formulations.consumers.level_warm import leaf_lp, relax, round_high
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 from kipopt.formulations.highs import solve_lp
 
 
@@ -226,7 +236,8 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     found = None
     seq = counter()
     heap: list = []
-    stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_milps": 0}
+    stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_cutoff": 0, "level_rounded": 0,
+             "level_milps": 0}
 
     def push(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray) -> None:
         # ties go to the narrower box (depth first among equals): with flat bounds a breadth-first
@@ -250,16 +261,33 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         left = None if deadline is None else deadline - time.perf_counter()
         if kind == LEAF:
             warm = warm or leaf_lp(sp, net, threads)
-            lp = relax(warm, lo, left)
+            # a relaxation above best - O - 1 rounds up to the best: the leaf cannot beat it
+            lp = relax(warm, lo, left, None if not math.isfinite(best_value) else best_value - sp.owned_total - 0.5)
             stats["level_relaxed"] += 1
             if lp.status == "infeasible":
                 stats["level_infeasible"] += 1
                 continue
+            if lp.status == "cutoff":
+                stats["level_cutoff"] += 1
+                continue
             if lp.status != "optimal" or lp.objective is None:
                 open_bound = bound
                 break
-            relaxed = max(bound, math.ceil(lp.objective - 1e-6) + sp.owned_total)
-            push(float(relaxed), RELAXED, lo, hi)  # its MILP runs when it comes up again
+            bound = max(bound, math.ceil(lp.objective - 1e-6) + sp.owned_total)
+            if bound >= best_value:
+                continue
+            rounded = round_high(warm, lo, lp.x, left)  # an early answer lets later relaxations stop at the cutoff
+            if rounded is not None:
+                model, result = rounded
+                value = float(round(result.objective)) + sp.owned_total
+                if value < best_value:
+                    answer = read_back(sp, model, result.x)
+                    if not balanced_violations(instance, answer) and balanced_objective(instance, answer) == value:
+                        found, best_value = answer, value
+                        stats["level_rounded"] += 1
+                if best_value <= bound:  # the leaf's relaxation is met: nothing better here
+                    continue
+            push(float(bound), RELAXED, lo, hi)  # its MILP runs when it comes up again
             continue
         model = fixed_model(sp, lo, net)
         cutoff = None if not math.isfinite(best_value) else best_value - sp.owned_total - 0.5

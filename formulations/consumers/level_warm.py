@@ -31,8 +31,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from kipopt.formulations.consumers.level_search import Arcs, LevelSpace, _mu
-from kipopt.formulations.highs import ArrayLP, HighsResult, WarmLP
+from kipopt.formulations.consumers.level_search import Arcs, FixedModel, LevelSpace, _mu
+from kipopt.formulations.highs import ArrayLP, HighsResult, WarmLP, is_integral
 
 
 @dataclass(frozen=True)
@@ -77,9 +77,54 @@ def leaf_lp(space: LevelSpace, net: Arcs, threads: int | None = None) -> LeafLP:
     return LeafLP(space, net, WarmLP(threads), keep_arc, cut_nodes, order, base, sizes)
 
 
-def relax(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None) -> HighsResult:
+def relax(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None,
+          cutoff: float | None = None) -> HighsResult:
     """The LP relaxation of ``vector``'s MILP (objective without the constant ``O``), from the basis of
-    the vector solved before."""
+    the vector solved before; status ``cutoff`` when its optimum is proven above ``cutoff``
+    (:meth:`~kipopt.formulations.highs.WarmLP.solve`)."""
+    return leaf.warm.solve(_model(leaf, vector), time_limit, cutoff)
+
+
+def round_high(leaf: LeafLP, vector: np.ndarray, x: np.ndarray, time_limit: float | None = None
+               ) -> tuple[FixedModel, HighsResult] | None:
+    """A primal heuristic at one vector: its relaxation's high counts ``η`` rounded (largest remainders,
+    their sum kept: it is ``P - Σ n μ``) and fixed, the LP solved again; an integral optimum is an answer
+    of the vector's MILP, returned with the model :func:`~kipopt.formulations.consumers.level_search.read_back`
+    reads it through; ``None`` otherwise."""
+    N = len(leaf.net.nodes)
+    eta = x[:N]
+    fixed = np.floor(eta + 1e-9)
+    short = int(round(eta.sum() - fixed.sum()))
+    if short > 0:
+        fixed[np.argsort(-(eta - fixed), kind="stable")[:short]] += 1.0
+    lp = _model(leaf, vector)
+    lp = replace(lp, lower=np.r_[fixed, lp.lower[N:]], upper=np.r_[fixed, lp.upper[N:]])
+    result = leaf.warm.solve(lp, time_limit)
+    if result.status != "optimal" or result.x is None or not is_integral(result.x):
+        return None
+    return _read_model(leaf, vector), result
+
+
+def _read_model(leaf: LeafLP, vector: np.ndarray) -> FixedModel:
+    """The leaf LP's columns as :class:`~kipopt.formulations.consumers.level_search.FixedModel` names them
+    (``η | z | k``), live arcs only, for :func:`~kipopt.formulations.consumers.level_search.read_back`."""
+    sp, net = leaf.space, leaf.net
+    N, K = len(net.nodes), len(net.arc_node)
+    mu = _mu(sp, vector[None])[0][net.node_class]
+    level = vector[sp.group_topic[net.arc_group]]
+    live = level >= mu[net.arc_node] - 1
+    arcs = np.flatnonzero(live)
+    flows = np.stack([net.arc_group[arcs], net.arc_node[arcs], N + arcs, (level[arcs] < mu[net.arc_node[arcs]])],
+                     axis=1).astype(np.int64)
+    kl = np.flatnonzero(live[leaf.keep_arc])
+    ka = leaf.keep_arc[kl]
+    keeps = np.stack([net.arc_group[ka], np.array([net.nodes[v][0] for v in net.arc_node[ka]], dtype=np.int64),
+                      N + K + kl], axis=1).astype(np.int64).reshape(-1, 3)
+    return FixedModel(net.nodes, net.owner, tuple(int(v) for v in mu), flows, keeps, np.arange(N), None)
+
+
+def _model(leaf: LeafLP, vector: np.ndarray) -> ArrayLP:
+    """``vector``'s relaxation in the family's pattern."""
     sp, net = leaf.space, leaf.net
     N, K, nk, C = len(net.nodes), len(net.arc_node), len(leaf.keep_arc), len(leaf.cut_nodes)
     mu = _mu(sp, vector[None])[0][net.node_class].astype(np.float64)
@@ -102,4 +147,4 @@ def relax(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None) -> 
                  upper=np.r_[net.node_size.astype(np.float64), np.where(live, cap, 0.0), np.where(klive, owned, 0.0)],
                  row_lower=np.r_[nmu, np.full(N + 2 * C, -np.inf), sizes],
                  row_upper=np.r_[nmu, nmu, a, own_b, sizes])
-    return leaf.warm.solve(lp, time_limit)
+    return lp

@@ -219,3 +219,39 @@ def test_box_bounds_equal_the_dense_reference(inst, rnd):
         his.append(hi)
     got = box_bounds(tr, np.array(los), np.array(his))
     assert got.tolist() == [_dense_box_bound(inst, lay, restrict, lo, hi) for lo, hi in zip(los, his)]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_groups(), st.randoms(use_true_random=False))
+def test_relaxations_cut_off_only_above_the_cutoff_and_rounded_answers_are_valid(inst, rnd):
+    """A warm relaxation given a cutoff either solves in full (the same optimum as without one) or stops
+    with a checked dual bound above the cutoff that does not exceed the optimum; the rounded-high
+    heuristic's answers meet the rule and cost what the model says, never less than the relaxation."""
+    from kipopt.formulations.consumers.level_search import arcs, level_base
+    from kipopt.formulations.consumers.level_warm import leaf_lp, relax, round_high
+    from kipopt.formulations.consumers.level_search import read_back
+    lay = layout(inst)
+    if not lay.topics:
+        return
+    space = level_base(inst, lay)
+    tr = tree(inst, lay, restrict=False)
+    net = arcs(space)
+    plain, cut = leaf_lp(space, net), leaf_lp(space, net)
+    for _ in range(6):
+        vector = np.array([rnd.randint(int(a), int(b)) for a, b in zip(tr.lo, tr.hi)], dtype=np.int64)
+        full = relax(plain, vector)
+        if full.status != "optimal":
+            continue
+        cutoff = full.objective + rnd.choice([-3.5, -0.5, 0.5, 2.5])
+        warm = relax(cut, vector, cutoff=cutoff)
+        if warm.status == "cutoff":
+            assert cutoff < warm.bound <= full.objective + 1e-6
+        else:
+            assert warm.status == "optimal" and abs(warm.objective - full.objective) < 1e-6
+        rounded = round_high(plain, vector, full.x)
+        if rounded is not None:
+            model, result = rounded
+            answer = read_back(space, model, result.x)
+            assert not balanced_violations(inst, answer)
+            assert balanced_objective(inst, answer) == round(result.objective) + space.owned_total
+            assert result.objective >= full.objective - 1e-6
