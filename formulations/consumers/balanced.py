@@ -494,7 +494,9 @@ def _stage_order(lay: Layout, total: int, size: int) -> list[tuple[Callable, Cal
         return [(_milp_stage, half), (_tree_stage, rest)]
     if size <= MILP_PROBE_PAIRS:
         return [(_tree_stage, lambda left: min(TREE_PROBE_SECONDS, left / 4)), (_milp_stage, half), (_tree_stage, rest)]
-    return [(_tree_stage, half), (_milp_stage, rest)]
+    # the tree keeps the whole time when the MILP's build would not fit in the other half (_milp_stage's test)
+    build = 2 * MILP_BUILD_SECONDS_PER_PAIR * size
+    return [(_tree_stage, lambda left: left / 2 if left / 2 > build else left), (_milp_stage, rest)]
 
 
 def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:

@@ -279,3 +279,12 @@ def test_stage_order_keeps_the_tree_first_for_many_members_and_the_milp_first_fo
     wide = layout(generate("consumers", 3, partitions=300, members=20, topics=14, subscriptions="mixed"))
     assert [s for s, _ in B._stage_order(wide, 300, B.milp_pairs(wide))] == [B._milp_stage, B._tree_stage]
     assert [s for s, _ in B._stage_order(wide, 300, B.MILP_MAX_COLUMNS + 1)] == [B._tree_stage]
+
+
+def test_the_tree_keeps_the_whole_time_when_the_milp_build_would_not_fit():
+    from kipopt.formulations.consumers import balanced as B
+
+    lay = layout(generate("consumers", 2, partitions=600, members=60, topics=5, subscriptions="mixed"))
+    (tree_stage, turn), (milp_stage, _) = B._stage_order(lay, 600, 100_000)   # 30 s of estimated build
+    assert (tree_stage, milp_stage) == (B._tree_stage, B._milp_stage)
+    assert turn(100.0) == 50.0 and turn(40.0) == 40.0
