@@ -64,7 +64,8 @@ settles the rule exactly: a branch and bound over boxes of topic levels
 coupling ``P - Σ μ``), then per level vector the LP relaxation of one small
 MILP (a network matrix, one row per member node with topics one level down
 and each owner's two-mode keep hull, which makes the relaxation tight;
-warm-started from vector to vector), then that MILP; best first, stopping
+warm-started from vector to vector and stopped at the best answer's cutoff;
+its high counts rounded give answers early), then that MILP; best first, stopping
 when the next bound reaches the best answer; its bound stays valid when the
 time limit cuts it. (The flat enumeration of
 :mod:`~kipopt.formulations.consumers.level_search`, which it replaces,
