@@ -118,18 +118,16 @@ def test_warm_relaxations_equal_each_vectors_own(inst, rnd):
     basis), has each vector's own relaxation optimum (``fixed_model`` built and solved cold)."""
     from dataclasses import replace
 
-    from kipopt.formulations.consumers.level_search import arcs, fixed_model, level_base
+    from kipopt.formulations.consumers.level_search import fixed_model
     from kipopt.formulations.consumers.level_warm import leaf_lp, relax
     from kipopt.formulations.highs import solve_lp
-    lay = layout(inst)
-    if not lay.topics:
+    setting = _leaf_setting(inst)
+    if setting is None:
         return
-    space = level_base(inst, lay)
-    tr = tree(inst, lay, restrict=False)
-    net = arcs(space)
+    space, tr, net = setting
     leaf = leaf_lp(space, net)
     for _ in range(4):
-        vector = np.array([rnd.randint(int(a), int(b)) for a, b in zip(tr.lo, tr.hi)], dtype=np.int64)
+        vector = _vector(tr, rnd)
         warm = relax(leaf, vector)
         cold = solve_lp(replace(fixed_model(space, vector, net).lp, integrality=None))
         assert warm.status == cold.status
@@ -227,18 +225,15 @@ def test_relaxations_cut_off_only_above_the_cutoff_and_rounded_answers_are_valid
     """A warm relaxation given a cutoff either solves in full (the same optimum as without one) or stops
     with a checked dual bound above the cutoff that does not exceed the optimum; the rounded-high
     heuristic's answers meet the rule and cost what the model says, never less than the relaxation."""
-    from kipopt.formulations.consumers.level_search import arcs, level_base
-    from kipopt.formulations.consumers.level_warm import leaf_lp, relax, round_high
     from kipopt.formulations.consumers.level_search import read_back
-    lay = layout(inst)
-    if not lay.topics:
+    from kipopt.formulations.consumers.level_warm import leaf_lp, relax, round_high
+    setting = _leaf_setting(inst)
+    if setting is None:
         return
-    space = level_base(inst, lay)
-    tr = tree(inst, lay, restrict=False)
-    net = arcs(space)
+    space, tr, net = setting
     plain, cut = leaf_lp(space, net), leaf_lp(space, net)
     for _ in range(6):
-        vector = np.array([rnd.randint(int(a), int(b)) for a, b in zip(tr.lo, tr.hi)], dtype=np.int64)
+        vector = _vector(tr, rnd)
         full = relax(plain, vector)
         if full.status != "optimal":
             continue
@@ -255,3 +250,18 @@ def test_relaxations_cut_off_only_above_the_cutoff_and_rounded_answers_are_valid
             assert not balanced_violations(inst, answer)
             assert balanced_objective(inst, answer) == round(result.objective) + space.owned_total
             assert result.objective >= full.objective - 1e-6
+
+
+def _leaf_setting(inst):
+    """``(level space, root tree, arcs)`` of a group with topics, else ``None``."""
+    from kipopt.formulations.consumers.level_search import arcs, level_base
+    lay = layout(inst)
+    if not lay.topics:
+        return None
+    space = level_base(inst, lay)
+    return space, tree(inst, lay, restrict=False), arcs(space)
+
+
+def _vector(tr, rnd) -> np.ndarray:
+    """A random level vector of the root box."""
+    return np.array([rnd.randint(int(a), int(b)) for a, b in zip(tr.lo, tr.hi)], dtype=np.int64)
