@@ -338,6 +338,7 @@ class WarmLP:
         objective passes it (HiGHS' ``objective_bound``), and the result's status is ``cutoff`` with
         ``bound`` a lower bound above ``cutoff`` that :func:`dual_bound` checks from the row duals here,
         not taken on HiGHS' word; a stop the check does not confirm is solved again in full."""
+        started = time.perf_counter()
         h = _highs(lp, False, time_limit, self._threads, False)
         warm = self._basis is not None and lp.num_col <= self.WARM_COLUMNS
         if warm:
@@ -354,7 +355,8 @@ class WarmLP:
             bound = dual_bound(lp, np.asarray(h.getSolution().row_dual, dtype=np.float64))
             if bound > cutoff:
                 return HighsResult("cutoff", None, bound, None, False, "objective bound reached (dual bound checked)")
-            h = _highs(lp, False, time_limit, self._threads, False)
+            left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
+            h = _highs(lp, False, left, self._threads, False)
             h.setBasis(self._basis)
             h.run()
         result = _result(h, False)
