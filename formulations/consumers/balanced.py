@@ -383,7 +383,12 @@ would eat the time): the dec-min answer stands with the balance-free bound."""
 
 MILP_BUILD_SECONDS_PER_PAIR = 1.5e-4
 """Measured cost of building the MILP, per (member, partition group) pair (9 CPU s for 75,000 pairs
-at 100,000 x 5,000): under a time limit the MILP runs only when twice its build fits in the time left."""
+at 100,000 x 5,000)."""
+
+MILP_FIT_BUILDS = 4
+"""Under a time limit the MILP runs only when this many times its build fits in its turn: at 100,000 x
+5,000 a turn of 27 s (about 2.4 builds) ended killed at the deadline with nothing, time the level tree
+then lacked."""
 
 FALLBACK_SECONDS_PER_PARTITION = 1.5e-5
 """Under a time limit, the dec-min stages leave this much per partition for the greedy fallback, the
@@ -469,7 +474,7 @@ def _tree_stage(instance, lay, best: Best, deadline: float, threads, least, size
 def _milp_stage(instance, lay, best: Best, deadline: float, threads, least, size: int) -> None:
     """The rule's MILP over (member, partition group) flows until ``deadline``, when its build fits."""
     left = deadline - time.perf_counter()
-    if left <= max(0.05, 2 * MILP_BUILD_SECONDS_PER_PAIR * size):
+    if left <= max(0.05, MILP_FIT_BUILDS * MILP_BUILD_SECONDS_PER_PAIR * size):
         return
     # in a child the deadline kills: HiGHS' MIP overran its own limit by 9 s at 100,000 x 5,000 (measured)
     budget = max(0.01, left - max(0.2, MILP_MARGIN * left))
@@ -496,7 +501,7 @@ def _stage_order(lay: Layout, total: int, size: int) -> list[tuple[Callable, Cal
     if size <= MILP_PROBE_PAIRS:
         return [(_tree_stage, lambda left: min(TREE_PROBE_SECONDS, left / 4)), (_milp_stage, half), (_tree_stage, rest)]
     # the tree keeps the whole time when the MILP's build would not fit in the other half (_milp_stage's test)
-    build = 2 * MILP_BUILD_SECONDS_PER_PAIR * size
+    build = MILP_FIT_BUILDS * MILP_BUILD_SECONDS_PER_PAIR * size
     return [(_tree_stage, lambda left: left / 2 if left / 2 > build else left), (_milp_stage, rest)]
 
 
