@@ -276,6 +276,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             bound = max(bound, math.ceil(lp.objective - 1e-6) + sp.owned_total)
             if bound >= best_value:
                 continue
+            left = None if deadline is None else deadline - time.perf_counter()
             rounded = round_high(warm, lo, lp.x, left)  # an early answer lets later relaxations stop at the cutoff
             if rounded is not None:
                 model, result = rounded
