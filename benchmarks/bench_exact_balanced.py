@@ -97,14 +97,18 @@ rounded and fixed, the LP again) gives answers early. 10,000 x 1,000 is proven o
 rounded answers, no leaf MILP; it was 7.1-7.2 s with the faster box bounds alone). This script, at
 the targets' limits::
 
-    10,000 x 1,000      feasible  2,470    bound 2,131    gap 13.7 %  1.26 s end to end
-    100,000 x 5,000     feasible  24,154   bound 22,850   gap 5.4 %   7.64 s   (bound 21,323 before)
-    1,000,000 x 10,000  feasible  244,816  bound 224,094  gap 8.5 %   76.3 s   1,256 MB peak
+    10,000 x 1,000      feasible  2,470    bound 2,259    gap 8.5 %   1.26 s end to end
+    100,000 x 5,000     feasible  24,154   bound 23,024   gap 4.7 %   9.73 s   (bound 21,323 before)
+    1,000,000 x 10,000  feasible  244,816  bound 224,125  gap 8.5 %   109.6 s  1,237 MB peak
 
-At 1,000,000 x 10,000 the level tree's rounding improves the dec-min answer (245,146) and raises the
-bound from the balance-free 209,479; it stops after two leaf LPs of the ~200,000-column model
-(interior point). No target is met: 10,000 x 1,000 needs about five times less, and the larger ones
-need a bound the box relaxation does not give.
+(That is with the level tree keeping the time the member MILP's build would not fit in, and leaf LPs
+of over 40,000 columns in a child the time limit kills: an interior point solve overran a 2 s limit by
+2 s at 100,000 x 5,000, which took the method to 10.8 s of a 10 s limit.) At 1,000,000 x 10,000 the
+level tree's rounding improves the dec-min answer (245,146) and raises the bound from the
+balance-free 209,479; its leaf LPs of about 200,000 columns take 10-14 s each (interior point). At
+100,000 x 5,000 with L = 60 the rounding finds 23,849 against a bound of 23,045 (gap 3.4 %). No
+target is met: 10,000 x 1,000 needs about five times less time, and the larger ones need a bound the
+box relaxation does not give.
 """
 
 from __future__ import annotations
