@@ -68,13 +68,26 @@ def call_highs_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
     forever (measured: an LP in the parent, then a 1-second MIP in the child
     never returned). The child therefore restarts the pool first.
     """
-    def fresh_pool() -> T:
+    return fn() if deadline.at is None or _KILLABLE else call_before(deadline, _guarded(fn))
+
+
+def restart_thread_pool() -> None:
+    """Restart HiGHS' process-wide thread pool: a forked child inherits it without its threads, so a child
+    that may run HiGHS after the parent did calls this first (:func:`call_highs_before`, the ``--batch``
+    workers)."""
+    new_highs().resetGlobalScheduler(True)
+
+
+def _guarded(fn: Callable[[], T]) -> Callable[[], T]:
+    """``fn`` as the body of a child the deadline kills: it marks the process so (nested calls run inline)
+    and restarts the thread pool first."""
+    def body() -> T:
         global _KILLABLE
         _KILLABLE = True
-        new_highs().resetGlobalScheduler(True)
+        restart_thread_pool()
         return fn()
 
-    return fn() if deadline.at is None or _KILLABLE else call_before(deadline, fresh_pool)
+    return body
 
 
 def call_highs_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callable[[], U],
@@ -87,14 +100,7 @@ def call_highs_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: C
             return fn(), meanwhile()
         mine = meanwhile()
         return (fn() if wanted(mine) else None), mine
-
-    def fresh_pool() -> T:
-        global _KILLABLE
-        _KILLABLE = True
-        new_highs().resetGlobalScheduler(True)
-        return fn()
-
-    return call_before_with(deadline, fresh_pool, meanwhile, wanted)
+    return call_before_with(deadline, _guarded(fn), meanwhile, wanted)
 
 
 _KILLABLE = False
@@ -347,7 +353,7 @@ class WarmLP:
         objective passes it (HiGHS' ``objective_bound``), and the result's status is ``cutoff`` with
         ``bound`` a lower bound above ``cutoff`` that :func:`dual_bound` checks from the row duals here,
         not taken on HiGHS' word; a stop the check does not confirm is solved again in full."""
-        started = time.perf_counter()
+        until = Deadline.after(time_limit)
         h = _highs(lp, False, time_limit, self._threads, False)
         warm = self._basis is not None and lp.num_col <= self.WARM_COLUMNS
         if warm:
@@ -364,15 +370,13 @@ class WarmLP:
             bound = dual_bound(lp, np.asarray(h.getSolution().row_dual, dtype=np.float64))
             if bound > cutoff:
                 return HighsResult("cutoff", None, bound, None, False, "objective bound reached (dual bound checked)")
-            left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
-            h = _highs(lp, False, left, self._threads, False)
+            h = _highs(lp, False, until.limit(), self._threads, False)
             h.setBasis(self._basis)
             h.run()
         result = _result(h, False)
         if result.status not in ("optimal", "infeasible", "time_limit"):
             # IPM gives up on infeasible LPs, and a stale basis can mislead: the plain dual simplex, cold
-            left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - started))
-            h = _highs(lp, False, left, self._threads, False)
+            h = _highs(lp, False, until.limit(), self._threads, False)
             h.run()
             result = _result(h, False)
         if result.status == "optimal":

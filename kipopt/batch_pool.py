@@ -100,7 +100,7 @@ def run_pool(make_oracle: Callable[[], Oracle], lines: BinaryIO, out: TextIO, jo
             for fd in (w.lines_fd, w.lifeline_fd):
                 _close(fd)
             if finished:
-                _reap(w.pid)
+                interrupts.reap_child(w.pid)
             else:
                 interrupts.kill_child(w.pid)
             _close(w.verdicts_fd)
@@ -327,8 +327,8 @@ def _fresh_solver_threads() -> None:
     them forever: :func:`kipopt.formulations.highs.call_highs_before`), so a worker restarts it when the
     parent had HiGHS loaded."""
     if "highspy" in sys.modules:
-        from kipopt.formulations.highs import new_highs
-        new_highs().resetGlobalScheduler(True)
+        from kipopt.formulations.highs import restart_thread_pool
+        restart_thread_pool()
 
 
 def _serve(oracle: Oracle, lines_fd: int, verdicts_fd: int) -> None:
@@ -359,10 +359,3 @@ def _close(fd: int) -> None:
         except OSError:
             pass
 
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-    interrupts.child_ended(pid)

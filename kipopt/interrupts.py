@@ -96,6 +96,15 @@ def kill_child(pid: int) -> None:
     _children.discard(pid)
 
 
+def reap_child(pid: int) -> None:
+    """Wait for a registered child that ends by itself, and forget it."""
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+    child_ended(pid)
+
+
 def flush_streams() -> None:
     """Flush stdout and stderr before a fork: a child must not inherit unwritten output (Jupyter would show
     it twice)."""

@@ -35,7 +35,6 @@ SUMMARY_COLUMNS = ("family", "rule", "method", "instances", "optimal_share", "me
                    "against_bound", "median_seconds", "errors", "timed_out", "not_applicable", "broken", "beats_bound")
 
 
-
 def load_results(out: str, item_ids: Iterable[str] | None = None) -> Any:
     """All result rows under ``out`` (optionally only the given items), size parameters as columns."""
     import pandas as pd
