@@ -155,15 +155,6 @@ def _class_levels(pr: Pairs, per_pair: np.ndarray) -> np.ndarray:
     return np.maximum(np.maximum.reduceat(per_pair, pr.starts, axis=0), 0)
 
 
-def _levels(tr: Tree, levels: np.ndarray) -> np.ndarray:
-    """``max_{t ∈ S_c} levels_t`` per box and class, ``(B, C)`` (0 for a class without topics)."""
-    pr = tr.pairs
-    out = np.zeros((len(levels), tr.space.member_of.shape[0]), dtype=np.int64)
-    if len(pr.cls):
-        out[:, pr.classes] = _class_levels(pr, np.take(levels.T, pr.topic, axis=0)).T
-    return out
-
-
 def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The module docstring's bound of each box (rows of ``lo``, ``hi``); ``inf`` where no vector of the
     box admits a valid assignment."""
@@ -248,8 +239,11 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     push(float(box_bounds(tr, tr.lo, tr.hi)[0]), LEAF if (tr.lo == tr.hi).all() else BOX, tr.lo, tr.hi)
     open_bound = math.inf
     warm = None
+    def time_left() -> float | None:
+        return None if deadline is None else deadline - time.perf_counter()
+
     while heap and heap[0][0] < best_value:
-        if deadline is not None and deadline - time.perf_counter() <= 0.01:
+        if deadline is not None and time_left() <= 0.01:
             open_bound = heap[0][0]
             break
         bound, _, _, kind, lo, hi = heapq.heappop(heap)
@@ -258,7 +252,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             for l2, h2, b2 in _children(tr, lo, hi):
                 push(b2, LEAF if (l2 == h2).all() else BOX, l2, h2)
             continue
-        left = None if deadline is None else deadline - time.perf_counter()
+        left = time_left()
         if kind == LEAF:
             warm = warm or leaf_lp(sp, net, threads)
             # a relaxation above best - O - 1 rounds up to the best: the leaf cannot beat it
@@ -276,16 +270,12 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             bound = max(bound, math.ceil(lp.objective - 1e-6) + sp.owned_total)
             if bound >= best_value:
                 continue
-            left = None if deadline is None else deadline - time.perf_counter()
+            left = time_left()
             rounded = round_high(warm, lo, lp.x, left)  # an early answer lets later relaxations stop at the cutoff
             if rounded is not None:
-                model, result = rounded
-                value = float(round(result.objective)) + sp.owned_total
-                if value < best_value:
-                    answer = read_back(sp, model, result.x)
-                    if not balanced_violations(instance, answer) and balanced_objective(instance, answer) == value:
-                        found, best_value = answer, value
-                        stats["level_rounded"] += 1
+                before = best_value
+                found, best_value = _better(instance, sp, *rounded, found, best_value)
+                stats["level_rounded"] += best_value < before
                 if best_value <= bound:  # the leaf's relaxation is met: nothing better here
                     continue
             push(float(bound), RELAXED, lo, hi)  # its MILP runs when it comes up again
@@ -296,7 +286,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         stats["level_milps"] += 1
         if result.status == "infeasible":
             continue
-        found, best_value = _better(sp, model, result, found, best_value)
+        found, best_value = _better(instance, sp, model, result, found, best_value)
         if result.status != "optimal":  # HiGHS' bound holds only up to the cutoff
             cut = math.inf if cutoff is None else cutoff
             open_bound = bound if result.bound is None else max(bound, min(float(result.bound), cut) + sp.owned_total)
@@ -307,10 +297,14 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     return SearchResult(found, None if found is None else best_value, float(min(best_value, open_bound)), info)
 
 
-def _better(sp: LevelSpace, model, result, found, best_value: float):
+def _better(instance: ConsumersInstance, sp: LevelSpace, model, result, found, best_value: float):
+    """``(answer, value)``: ``result``'s, read back, when it beats ``best_value`` and the rule agrees (it
+    meets the rule at the value the model says), else ``(found, best_value)``."""
     if result.x is None or result.objective is None:
         return found, best_value
     value = float(round(result.objective)) + sp.owned_total
     if value < best_value:
-        return read_back(sp, model, result.x), value
+        answer = read_back(sp, model, result.x)
+        if not balanced_violations(instance, answer) and balanced_objective(instance, answer) == value:
+            return answer, value
     return found, best_value

@@ -108,11 +108,9 @@ def round_high(leaf: LeafLP, vector: np.ndarray, x: np.ndarray, time_limit: floa
 def _read_model(leaf: LeafLP, vector: np.ndarray) -> FixedModel:
     """The leaf LP's columns as :class:`~kipopt.formulations.consumers.level_search.FixedModel` names them
     (``η | z | k``), live arcs only, for :func:`~kipopt.formulations.consumers.level_search.read_back`."""
-    sp, net = leaf.space, leaf.net
+    net = leaf.net
     N, K = len(net.nodes), len(net.arc_node)
-    mu = _mu(sp, vector[None])[0][net.node_class]
-    level = vector[sp.group_topic[net.arc_group]]
-    live = level >= mu[net.arc_node] - 1
+    mu, level, live = _levels_at(leaf, vector)
     arcs = np.flatnonzero(live)
     flows = np.stack([net.arc_group[arcs], net.arc_node[arcs], N + arcs, (level[arcs] < mu[net.arc_node[arcs]])],
                      axis=1).astype(np.int64)
@@ -123,14 +121,22 @@ def _read_model(leaf: LeafLP, vector: np.ndarray) -> FixedModel:
     return FixedModel(net.nodes, net.owner, tuple(int(v) for v in mu), flows, keeps, np.arange(N), None)
 
 
+def _levels_at(leaf: LeafLP, vector: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per node its base level ``μ``; per arc its topic's level, and whether the arc is live (the level is
+    at least ``μ - 1``)."""
+    net = leaf.net
+    mu = _mu(leaf.space, vector[None])[0][net.node_class]
+    level = vector[leaf.space.group_topic[net.arc_group]]
+    return mu, level, level >= mu[net.arc_node] - 1
+
+
 def _model(leaf: LeafLP, vector: np.ndarray) -> ArrayLP:
     """``vector``'s relaxation in the family's pattern."""
-    sp, net = leaf.space, leaf.net
+    net = leaf.net
     N, K, nk, C = len(net.nodes), len(net.arc_node), len(leaf.keep_arc), len(leaf.cut_nodes)
-    mu = _mu(sp, vector[None])[0][net.node_class].astype(np.float64)
-    level = vector[sp.group_topic[net.arc_group]]
+    mu, level, live = _levels_at(leaf, vector)
+    mu = mu.astype(np.float64)
     node, knode = net.arc_node, net.arc_node[leaf.keep_arc]
-    live = level >= mu[node] - 1
     is_b = (live & (level < mu[node])).astype(np.float64)
     sizes = leaf.group_sizes
     cap = np.minimum(sizes[net.arc_group], net.node_size[node] * (mu[node] + 1.0))
