@@ -37,7 +37,12 @@ class's least count fits in its possible topics. When the answer in hand is
 at the least cross-rack count, a box in which some partition group has no
 possible holder at its least cost cannot beat it either.
 
-Search: best first on the bound. A single vector is first bounded by the LP
+Search: best first on the bound. A box taken from the queue is first shaved: per topic its halves
+and its two end levels are bounded, whatever of those cannot beat the best answer in hand is cut, and
+the cuts (one topic's narrower range raises other classes' ``μ⁻``) are bounded again until none is
+left; the rest is halved. On the 10,000 × 1,000 benchmark group, from the dec-min answer, this takes 808
+boxes against 2,490
+for halving alone, the same proof. A single vector is first bounded by the LP
 relaxation of its MILP (:func:`~kipopt.formulations.consumers.level_search.fixed_model`),
 warm-started from the vector before and stopped as soon as its dual objective
 shows that the vector cannot beat the best answer in hand (a cutoff whose dual
@@ -193,20 +198,36 @@ def box_bound(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> float | None:
     return None if math.isinf(value) else value
 
 
-def _children(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """Halve the topic whose halves' weaker bound is the highest (strong branching: every candidate's
-    halves are bounded in one batch); ties go to the one with more partitions times levels left."""
-    wide = np.flatnonzero(hi > lo)
-    mid = (lo[wide] + hi[wide]) // 2
-    los = np.repeat(lo[None], 2 * len(wide), axis=0)
-    his = np.repeat(hi[None], 2 * len(wide), axis=0)
-    rows = np.arange(len(wide))
-    his[2 * rows, wide] = mid
-    los[2 * rows + 1, wide] = mid + 1
-    bounds = box_bounds(tr, los, his).reshape(-1, 2)
-    score = np.lexsort(((hi[wide] - lo[wide]) * tr.space.sizes[wide], bounds.max(axis=1), bounds.min(axis=1)))
-    pick = int(score[-1])
-    return [(los[2 * pick + j], his[2 * pick + j], float(bounds[pick, j])) for j in (0, 1)]
+def _children(tr: Tree, lo: np.ndarray, hi: np.ndarray, best: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Shave the box, then halve it: per topic, its lower and upper halves and its lowest and highest
+    levels are bounded in one batch; whatever of those cannot beat ``best`` is cut from the box and the
+    batch is bounded again, until nothing is cut. Then the topic whose halves' weaker bound is the
+    highest is halved (strong branching); ties go to the one with more partitions times levels left.
+    Empty when the whole box cannot beat ``best``."""
+    lo, hi = lo.copy(), hi.copy()
+    while True:
+        wide = np.flatnonzero(hi > lo)
+        if not len(wide):
+            return [(lo, hi, float(box_bounds(tr, lo, hi)[0]))]
+        rows, mid = np.arange(len(wide)), (lo[wide] + hi[wide]) // 2
+        los = np.repeat(lo[None], 4 * len(wide), axis=0)
+        his = np.repeat(hi[None], 4 * len(wide), axis=0)
+        his[4 * rows, wide], los[4 * rows + 1, wide] = mid, mid + 1       # the halves
+        his[4 * rows + 2, wide], los[4 * rows + 3, wide] = lo[wide], hi[wide]  # the lowest and highest levels
+        bounds = box_bounds(tr, los, his).reshape(-1, 4)
+        cut = bounds >= best
+        if cut[:, :2].all(axis=1).any():
+            return []
+        if cut.any():
+            lo[wide] = np.where(cut[:, 0], mid + 1, lo[wide] + cut[:, 2])
+            hi[wide] = np.where(cut[:, 1], mid, hi[wide] - cut[:, 3])
+            if (lo > hi).any():
+                return []
+            continue
+        halves = bounds[:, :2]
+        score = np.lexsort(((hi[wide] - lo[wide]) * tr.space.sizes[wide], halves.max(axis=1), halves.min(axis=1)))
+        pick = int(score[-1])
+        return [(los[4 * pick + j], his[4 * pick + j], float(halves[pick, j])) for j in (0, 1)]
 
 
 BOX, LEAF, RELAXED = 0, 1, 2
@@ -249,7 +270,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         bound, _, _, kind, lo, hi = heapq.heappop(heap)
         stats["level_boxes"] += 1
         if kind == BOX:
-            for l2, h2, b2 in _children(tr, lo, hi):
+            for l2, h2, b2 in _children(tr, lo, hi, best_value):
                 push(b2, LEAF if (l2 == h2).all() else BOX, l2, h2)
             continue
         left = time_left()

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_search import search_levels
-from kipopt.formulations.consumers.level_tree import _class_levels, box_bound, search_tree, tree
+from kipopt.formulations.consumers.level_tree import _children, _class_levels, box_bound, search_tree, tree
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 
@@ -38,6 +38,27 @@ def test_box_bound_holds_for_every_balanced_assignment_in_the_box(inst, rnd):
         if (least >= lo).all() and (least <= hi).all():
             assert bound is not None
             assert bound <= balanced_objective(inst, a)
+
+
+@SETTINGS
+@given(tiny_groups(), st.integers(0, 3))
+def test_shaved_children_keep_every_assignment_that_beats_the_best(inst, above):
+    """Shaving cuts only what cannot beat the best in hand: every balanced assignment cheaper than
+    ``best`` has its least loads in one of the root's children (and in exactly one), and the
+    children's bounds hold for it."""
+    lay = layout(inst)
+    tr = tree(inst, lay, restrict=False)
+    valid = [a for a in _all_assignments(inst) if not balanced_violations(inst, a)]
+    if not valid or (tr.lo == tr.hi).all():
+        return
+    best = min(balanced_objective(inst, a) for a in valid) + above
+    children = _children(tr, tr.lo, tr.hi, best)
+    for a in valid:
+        value = balanced_objective(inst, a)
+        if value < best:
+            least = _least_loads(inst, lay, a)
+            inside = [b for lo, hi, b in children if (least >= lo).all() and (least <= hi).all()]
+            assert len(inside) == 1 and inside[0] <= value
 
 
 @SETTINGS
