@@ -41,8 +41,7 @@ Search: best first on the bound. A box taken from the queue is first shaved: per
 and its two end levels are bounded, whatever of those cannot beat the best answer in hand is cut, and
 the cuts (one topic's narrower range raises other classes' ``μ⁻``) are bounded again until none is
 left; the rest is halved. On the 10,000 × 1,000 benchmark group, from the dec-min answer, this takes 808
-boxes against 2,490
-for halving alone, the same proof. A single vector is first bounded by the LP
+boxes against 2,490 for halving alone, the same proof. A single vector is first bounded by the LP
 relaxation of its MILP (:func:`~kipopt.formulations.consumers.level_search.fixed_model`),
 warm-started from the vector before and stopped as soon as its dual objective
 shows that the vector cannot beat the best answer in hand (a cutoff whose dual
