@@ -336,17 +336,33 @@ class WarmLP:
     def __init__(self, threads: int | None = None) -> None:
         self._threads = threads
         self._basis = None
+        self._dual: np.ndarray | None = None
 
     def solve(self, lp: ArrayLP, time_limit: float | None = None, cutoff: float | None = None) -> HighsResult:
         """``lp`` (an LP: no integrality) must have this family's pattern (``start`` and ``index``); see
-        :meth:`_solve`. Above :data:`WARM_COLUMNS` under a time limit the solve runs in a child the limit
+        :meth:`_solve`.
+
+        With a ``cutoff``, the row duals of the family's last optimum are tried first: by weak duality
+        (:func:`dual_bound`, valid for any duals) they bound this member too, and a bound above
+        ``cutoff`` settles it (status ``cutoff``) with no solve. Measured on the level tree's leaves at
+        10,000 x 1,000: they bound every neighbouring vector at its own optimum (31 of 31 leaves).
+
+        Above :data:`WARM_COLUMNS` under a time limit the solve runs in a child the limit
         kills: HiGHS' interior point overran a 2-second limit by 2 s at 100,000 x 5,000 (86,000 columns;
         its crossover), and no basis is kept at that size anyway."""
+        if cutoff is not None and self._dual is not None:
+            bound = dual_bound(lp, self._dual)
+            if bound > cutoff:
+                return HighsResult("cutoff", None, bound, None, False, "bounded by the last optimum's duals")
         if lp.num_col > self.WARM_COLUMNS and time_limit is not None:
             done = call_highs_before(Deadline.after(time_limit), lambda: self._solve(lp, time_limit, None))
-            return done if done is not None else HighsResult("time_limit", None, None, None, False,
-                                                             "stopped at the time limit")
-        return self._solve(lp, time_limit, cutoff)
+            result = done if done is not None else HighsResult("time_limit", None, None, None, False,
+                                                               "stopped at the time limit")
+        else:
+            result = self._solve(lp, time_limit, cutoff)
+        if result.row_dual is not None:
+            self._dual = result.row_dual
+        return result
 
     def _solve(self, lp: ArrayLP, time_limit: float | None = None, cutoff: float | None = None) -> HighsResult:
         """``cutoff``: only an optimum at most this matters. A warm dual simplex then stops as soon as its
@@ -387,15 +403,19 @@ class WarmLP:
 def dual_bound(lp: ArrayLP, row_dual: np.ndarray) -> float:
     """Weak duality with bounded rows and columns: for any ``y``, ``min {cx : l <= x <= u, L <= Ax <= U}``
     is at least ``Σ_i (y_i L_i if y_i > 0 else y_i U_i) + Σ_j min(d_j l_j, d_j u_j)`` with ``d = c - Aᵀy``
-    (``-inf`` where a needed bound is infinite). Exact arithmetic is not needed: callers compare it with
-    a cutoff that has slack (objectives are integers).
+    (``-inf`` where a needed column bound is infinite). ``y`` is first projected on the signs its rows
+    allow (no positive dual on a row without a lower bound, no negative one without an upper bound):
+    duals carried over from another LP, or a simplex's round-off, would otherwise give ``-inf``. Exact
+    arithmetic is not needed: callers compare it with a cutoff that has slack (objectives are integers).
 
     >>> lp = ArrayLP(cost=np.array([1.0, 2.0]), lower=np.zeros(2), upper=np.full(2, 5.0),
     ...              row_lower=np.array([3.0]), row_upper=np.array([np.inf]),
     ...              start=np.array([0, 1, 2]), index=np.array([0, 0]), value=np.array([1.0, 1.0]))
     >>> dual_bound(lp, np.array([1.0])), dual_bound(lp, np.array([0.5])), dual_bound(lp, np.array([-1.0]))
-    (3.0, 1.5, -inf)
+    (3.0, 1.5, 0.0)
     """
+    row_dual = np.where(np.isfinite(lp.row_lower), row_dual, np.minimum(row_dual, 0.0))
+    row_dual = np.where(np.isfinite(lp.row_upper), row_dual, np.maximum(row_dual, 0.0))
     counts = np.diff(lp.start)
     reduced = lp.cost - np.bincount(np.repeat(np.arange(lp.num_col), counts), weights=lp.value * row_dual[lp.index],
                                     minlength=lp.num_col)

@@ -52,3 +52,38 @@ def test_large_families_solve_in_a_child_with_the_same_answer(monkeypatch):
     child = WarmLP().solve(lp, time_limit=30)
     assert (child.status, child.objective) == (inline.status, inline.objective)
     assert np.allclose(child.x, inline.x)
+
+
+def _bounded(lp: ArrayLP) -> ArrayLP:
+    """The same LP with every flow at most 4: finite column bounds, so that any duals bound it."""
+    return ArrayLP(lp.cost, lp.lower, np.full(lp.num_col, 4.0), lp.row_lower, lp.row_upper, lp.start, lp.index,
+                   lp.value)
+
+
+def test_the_last_optimums_duals_settle_a_cutoff_without_a_solve_and_never_above_the_optimum():
+    reused = 0
+    for seed in range(1, 10):
+        before = _bounded(_transport(seed))
+        for shift in (0.0, 0.5, 2.0, -1.0):
+            lp = _bounded(_transport(seed, shift))
+            full = solve_lp(lp)
+            for cutoff in (full.objective - 30.5, full.objective - 0.5, full.objective + 0.5):
+                warm = WarmLP()
+                warm.solve(before)
+                got = warm.solve(lp, cutoff=cutoff)
+                if got.status == "cutoff":
+                    assert cutoff < got.bound <= full.objective + 1e-6
+                    reused += got.message == "bounded by the last optimum's duals"
+                else:
+                    assert got.status == "optimal" and abs(got.objective - full.objective) < 1e-6
+    assert reused > 0
+
+
+def test_duals_of_the_wrong_sign_are_projected_not_minus_infinity():
+    """A ``<=`` row's positive dual or a ``>=`` row's negative one (another LP's, or round-off) counts as 0,
+    not as ``y · (∓inf)``."""
+    lp = ArrayLP(cost=np.array([1.0, 1.0]), lower=np.zeros(2), upper=np.full(2, 5.0),
+                 row_lower=np.array([2.0, -np.inf]), row_upper=np.array([np.inf, 4.0]),
+                 start=np.array([0, 2, 4]), index=np.array([0, 1, 0, 1]), value=np.array([1.0, 1.0, 1.0, 1.0]))
+    assert dual_bound(lp, np.array([1.0, 1e-12])) == dual_bound(lp, np.array([1.0, 0.0])) == 2.0
+    assert dual_bound(lp, np.array([-1e-12, -0.5])) == dual_bound(lp, np.array([0.0, -0.5])) == -2.0
