@@ -210,8 +210,9 @@ def _dense_box_bound(inst, lay, restrict: bool, lo: np.ndarray, hi: np.ndarray) 
         low_kept += min(k, mu_lo[c])
         if point:
             gain += sum(v for t, v in per_topic.items() if lo[t] == mu_lo[c]) >= mu_lo[c] + 1
-        else:
-            gain += max(0, min(k, mu_hi[c] + 1) - mu_lo[c])
+        else:  # at count ℓ it keeps only topics with λ_t >= ℓ - 1: every ℓ of its range, written out
+            gain += max(min(ell, sum(v for t, v in per_topic.items() if possible[c][t] and hi[t] + 1 >= ell))
+                        for ell in range(mu_lo[c], mu_hi[c] + 2)) - min(k, mu_lo[c])
     least = least_cross(lay, best)
     bound = float(sp.weight * least + sp.owned_total - low_kept - min(total - base, gain))
     if restrict:
