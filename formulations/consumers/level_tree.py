@@ -27,9 +27,10 @@ more partition, up to the peak of ``g_m``::
 
     kept <= Σ_m min(k_m, μ⁻_m) + min(P - Σ_m μ⁻_m, Σ_m (max_{μ⁻_m <= ℓ <= μ⁺_m + 1} g_m(ℓ) - min(k_m, μ⁻_m)))
 
-(``g_m`` peaks at ``ℓ = μ⁺_m + 1`` or where a topic drops out, ``ℓ = hi_t + 1``;
-on the 10,000 × 1,000 benchmark group the tree needs 156 boxes with it, 808
-with ``min(k_m, μ⁺_m + 1)`` in its place) and the box's bound is ``W X + O - kept`` (``W = O + 1``). Answers with more
+(the :data:`PEAK_LEVELS` highest counts are looked at one by one, the lower
+ones through ``g_m(ℓ) <= min(ℓ, k_m)``, which costs one sparse product per
+count; on the 10,000 × 1,000 benchmark group the tree needs 156 boxes with it,
+808 with ``min(k_m, μ⁺_m + 1)`` in its place) and the box's bound is ``W X + O - kept`` (``W = O + 1``). Answers with more
 cross-rack partitions cost at least ``W (X + 1) > W X + O``, so the bound holds
 for them too. At a single vector a high member (``μ + 1``) holds only topics
 with ``λ_t = μ``: it gains a kept partition over a low one only if it owns at
@@ -97,9 +98,6 @@ class Tree:
     keep_count: np.ndarray    # ... how many
     owner_starts: np.ndarray  # per owner, its first entry
     keep: sps.csr_matrix      # (owners, pairs): keepable partitions of the pair's topic
-    keep_pair: np.ndarray     # per entry: its (class, topic) pair
-    mates: np.ndarray         # per entry i, every entry j of i's owner, in runs by i: j
-    mate_starts: np.ndarray   # per entry, its run's first position in ``mates``
     least: int                # balance-free least cross-rack partitions X
     pairs: "Pairs"            # the subscriptions, and which may read each group at its least cost
 
@@ -157,22 +155,10 @@ def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
     keep_matrix = sps.csr_matrix((keeps[:, 2].astype(np.float64),
                                   (owner, pair_of[space.member_class[keeps[:, 0]], keeps[:, 1]])),
                                  shape=(len(members), len(pr.cls)))
-    keep_pair = pair_of[space.member_class[keeps[:, 0]], keeps[:, 1]]
-    mates, mate_starts = _mates(owner_starts, len(keeps))
     return Tree(space, np.array([lo[t] for t in lay.topics], dtype=np.int64),
                 np.array([hi[t] for t in lay.topics], dtype=np.int64), int(space.sizes.sum()),
                 class_row[space.member_class[members]], owner, keeps[:, 1], keeps[:, 2], owner_starts,
-                keep_matrix, keep_pair, mates, mate_starts, least_cross(lay, best), pr)
-
-
-def _mates(owner_starts: np.ndarray, entries: int) -> tuple[np.ndarray, np.ndarray]:
-    """For entries grouped by owner (runs starting at ``owner_starts``): per entry, its owner's entries."""
-    sizes = np.diff(np.r_[owner_starts, entries]).astype(np.int64)
-    per_entry = np.repeat(sizes, sizes)                    # each entry's owner's entry count
-    first = np.repeat(owner_starts, sizes)                 # each entry's owner's first entry
-    run_starts = (np.cumsum(per_entry) - per_entry).astype(np.int64)
-    offsets = np.arange(per_entry.sum()) - np.repeat(run_starts, per_entry)
-    return np.repeat(first, per_entry) + offsets, run_starts
+                keep_matrix, least_cross(lay, best), pr)
 
 
 def _class_levels(pr: Pairs, per_pair: np.ndarray) -> np.ndarray:
@@ -193,14 +179,15 @@ def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     base = pr.members @ mu_lo
     feasible = (base <= tr.total) & (pr.members @ (mu_hi + 1) >= tr.total)
     possible = (hi_p + 1 >= np.repeat(mu_lo, pr.counts, axis=0)).astype(np.float64)
-    take = np.minimum(np.repeat(mu_hi, pr.counts, axis=0), hi_p) + 1.0
+    mu_hi_p = np.repeat(mu_hi, pr.counts, axis=0)
+    take = np.minimum(mu_hi_p, hi_p) + 1.0
     take *= pr.pair_members[:, None] * possible
     feasible &= (pr.by_topic @ take >= sp.sizes[:, None]).all(axis=0)
     feasible &= (pr.held @ possible >= pr.members[:, None] * mu_lo).all(axis=0)
     k = tr.keep @ possible                                                    # (owners, B)
     low, high = mu_lo[tr.owner_pos], mu_hi[tr.owner_pos]
     low_kept = np.minimum(k, low).sum(axis=0)
-    gain = _capped_gain(tr, hi, possible, low, high, k).sum(axis=0)
+    gain = _capped_gain(tr, hi_p - mu_hi_p, possible, low, high, k).sum(axis=0)
     point = (lo == hi).all(axis=1)
     if point.any() and len(tr.owner_pos):  # at a single vector a member gains one only when high on its topics at level μ
         top = np.take(lo[point].T, tr.keep_topic, axis=0) == low[:, point][tr.keep_owner]
@@ -212,26 +199,25 @@ def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.where(feasible, bound, np.inf)
 
 
-def _capped_gain(tr: Tree, hi: np.ndarray, possible: np.ndarray, low: np.ndarray, high: np.ndarray,
+PEAK_LEVELS = 3
+"""How many counts below ``μ⁺ + 1`` :func:`_capped_gain` looks at one by one; below those it takes
+``min(ℓ, k_m)`` (an upper bound of ``g_m`` there). Exact when ``μ⁺ - μ⁻ + 1 < PEAK_LEVELS``."""
+
+
+def _capped_gain(tr: Tree, below_top: np.ndarray, possible: np.ndarray, low: np.ndarray, high: np.ndarray,
                  k: np.ndarray) -> np.ndarray:
     """Per owner and box, how many more it can keep at its best count than at its least: at count
     ``ℓ`` it holds only topics with ``λ_t >= ℓ - 1``, so it keeps at most ``g(ℓ) = min(ℓ, k(ℓ))`` with
-    ``k(ℓ)`` its keepable partitions of possible topics with ``hi_t + 1 >= ℓ``; ``k`` falls as ``ℓ``
-    rises, so ``g`` peaks at ``ℓ = μ⁺ + 1`` or where some topic drops out (``ℓ = hi_t + 1``)."""
-    if not len(tr.keep_pair):
-        return np.zeros_like(low)
-    a, b = low[tr.keep_owner], high[tr.keep_owner] + 1                       # (entries, B)
-    thr = np.take(hi.T, tr.keep_topic, axis=0) + 1
-    count = possible[tr.keep_pair] * tr.keep_count[:, None]
-    level = np.clip(thr, a, b)
-    runs = np.diff(np.r_[tr.mate_starts, len(tr.mates)])
-    at_level = np.add.reduceat(count[tr.mates] * (thr[tr.mates] >= np.repeat(level, runs, axis=0)), tr.mate_starts,
-                               axis=0)
-    peak = np.maximum.reduceat(np.minimum(level, at_level), tr.owner_starts, axis=0)
-    at_top = np.add.reduceat(count * (thr >= b), tr.owner_starts, axis=0)
-    top = high + 1
-    peak = np.maximum(np.maximum(peak, np.minimum(top, at_top)), np.minimum(low, k))
-    return peak - np.minimum(low, k)
+    ``k(ℓ)`` its keepable partitions of possible topics with ``hi_t + 1 >= ℓ``. The counts
+    ``ℓ = μ⁺ + 1 - d`` for ``d < PEAK_LEVELS`` are looked at one by one, every lower ``ℓ`` at once
+    through ``g(ℓ) <= min(ℓ, k)``. ``below_top``: per (class, topic) pair and box, ``hi_t - μ⁺_c``."""
+    # a count below μ⁻ (top - d < low) gives at most min(low - 1, k) <= base: no mask needed
+    base = np.minimum(low, k)
+    top = (high + 1).astype(np.float64)                                       # (owners, B)
+    peak = np.maximum(base, np.minimum(top - PEAK_LEVELS, k))
+    for d in range(PEAK_LEVELS):
+        np.maximum(peak, np.minimum(top - d, tr.keep @ (possible * (below_top >= -d))), out=peak)
+    return peak - base
 
 
 def box_bound(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> float | None:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_search import search_levels
-from kipopt.formulations.consumers.level_tree import _children, _class_levels, box_bound, search_tree, tree
+from kipopt.formulations.consumers.level_tree import PEAK_LEVELS, _children, _class_levels, box_bound, search_tree, tree
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 
@@ -210,9 +210,13 @@ def _dense_box_bound(inst, lay, restrict: bool, lo: np.ndarray, hi: np.ndarray) 
         low_kept += min(k, mu_lo[c])
         if point:
             gain += sum(v for t, v in per_topic.items() if lo[t] == mu_lo[c]) >= mu_lo[c] + 1
-        else:  # at count ℓ it keeps only topics with λ_t >= ℓ - 1: every ℓ of its range, written out
-            gain += max(min(ell, sum(v for t, v in per_topic.items() if possible[c][t] and hi[t] + 1 >= ell))
-                        for ell in range(mu_lo[c], mu_hi[c] + 2)) - min(k, mu_lo[c])
+        else:  # at count ℓ it keeps only topics with λ_t >= ℓ - 1: every ℓ of its range, written out (the
+            # PEAK_LEVELS highest exactly, the lower ones with all its keepable partitions)
+            def kept_at(ell: int) -> int:
+                if ell <= mu_hi[c] + 1 - PEAK_LEVELS:
+                    return min(ell, k)
+                return min(ell, sum(v for t, v in per_topic.items() if possible[c][t] and hi[t] + 1 >= ell))
+            gain += max(kept_at(ell) for ell in range(mu_lo[c], mu_hi[c] + 2)) - min(k, mu_lo[c])
     least = least_cross(lay, best)
     bound = float(sp.weight * least + sp.owned_total - low_kept - min(total - base, gain))
     if restrict:
@@ -243,6 +247,24 @@ def test_box_bounds_equal_the_dense_reference(inst, rnd):
         his.append(hi)
     got = box_bounds(tr, np.array(los), np.array(his))
     assert got.tolist() == [_dense_box_bound(inst, lay, restrict, lo, hi) for lo, hi in zip(los, his)]
+
+
+def test_box_bounds_of_wide_boxes_equal_the_dense_reference():
+    """Groups whose owners hold many partitions, boxes many levels wide: the owners' peaks below and
+    above the PEAK_LEVELS counts looked at one by one are those of the written-out definition."""
+    import random
+    from kipopt.formulations.consumers.level_tree import box_bounds
+    rnd = random.Random(5)
+    for seed in range(3):
+        inst = generate("consumers", seed, partitions=240, members=12, topics=4, subscriptions="mixed")
+        lay = layout(inst)
+        tr = tree(inst, lay, restrict=False)
+        least = _least_loads(inst, lay, search_tree(inst, lay).assignment)  # boxes around the optimum's levels
+        los = np.array([np.maximum(tr.lo, least - [rnd.randint(0, 5) for _ in least]) for _ in range(12)])
+        his = np.array([np.minimum(tr.hi, least + [rnd.randint(0, 5) for _ in least]) for _ in range(12)])
+        got = box_bounds(tr, los, his)
+        assert np.isfinite(got).all()
+        assert got.tolist() == [_dense_box_bound(inst, lay, False, lo, hi) for lo, hi in zip(los, his)]
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
