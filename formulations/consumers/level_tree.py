@@ -30,9 +30,9 @@ more partition, up to the peak of ``g_m``::
 (the :data:`PEAK_LEVELS` highest counts are looked at one by one, the lower
 ones through ``g_m(ℓ) <= min(ℓ, k_m)``, which costs one sparse product per
 count; on the 10,000 × 1,000 benchmark group the tree needs 156 boxes with it,
-808 with ``min(k_m, μ⁺_m + 1)`` in its place) and the box's bound is ``W X + O - kept`` (``W = O + 1``). Answers with more
-cross-rack partitions cost at least ``W (X + 1) > W X + O``, so the bound holds
-for them too. At a single vector a high member (``μ + 1``) holds only topics
+808 with ``min(k_m, μ⁺_m + 1)`` in its place) and the box's bound is
+``W X + O - kept`` (``W = O + 1``). Answers with more cross-rack partitions
+cost at least ``W (X + 1) > W X + O``, so the bound holds for them too. At a single vector a high member (``μ + 1``) holds only topics
 with ``λ_t = μ``: it gains a kept partition over a low one only if it owns at
 least ``μ + 1`` keepable partitions of those, and exactly
 ``P - Σ μ_m`` members are high; the leaf bound counts that.
