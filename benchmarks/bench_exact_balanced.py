@@ -110,19 +110,19 @@ balance-free 209,479; its leaf LPs of about 200,000 columns take 10-14 s each (i
 target is met: 10,000 x 1,000 needs about five times less time, and the larger ones need a bound the
 box relaxation does not give.
 
-With boxes shaved before they are halved and leaf LPs first bounded by the last optimum's duals
-(measured 2026-11-28, quiet machine): 10,000 x 1,000 is proven optimal at 2,388 in 2.6-3.0 s end to
-end at L = 60 (808 boxes instead of 2,490; 6 leaf LPs solved by HiGHS instead of 36, the other 27
-settled by the carried-over duals; 0.6 s of it is reading, evaluating and writing, as for any
-method); 100,000 x 5,000 at L = 60 ends at 23,549 against 23,127 (gap 1.8 %, 52.5 s). This script,
-at the targets' limits::
+With boxes shaved before they are halved, leaf LPs first bounded by the last optimum's duals, and each
+owner's keep in a box's bound capped at the peak of ``min(ℓ, k(ℓ))`` (measured 2026-11-28, quiet
+machine): 10,000 x 1,000 is proven optimal at 2,388 in 1.96-2.08 s end to end at L = 60 (156 boxes
+instead of 2,490; 6 leaf LPs solved by HiGHS instead of 36, the other 30 settled by the carried-over
+duals; 0.6 s of it is reading, evaluating and writing, as for any method); 100,000 x 5,000 at
+L = 60 ends at 23,549 against 23,142 (gap 1.7 %, 52.4 s). This script, at the targets' limits::
 
-    10,000 x 1,000      feasible  2,470    bound 2,315    gap 6.3 %   1.31 s end to end
-    100,000 x 5,000     feasible  24,154   bound 23,024   gap 4.7 %   9.81 s
-    1,000,000 x 10,000  feasible  243,884  bound 224,323  gap 8.0 %   109.9 s  1,312 MB peak
+    10,000 x 1,000      feasible  2,470    bound 2,375    gap 3.8 %   1.46 s end to end
+    100,000 x 5,000     feasible  24,154   bound 23,024   gap 4.7 %   9.76 s
+    1,000,000 x 10,000  feasible  243,884  bound 224,323  gap 8.0 %   111.2 s  1,309 MB peak
 
-Still no target is met. At 100,000 x 5,000 the dec-min stages take 4.6 s of the 10 and each leaf LP
-that the duals do not settle about 3 s (interior point, 86,000 columns).
+Still no target is met. At 100,000 x 5,000 with L = 10 the dec-min stages take 4.6 s and the first
+leaf LP, which no dual settles yet, 3.1 s (interior point in a child, 86,000 columns).
 """
 
 from __future__ import annotations
