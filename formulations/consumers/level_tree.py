@@ -10,32 +10,28 @@ sub-box is dropped as soon as a bound valid for *every* vector in it reaches
 the best answer in hand.
 
 Bound of a box ``[lo, hi]`` (rule units). For a member m of class c let
-``μ⁻_m = max_{t ∈ S_c} lo_t`` and ``μ⁺_m = max_{t ∈ S_c} hi_t``: every vector
-of the box has ``μ⁻_m <= μ_m <= μ⁺_m`` and gives m a count
-``x_m ∈ [μ⁻_m, μ⁺_m + 1]``. Member m may hold topic t only if
-``λ_t >= μ_m - 1``, possible in the box only if ``hi_t >= μ⁻_m - 1``; let
-``k_m`` be m's owned partitions of such topics that it reads at the least
-cross-rack cost of their partition group. An answer that could beat one at
-the balance-free least cross-rack count ``X`` has exactly ``X`` cross-rack
-partitions, so every other owned partition is revoked, and m keeps at most
-``min(k_m, x_m)``. More: at count ``x_m = ℓ`` it holds only topics with
-``λ_t >= ℓ - 1``, so it keeps at most ``g_m(ℓ) = min(ℓ, k_m(ℓ))`` with ``k_m(ℓ)``
-its keepable partitions of possible topics with ``hi_t + 1 >= ℓ`` (a member
-that owns much of a topic whose level stays low cannot keep it by rising).
-With ``Σ_m x_m = P`` and each unit of count above ``μ⁻_m`` keeping at most one
-more partition, up to the peak of ``g_m``::
+``μ⁻_m = max_{t ∈ S_c} lo_t`` and ``μ⁺_m = max_{t ∈ S_c} hi_t``: every vector of the box has
+``μ⁻_m <= μ_m <= μ⁺_m`` and gives m a count ``x_m ∈ [μ⁻_m, μ⁺_m + 1]``. Member m may hold topic t
+only if ``λ_t >= μ_m - 1``, possible in the box only if ``hi_t >= μ⁻_m - 1``; let ``k_m`` be m's
+owned partitions of such topics that it reads at the least cross-rack cost of their partition group.
+An answer that could beat one at the balance-free least cross-rack count ``X`` has exactly ``X``
+cross-rack partitions, so every other owned partition is revoked, and m keeps at most
+``min(k_m, x_m)``. More: at count ``x_m = ℓ`` it holds only topics with ``λ_t >= ℓ - 1``, so it
+keeps at most ``g_m(ℓ) = min(ℓ, k_m(ℓ))`` with ``k_m(ℓ)`` its keepable partitions of possible topics
+with ``hi_t + 1 >= ℓ`` (a member that owns much of a topic whose level stays low cannot keep it by
+rising). With ``Σ_m x_m = P`` and each unit of count above ``μ⁻_m`` keeping at most one more
+partition, up to the peak of ``g_m``::
 
     kept <= Σ_m min(k_m, μ⁻_m) + min(P - Σ_m μ⁻_m, Σ_m (max_{μ⁻_m <= ℓ <= μ⁺_m + 1} g_m(ℓ) - min(k_m, μ⁻_m)))
 
-(the :data:`PEAK_LEVELS` highest counts are looked at one by one, the lower
-ones through ``g_m(ℓ) <= min(ℓ, k_m)``, which costs one sparse product per
-count; on the 10,000 × 1,000 benchmark group the tree needs 156 boxes with it,
-808 with ``min(k_m, μ⁺_m + 1)`` in its place) and the box's bound is
-``W X + O - kept`` (``W = O + 1``). Answers with more cross-rack partitions
-cost at least ``W (X + 1) > W X + O``, so the bound holds for them too. At a single vector a high member (``μ + 1``) holds only topics
-with ``λ_t = μ``: it gains a kept partition over a low one only if it owns at
-least ``μ + 1`` keepable partitions of those, and exactly
-``P - Σ μ_m`` members are high; the leaf bound counts that.
+(the :data:`PEAK_LEVELS` highest counts are looked at one by one, the lower ones through
+``g_m(ℓ) <= min(ℓ, k_m)``, which costs one sparse product per count; on the 10,000 × 1,000 benchmark
+group the tree needs 156 boxes with it, 808 with ``min(k_m, μ⁺_m + 1)`` in its place) and the box's
+bound is ``W X + O - kept`` (``W = O + 1``). Answers with more cross-rack partitions cost at least
+``W (X + 1) > W X + O``, so the bound holds for them too. At a single vector a high member
+(``μ + 1``) holds only topics with ``λ_t = μ``: it gains a kept partition over a low one only if it
+owns at least ``μ + 1`` keepable partitions of those, and exactly ``P - Σ μ_m`` members are high;
+the leaf bound counts that.
 
 A box is also dropped when no vector in it admits any valid assignment:
 ``Σ_c n_c μ⁻_c <= P <= Σ_c n_c (μ⁺_c + 1)``; every topic's partitions fit in
@@ -45,22 +41,22 @@ at the least cross-rack count, a box in which some partition group has no
 possible holder at its least cost cannot beat it either.
 
 Search: best first on the bound. A box taken from the queue is first shaved: per topic its halves
-and its two end levels are bounded, whatever of those cannot beat the best answer in hand is cut, and
-the cuts (one topic's narrower range raises other classes' ``μ⁻``) are bounded again until none is
-left; the rest is halved. On the 10,000 × 1,000 benchmark group, from the dec-min answer, this took 808
-boxes against 2,490 for halving alone (before the peak of ``g_m`` above), the same proof. A single vector is first bounded by the LP
-relaxation of its MILP (:func:`~kipopt.formulations.consumers.level_search.fixed_model`),
-warm-started from the vector before and stopped as soon as its dual objective
-shows that the vector cannot beat the best answer in hand (a cutoff whose dual
-bound is re-checked here by weak duality,
-:func:`~kipopt.formulations.highs.dual_bound`). Otherwise the relaxation's high
-counts are rounded and fixed and the LP solved again
-(:func:`~kipopt.formulations.consumers.level_warm.round_high`): an integral
-answer, checked against the rule, becomes the best in hand early, so that later
-relaxations stop at the cutoff, and settles the vector when it meets its
-relaxation. An unsettled vector is put back and solved as a MILP (seeking only
-answers below the best in hand) when it comes up again. The least bound of the
-open boxes is a valid bound on the rule's optimum whenever the time limit stops
+and its two end levels are bounded, whatever of those cannot beat the best answer in hand is cut,
+and the cuts (one topic's narrower range raises other classes' ``μ⁻``) are bounded again until none
+is left; the rest is halved. On the 10,000 × 1,000 benchmark group, from the dec-min answer, this
+took 808 boxes against 2,490 for halving alone (before the peak of ``g_m`` above), the same proof. A
+single vector is first bounded by the LP relaxation of its MILP
+(:func:`~kipopt.formulations.consumers.level_search.fixed_model`), warm-started from the vector
+before and stopped as soon as its dual objective shows that the vector cannot beat the best answer
+in hand (a cutoff whose dual bound is re-checked here by weak duality,
+:func:`~kipopt.formulations.highs.dual_bound`); before any solve, the row duals of the last leaf LP
+solved to optimality are tried, which by weak duality bound every vector's LP and settle most leaves
+(:class:`~kipopt.formulations.highs.WarmLP`). Otherwise the relaxation's high counts are rounded and
+fixed and the LP solved again (:func:`~kipopt.formulations.consumers.level_warm.round_high`): an
+integral answer, checked against the rule, becomes the best in hand early, so that later relaxations
+stop at the cutoff, and settles the vector when it meets its relaxation. An unsettled vector is put
+back and solved as a MILP (seeking only answers below the best in hand) when it comes up again. The
+least bound of the open boxes is a valid bound on the rule's optimum whenever the time limit stops
 the search.
 """
 
