@@ -89,10 +89,6 @@ class Tree:
     hi: np.ndarray
     total: int                # partitions
     owner_pos: np.ndarray     # per owner (members with keepable partitions), its class's row in ``pairs.classes``
-    keep_owner: np.ndarray    # per (owner, topic) pair with keepable partitions, sorted by owner: owner index
-    keep_topic: np.ndarray    # ... topic index
-    keep_count: np.ndarray    # ... how many
-    owner_starts: np.ndarray  # per owner, its first entry
     keep: sps.csr_matrix      # (owners, pairs): keepable partitions of the pair's topic
     least: int                # balance-free least cross-rack partitions X
     pairs: "Pairs"            # the subscriptions, and which may read each group at its least cost
@@ -140,8 +136,8 @@ def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
         t = int(space.group_topic[g])
         if space.member_of[space.member_class[m], t] and lay.cross[g, lay.member_rack[m]] <= best[g]:
             keep[(m, t)] = keep.get((m, t), 0) + len(numbers)
-    keeps = np.array(sorted((m, t, n) for (m, t), n in keep.items()), dtype=np.int64).reshape(-1, 3)
-    members, owner_starts, owner = np.unique(keeps[:, 0], return_index=True, return_inverse=True)
+    keeps = np.array([(m, t, n) for (m, t), n in keep.items()], dtype=np.int64).reshape(-1, 3)
+    members, owner = np.unique(keeps[:, 0], return_inverse=True)
     reach = (space.class_cross <= best[:, None]) if restrict else None  # (groups, classes): at least cost
     pr = pairs(space, reach)
     pair_of = np.full(space.member_of.shape, -1, dtype=np.int64)
@@ -153,8 +149,7 @@ def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
                                  shape=(len(members), len(pr.cls)))
     return Tree(space, np.array([lo[t] for t in lay.topics], dtype=np.int64),
                 np.array([hi[t] for t in lay.topics], dtype=np.int64), int(space.sizes.sum()),
-                class_row[space.member_class[members]], owner, keeps[:, 1], keeps[:, 2], owner_starts,
-                keep_matrix, least_cross(lay, best), pr)
+                class_row[space.member_class[members]], keep_matrix, least_cross(lay, best), pr)
 
 
 def _class_levels(pr: Pairs, per_pair: np.ndarray) -> np.ndarray:
@@ -183,12 +178,12 @@ def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     k = tr.keep @ possible                                                    # (owners, B)
     low, high = mu_lo[tr.owner_pos], mu_hi[tr.owner_pos]
     low_kept = np.minimum(k, low).sum(axis=0)
-    gain = _capped_gain(tr, hi_p - mu_hi_p, possible, low, high, k).sum(axis=0)
+    below_top = hi_p - mu_hi_p
+    at_top = tr.keep @ (possible * (below_top >= 0))                         # keepable of topics at μ⁺
+    gain = _capped_gain(tr, below_top, possible, low, high, k, at_top).sum(axis=0)
     point = (lo == hi).all(axis=1)
-    if point.any() and len(tr.owner_pos):  # at a single vector a member gains one only when high on its topics at level μ
-        top = np.take(lo[point].T, tr.keep_topic, axis=0) == low[:, point][tr.keep_owner]
-        k_top = np.add.reduceat(top * tr.keep_count[:, None], tr.owner_starts, axis=0)
-        gain[point] = (k_top >= low[:, point] + 1).sum(axis=0)
+    if point.any():  # at a single vector a member gains one only when high on its topics at level μ
+        gain[point] = (at_top[:, point] >= low[:, point] + 1).sum(axis=0)
     bound -= low_kept + np.minimum(tr.total - base, gain)
     if pr.reach is not None:  # some partition group has no possible holder at its least cost
         bound = np.where((pr.reach @ possible > 0).all(axis=0), bound, float(sp.weight * (tr.least + 1)))
@@ -201,17 +196,19 @@ PEAK_LEVELS = 3
 
 
 def _capped_gain(tr: Tree, below_top: np.ndarray, possible: np.ndarray, low: np.ndarray, high: np.ndarray,
-                 k: np.ndarray) -> np.ndarray:
+                 k: np.ndarray, at_top: np.ndarray) -> np.ndarray:
     """Per owner and box, how many more it can keep at its best count than at its least: at count
     ``ℓ`` it holds only topics with ``λ_t >= ℓ - 1``, so it keeps at most ``g(ℓ) = min(ℓ, k(ℓ))`` with
     ``k(ℓ)`` its keepable partitions of possible topics with ``hi_t + 1 >= ℓ``. The counts
     ``ℓ = μ⁺ + 1 - d`` for ``d < PEAK_LEVELS`` are looked at one by one, every lower ``ℓ`` at once
-    through ``g(ℓ) <= min(ℓ, k)``. ``below_top``: per (class, topic) pair and box, ``hi_t - μ⁺_c``."""
+    through ``g(ℓ) <= min(ℓ, k)``. ``below_top``: per (class, topic) pair and box, ``hi_t - μ⁺_c``;
+    ``at_top``: ``k(μ⁺ + 1)``, which the caller has."""
     # a count below μ⁻ (top - d < low) gives at most min(low - 1, k) <= base: no mask needed
     base = np.minimum(low, k)
     top = (high + 1).astype(np.float64)                                       # (owners, B)
     peak = np.maximum(base, np.minimum(top - PEAK_LEVELS, k))
-    for d in range(PEAK_LEVELS):
+    np.maximum(peak, np.minimum(top, at_top), out=peak)
+    for d in range(1, PEAK_LEVELS):
         np.maximum(peak, np.minimum(top - d, tr.keep @ (possible * (below_top >= -d))), out=peak)
     return peak - base
 
@@ -284,8 +281,13 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     push(float(box_bounds(tr, tr.lo, tr.hi)[0]), LEAF if (tr.lo == tr.hi).all() else BOX, tr.lo, tr.hi)
     open_bound = math.inf
     warm = None
+
     def time_left() -> float | None:
         return None if deadline is None else deadline - time.perf_counter()
+
+    def cutoff() -> float | None:
+        # in model units (without O): an objective above best - O - 1 rounds up to the best, cannot beat it
+        return None if not math.isfinite(best_value) else best_value - sp.owned_total - 0.5
 
     while heap and heap[0][0] < best_value:
         if deadline is not None and time_left() <= 0.01:
@@ -300,8 +302,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         left = time_left()
         if kind == LEAF:
             warm = warm or leaf_lp(sp, net, threads)
-            # a relaxation above best - O - 1 rounds up to the best: the leaf cannot beat it
-            lp = relax(warm, lo, left, None if not math.isfinite(best_value) else best_value - sp.owned_total - 0.5)
+            lp = relax(warm, lo, left, cutoff())
             stats["level_relaxed"] += 1
             if lp.status == "infeasible":
                 stats["level_infeasible"] += 1
@@ -326,15 +327,15 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             push(float(bound), RELAXED, lo, hi)  # its MILP runs when it comes up again
             continue
         model = fixed_model(sp, lo, net)
-        cutoff = None if not math.isfinite(best_value) else best_value - sp.owned_total - 0.5
-        result = solve_lp(model.lp, integer=True, time_limit=left, threads=threads, cutoff=cutoff)
+        cut = cutoff()
+        result = solve_lp(model.lp, integer=True, time_limit=left, threads=threads, cutoff=cut)
         stats["level_milps"] += 1
         if result.status == "infeasible":
             continue
         found, best_value = _better(instance, sp, model, result, found, best_value)
         if result.status != "optimal":  # HiGHS' bound holds only up to the cutoff
-            cut = math.inf if cutoff is None else cutoff
-            open_bound = bound if result.bound is None else max(bound, min(float(result.bound), cut) + sp.owned_total)
+            cap = math.inf if cut is None else cut
+            open_bound = bound if result.bound is None else max(bound, min(float(result.bound), cap) + sp.owned_total)
             break
     if heap:
         open_bound = min(open_bound, heap[0][0])
