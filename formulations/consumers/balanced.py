@@ -471,10 +471,15 @@ def _tree_stage(instance, lay, best: Best, deadline: float, threads, least, size
         best.offer(instance, found.assignment, found.bound, "the level tree")
 
 
+def _milp_needs(size: int) -> float:
+    """The turn the member MILP of ``size`` pairs needs before it is worth running (:data:`MILP_FIT_BUILDS`)."""
+    return MILP_FIT_BUILDS * MILP_BUILD_SECONDS_PER_PAIR * size
+
+
 def _milp_stage(instance, lay, best: Best, deadline: float, threads, least, size: int) -> None:
     """The rule's MILP over (member, partition group) flows until ``deadline``, when its build fits."""
     left = deadline - time.perf_counter()
-    if left <= max(0.05, MILP_FIT_BUILDS * MILP_BUILD_SECONDS_PER_PAIR * size):
+    if left <= max(0.05, _milp_needs(size)):
         return
     # in a child the deadline kills: HiGHS' MIP overran its own limit by 9 s at 100,000 x 5,000 (measured)
     budget = max(0.01, left - max(0.2, MILP_MARGIN * left))
@@ -500,9 +505,8 @@ def _stage_order(lay: Layout, total: int, size: int) -> list[tuple[Callable, Cal
         return [(_milp_stage, half), (_tree_stage, rest)]
     if size <= MILP_PROBE_PAIRS:
         return [(_tree_stage, lambda left: min(TREE_PROBE_SECONDS, left / 4)), (_milp_stage, half), (_tree_stage, rest)]
-    # the tree keeps the whole time when the MILP's build would not fit in the other half (_milp_stage's test)
-    build = MILP_FIT_BUILDS * MILP_BUILD_SECONDS_PER_PAIR * size
-    return [(_tree_stage, lambda left: left / 2 if left / 2 > build else left), (_milp_stage, rest)]
+    # the tree keeps the whole time when the MILP would not get its turn in the other half (_milp_stage's test)
+    return [(_tree_stage, lambda left: left / 2 if left / 2 > _milp_needs(size) else left), (_milp_stage, rest)]
 
 
 def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
