@@ -3,6 +3,8 @@ kills, with the same answers as in process."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from kipopt.formulations.highs import ArrayLP, WarmLP, build_csc, dual_bound, solve_lp
@@ -56,8 +58,7 @@ def test_large_families_solve_in_a_child_with_the_same_answer(monkeypatch):
 
 def _bounded(lp: ArrayLP) -> ArrayLP:
     """The same LP with every flow at most 4: finite column bounds, so that any duals bound it."""
-    return ArrayLP(lp.cost, lp.lower, np.full(lp.num_col, 4.0), lp.row_lower, lp.row_upper, lp.start, lp.index,
-                   lp.value)
+    return replace(lp, upper=np.full(lp.num_col, 4.0))
 
 
 def test_the_last_optimums_duals_settle_a_cutoff_without_a_solve_and_never_above_the_optimum():
