@@ -22,7 +22,7 @@ import sys
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import highspy
 import numpy as np
@@ -185,7 +185,7 @@ def build_csc(num_col: int, cols: np.ndarray, rows: np.ndarray, values: np.ndarr
 def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None,
              threads: int | None = None, presolve: bool = False,
              deadline: Deadline | None = None, start: np.ndarray | None = None,
-             cutoff: float | None = None) -> HighsResult:
+             cutoff: float | None = None, options: dict[str, Any] | None = None) -> HighsResult:
     """Solve ``lp`` (as an ILP when ``integer``) with presolve off; simplex for LPs (a vertex).
 
     ``presolve=True`` exists only to demonstrate the regression (benchmarks).
@@ -198,6 +198,7 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
     incumbent; ``cutoff`` an objective value no wanted solution exceeds (HiGHS' ``objective_bound``:
     nodes whose bound passes it are pruned, so with a cutoff below the optimum the answer is
     ``infeasible``, and the reported bound is only valid as ``min(bound, cutoff)``).
+    ``options``: further HiGHS options by name, set last.
     """
     mip = _is_mip(lp, integer)
     if lp.num_col == 0:  # HiGHS calls a model without columns "Empty" (status error); its answer is known
@@ -218,6 +219,8 @@ def solve_lp(lp: ArrayLP, integer: bool = False, time_limit: float | None = None
         solution.col_value = np.asarray(start, dtype=np.float64).tolist()
         solution.value_valid = True
         h.setSolution(solution)
+    for name, value in (options or {}).items():
+        h.setOptionValue(name, value)
     h.run()
     return _result(h, mip)
 

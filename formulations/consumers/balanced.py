@@ -409,6 +409,13 @@ member MILP (it proves groups of many members and few topics); otherwise box bou
 (the hardness reductions: up to 24 topics of one partition over 16 members) and the member MILP, small
 there, goes first."""
 
+TREE_ONLY_MEMBERS = 50
+"""From this many members, a group with more than :data:`TREE_FIRST_TOPICS` topics gets the level tree
+alone: its narrow boxes end in one MILP each (:mod:`~kipopt.formulations.consumers.level_box`), while the
+member MILP's big-M rows relax too far to move the bound. Measured on a 10,000-partition group of 100
+members and 20 topics: the tree alone proved it optimal in 38 s of a 54 s turn; after the member MILP's
+half it ended 1,010 against 986."""
+
 MILP_PROBE_PAIRS = 200
 """Up to this many (member, partition group) pairs, when the level tree goes first, it gets only a short
 probe (:data:`TREE_PROBE_SECONDS`) before the member MILP, and the rest after it: a few members with many
@@ -497,9 +504,12 @@ def _stage_order(lay: Layout, total: int, size: int) -> list[tuple[Callable, Cal
     """The exact stages in turn, each with its share of the time left: the level tree first up to
     :data:`TREE_FIRST_TOPICS` topics with two partitions per member (after a short probe only when the
     member MILP is small, :data:`MILP_PROBE_PAIRS`), the member MILP first otherwise; a first of two
-    stages gets half the time left, the last stage all of it."""
+    stages gets half the time left, the last stage all of it; from :data:`TREE_ONLY_MEMBERS` members and
+    more than :data:`TREE_FIRST_TOPICS` topics the tree alone."""
     half, rest = (lambda left: left / 2), (lambda left: left)
     if size > MILP_MAX_COLUMNS:  # the MILP's build alone would eat the time
+        return [(_tree_stage, rest)]
+    if len(lay.topics) > TREE_FIRST_TOPICS and len(lay.members) >= TREE_ONLY_MEMBERS:
         return [(_tree_stage, rest)]
     if len(lay.topics) > TREE_FIRST_TOPICS or total < 2 * len(lay.members):
         return [(_milp_stage, half), (_tree_stage, rest)]

@@ -58,6 +58,17 @@ stop at the cutoff, and settles the vector when it meets its relaxation. An unse
 back and solved as a MILP (seeking only answers below the best in hand) when it comes up again. The
 least bound of the open boxes is a valid bound on the rule's optimum whenever the time limit stops
 the search.
+
+Narrow boxes in one MILP. On groups with many topics the box bound stays flat down to boxes where
+every topic has one or two levels left, and their ``2^k`` vectors would each need a leaf. A box at
+most :data:`~kipopt.formulations.consumers.level_box.CUBE_WIDTH` wide per topic, with at least
+:data:`~kipopt.formulations.consumers.level_box.CUBE_TOPICS` topics undecided and a small enough model,
+is settled by one MILP over all its vectors (:mod:`~kipopt.formulations.consumers.level_box`, member
+counts explicit; exact over the box): nothing below the best answer ends it, a better optimum sends
+its vector straight to the leaf MILP (an answer at once), and a MILP stopped by its share of the time
+leaves the box split as any other, with its bound. On a 100-member, 20-topic group of the production
+grid the tree had ended at the 2^19 vectors of levels 99-100 (34,000 leaf LPs in 30 s, bound 970
+against the best answer 1,009); with these MILPs it proves 1,009 optimal in 40 s.
 """
 
 from __future__ import annotations
@@ -74,6 +85,8 @@ import scipy.sparse as sps
 from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import Layout, cheapest, least_cross, topic_levels
+from kipopt.formulations.consumers.level_box import (CUBE_HIGHS_OPTIONS, CUBE_TIME_SHARE, box_levels, box_model,
+                                                     worth_a_milp)
 from kipopt.formulations.consumers.level_search import LevelSpace, SearchResult, arcs, fixed_model, level_base, read_back
 from kipopt.formulations.consumers.level_warm import leaf_lp, relax, round_high
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
@@ -251,7 +264,7 @@ def _children(tr: Tree, lo: np.ndarray, hi: np.ndarray, best: float) -> list[tup
         return [(los[4 * pick + j], his[4 * pick + j], float(halves[pick, j])) for j in (0, 1)]
 
 
-BOX, LEAF, RELAXED = 0, 1, 2
+BOX, LEAF, RELAXED, SPLIT = 0, 1, 2, 3   # SPLIT: a box whose MILP did not settle it, split only
 
 
 def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | None = None,
@@ -270,7 +283,11 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     seq = counter()
     heap: list = []
     stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_cutoff": 0, "level_rounded": 0,
-             "level_milps": 0}
+             "level_milps": 0, "level_cubes": 0}
+
+    def kind_of(lo: np.ndarray, hi: np.ndarray) -> int:
+        return LEAF if (lo == hi).all() else BOX
+
 
     def push(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray) -> None:
         # ties go to the narrower box (depth first among equals): with flat bounds a breadth-first
@@ -278,7 +295,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         if bound < best_value:
             heapq.heappush(heap, (bound, int((hi - lo).sum()), next(seq), kind, lo, hi))
 
-    push(float(box_bounds(tr, tr.lo, tr.hi)[0]), LEAF if (tr.lo == tr.hi).all() else BOX, tr.lo, tr.hi)
+    push(float(box_bounds(tr, tr.lo, tr.hi)[0]), kind_of(tr.lo, tr.hi), tr.lo, tr.hi)
     open_bound = math.inf
     warm = None
 
@@ -289,17 +306,51 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         # in model units (without O): an objective above best - O - 1 rounds up to the best, cannot beat it
         return None if not math.isfinite(best_value) else best_value - sp.owned_total - 0.5
 
+    def leaf_milp(vector: np.ndarray, bound: float) -> float | None:
+        """The vector's MILP, seeking only answers below the best: ``None`` when that settles it, else
+        (time ran out) the bound it leaves."""
+        nonlocal found, best_value
+        model = fixed_model(sp, vector, net)
+        cut = cutoff()
+        result = solve_lp(model.lp, integer=True, time_limit=time_left(), threads=threads, cutoff=cut)
+        stats["level_milps"] += 1
+        if result.status == "infeasible":
+            return None
+        found, best_value = _better(instance, sp, model, result, found, best_value)
+        if result.status == "optimal":
+            return None
+        cap = math.inf if cut is None else cut  # HiGHS' bound holds only up to the cutoff
+        return bound if result.bound is None else max(bound, min(float(result.bound), cap) + sp.owned_total)
+
     while heap and heap[0][0] < best_value:
         if deadline is not None and time_left() <= 0.01:
             open_bound = heap[0][0]
             break
         bound, _, _, kind, lo, hi = heapq.heappop(heap)
         stats["level_boxes"] += 1
-        if kind == BOX:
-            for l2, h2, b2 in _children(tr, lo, hi, best_value):
-                push(b2, LEAF if (l2 == h2).all() else BOX, l2, h2)
-            continue
         left = time_left()
+        if kind == BOX and worth_a_milp(sp, net, lo, hi):  # one MILP for the whole box
+            model = box_model(sp, net, lo, hi)
+            cut = cutoff()
+            turn = None if left is None else CUBE_TIME_SHARE * left
+            result = solve_lp(model.lp, time_limit=turn, threads=threads, cutoff=cut, options=CUBE_HIGHS_OPTIONS)
+            stats["level_cubes"] += 1
+            if result.status == "infeasible":
+                continue
+            if result.status == "optimal" and result.x is not None:
+                value = math.ceil(result.objective - 1e-6) + sp.owned_total
+                stuck = leaf_milp(box_levels(model, lo, result.x), max(bound, value)) if value < best_value else None
+                if stuck is not None:
+                    open_bound = stuck
+                    break
+                continue
+            if result.bound is not None:  # not settled in its turn: split it, what HiGHS proved still holds
+                bound = max(bound, min(float(result.bound), math.inf if cut is None else cut) + sp.owned_total)
+            kind = SPLIT
+        if kind in (BOX, SPLIT):
+            for l2, h2, b2 in _children(tr, lo, hi, best_value):
+                push(max(b2, bound), kind_of(l2, h2), l2, h2)
+            continue
         if kind == LEAF:
             warm = warm or leaf_lp(sp, net, threads)
             lp = relax(warm, lo, left, cutoff())
@@ -326,16 +377,9 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                     continue
             push(float(bound), RELAXED, lo, hi)  # its MILP runs when it comes up again
             continue
-        model = fixed_model(sp, lo, net)
-        cut = cutoff()
-        result = solve_lp(model.lp, integer=True, time_limit=left, threads=threads, cutoff=cut)
-        stats["level_milps"] += 1
-        if result.status == "infeasible":
-            continue
-        found, best_value = _better(instance, sp, model, result, found, best_value)
-        if result.status != "optimal":  # HiGHS' bound holds only up to the cutoff
-            cap = math.inf if cut is None else cut
-            open_bound = bound if result.bound is None else max(bound, min(float(result.bound), cap) + sp.owned_total)
+        stuck = leaf_milp(lo, bound)
+        if stuck is not None:
+            open_bound = stuck
             break
     if heap:
         open_bound = min(open_bound, heap[0][0])
