@@ -65,9 +65,11 @@ coupling ``P - Σ μ``), then per level vector the LP relaxation of one small
 MILP (a network matrix, one row per member node with topics one level down
 and each owner's two-mode keep hull, which makes the relaxation tight;
 warm-started from vector to vector and stopped at the best answer's cutoff;
-its high counts rounded give answers early), then that MILP; best first, stopping
-when the next bound reaches the best answer; its bound stays valid when the
-time limit cuts it. (The flat enumeration of
+its high counts rounded give answers early), then that MILP; a box narrowed to
+one or two levels per topic over many topics is settled whole by one MILP with
+member counts explicit (:mod:`~kipopt.formulations.consumers.level_box`); best
+first, stopping when the next bound reaches the best answer; its bound stays
+valid when the time limit cuts it. (The flat enumeration of
 :mod:`~kipopt.formulations.consumers.level_search`, which it replaces,
 stays as a cross-check.) If it ends unproven, up to :data:`MILP_MAX_COLUMNS`
 (member, partition group) pairs the rule's own MILP over those pairs
