@@ -264,7 +264,7 @@ def _children(tr: Tree, lo: np.ndarray, hi: np.ndarray, best: float) -> list[tup
         return [(los[4 * pick + j], his[4 * pick + j], float(halves[pick, j])) for j in (0, 1)]
 
 
-BOX, LEAF, RELAXED, SPLIT = 0, 1, 2, 3   # SPLIT: a box whose MILP did not settle it, split only
+BOX, LEAF, RELAXED, SPLIT = 0, 1, 2, 3   # SPLIT: in a box whose MILP did not settle it, split only
 
 
 def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | None = None,
@@ -298,6 +298,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     push(float(box_bounds(tr, tr.lo, tr.hi)[0]), kind_of(tr.lo, tr.hi), tr.lo, tr.hi)
     open_bound = math.inf
     warm = None
+    failed_at = math.inf   # the best answer when a box's MILP last ran out of its turn
 
     def time_left() -> float | None:
         return None if deadline is None else deadline - time.perf_counter()
@@ -346,10 +347,12 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                 continue
             if result.bound is not None:  # not settled in its turn: split it, what HiGHS proved still holds
                 bound = max(bound, min(float(result.bound), math.inf if cut is None else cut) + sp.owned_total)
-            kind = SPLIT
-        if kind in (BOX, SPLIT):
+            kind, failed_at = SPLIT, best_value
+        if kind == SPLIT and best_value < failed_at:
+            kind = BOX
+        if kind in (BOX, SPLIT):  # below a box its MILP did not settle, leaves only until a better answer
             for l2, h2, b2 in _children(tr, lo, hi, best_value):
-                push(max(b2, bound), kind_of(l2, h2), l2, h2)
+                push(max(b2, bound), SPLIT if kind == SPLIT and (l2 != h2).any() else kind_of(l2, h2), l2, h2)
             continue
         if kind == LEAF:
             warm = warm or leaf_lp(sp, net, threads)

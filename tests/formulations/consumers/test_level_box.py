@@ -114,3 +114,23 @@ def test_cubes_settle_a_group_the_member_milp_proves():
     assert found.info["level_cubes"] > 0
     assert status == "optimal" and found.value == found.bound == bound
     assert not balanced_violations(inst, found.assignment)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_groups())
+def test_boxes_whose_milp_runs_out_of_time_are_searched_by_leaves(inst):
+    """Every box MILP stopped at its turn with nothing found: the tree splits those boxes and still
+    ends at the optimum, through leaves."""
+    import kipopt.formulations.consumers.level_tree as level_tree
+    from kipopt.formulations.highs import HighsResult
+
+    def stopped(lp, *args, options=None, **kwargs):
+        if options is not None:
+            return HighsResult("time_limit", None, None, None, True, "stopped")
+        return solve_lp(lp, *args, **kwargs)
+
+    best, _ = brute_force(inst, "balanced")
+    with _everything_a_cube(), mock.patch.object(level_tree, "solve_lp", stopped):
+        found = search_tree(inst, layout(inst))
+    assert found is not None and found.assignment is not None
+    assert balanced_objective(inst, found.assignment) == found.value == found.bound == best
