@@ -123,6 +123,17 @@ L = 60 ends at 23,549 against 23,142 (gap 1.7 %, 52.4 s). This script, at the ta
 
 Still no target is met. At 100,000 x 5,000 with L = 10 the dec-min stages take 4.6 s and the first
 leaf LP, which no dual settles yet, 3.1 s (interior point in a child, 86,000 columns).
+With narrow boxes settled by one MILP each (formulations/consumers/level_box.py; measured 2026-11-28,
+quiet machine), nothing changes at these sizes: no box's model is small enough to qualify (10,000 flow
+columns at most). This script, at the targets' limits::
+
+    10,000 x 1,000      feasible  2,470    bound 2,375    gap 3.8 %   1.45 s end to end
+    100,000 x 5,000     feasible  24,154   bound 23,024   gap 4.7 %   10.17 s
+    1,000,000 x 10,000  feasible  244,504  bound 224,263  gap 8.3 %   111.3 s  1,305 MB peak
+
+(10,000 x 1,000 at L = 60 is still proven optimal at 2,388, method 1.7 s.) The box MILPs prove
+100-member, 20-topic groups of the production paper grid instead (4 of its 40 such groups are now
+proven, 2 before).
 """
 
 from __future__ import annotations
