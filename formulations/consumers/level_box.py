@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kipopt.formulations.consumers.level_search import Arcs, LevelSpace
+from kipopt.formulations.consumers.level_search import Arcs, LevelSpace, _mu
 from kipopt.formulations.highs import ArrayLP, SparseBuilder
 
 CUBE_WIDTH = 1
@@ -87,10 +87,9 @@ def _ranges(counts: np.ndarray) -> np.ndarray:
 
 
 def _node_levels(space: LevelSpace, net: Arcs, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(μ⁻_v, μ⁺_v)`` per node: the greatest ``lo_t`` and ``hi_t`` over its topics."""
-    member_of = space.member_of[net.node_class]
-    return (np.maximum(np.where(member_of, lo[None], -1).max(axis=1), 0),
-            np.maximum(np.where(member_of, hi[None], -1).max(axis=1), 0))
+    """``(μ⁻_v, μ⁺_v)`` per node: its class's ``μ`` at ``lo`` and at ``hi``."""
+    mu_lo, mu_hi = _mu(space, np.stack([lo, hi]))[:, net.node_class]
+    return mu_lo, mu_hi
 
 
 def _arc_levels(space: LevelSpace, net: Arcs, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
