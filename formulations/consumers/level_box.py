@@ -48,7 +48,7 @@ CUBE_TOPICS = 8
 """...and at least this many topics have more than one (256 vectors or more). With 4, the tree
 proved 8-topic groups of 200 members and 2,000 partitions in 35 s instead of 0.09 s (a box's MILP
 costs more than the few leaves the tree needs there); with 8 they are untouched and a 100-member,
-20-topic group is still proven (42 s)."""
+20-topic group is still proven within the production grid's 60 s limit."""
 
 CUBE_MAX_COLUMNS = 10_000
 """Above this many flow columns the box is split as any other: the MILP's binaries grow with the owners,

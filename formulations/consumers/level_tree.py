@@ -69,7 +69,7 @@ its vector straight to the leaf MILP (an answer at once), and a MILP stopped by 
 leaves the box split as any other, with its bound, and its parts searched by leaves only until a
 better answer turns up (:data:`~kipopt.formulations.consumers.level_box.CUBE_TIME_SHARE`). On a 100-member, 20-topic group of the production
 grid the tree had ended at the 2^19 vectors of levels 99-100 (34,000 leaf LPs in 30 s, bound 970
-against the best answer 1,009); with these MILPs it proves 1,009 optimal in 40 s.
+against the best answer 1,009); with these MILPs it proves 1,009 optimal within the grid's 60 s limit.
 """
 
 from __future__ import annotations
