@@ -8,7 +8,8 @@ rack-grouped KIP-925 LP it turns a 0.2 s solve into minutes).
 The solves live in three modules beside this one, and other code imports them all from here:
 :mod:`kipopt.formulations.highs_lp` (:class:`ArrayLP`, :func:`solve_lp` and what every solve shares),
 :mod:`kipopt.formulations.highs_lexicographic` (:class:`SparseBuilder`, :func:`solve_lexicographic`) and
-:mod:`kipopt.formulations.highs_duals` (:func:`dual_bound`, column generation with :func:`solve_priced`).
+:mod:`kipopt.formulations.highs_duals` (:func:`dual_bound`, column generation with :func:`solve_priced`) and
+:mod:`kipopt.formulations.highs_bounds` (:class:`BoundsLP`: one model re-solved under new bounds).
 This module keeps HiGHS in a child the deadline kills (:func:`call_highs_before`: tests patch its
 ``_KILLABLE`` flag here, so what reads the flag stays beside it) and :class:`WarmLP`, which runs its
 largest solves in such a child.
@@ -31,6 +32,7 @@ import numpy as np
 
 from kipopt.deadline import (Deadline, call_before,  # noqa: F401  (Deadline re-exported)
                              call_before_with)
+from kipopt.formulations.highs_bounds import BoundsLP  # noqa: F401 (re-exported)
 from kipopt.formulations.highs_duals import NewColumns, dual_bound, solve_priced  # noqa: F401 (re-exported)
 from kipopt.formulations.highs_lexicographic import (MERGE_LIMIT, LexResult, SparseBuilder,  # noqa: F401 (re-exported)
                                                     solve_lexicographic, split_merged)

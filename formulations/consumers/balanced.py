@@ -61,7 +61,10 @@ disjunction: per topic, its holders exceed its least-loaded subscriber by at
 most one). The level tree of :mod:`~kipopt.formulations.consumers.level_tree`
 settles the rule exactly: a branch and bound over boxes of topic levels
 (closed-form bounds valid for every vector of a box, with the count
-coupling ``P - Σ μ``), then per level vector the LP relaxation of one small
+coupling ``P - Σ μ``, and on groups of moderate size a transportation LP per
+box, :mod:`~kipopt.formulations.consumers.level_flow`, after a descent over
+level vectors from the dec-min answer's least loads,
+:mod:`~kipopt.formulations.consumers.level_local`), then per level vector the LP relaxation of one small
 MILP (a network matrix, one row per member node with topics one level down
 and each owner's two-mode keep hull, which makes the relaxation tight;
 warm-started from vector to vector and stopped at the best answer's cutoff;
@@ -474,7 +477,7 @@ def _tree_stage(instance, lay, best: Best, deadline: float, threads, least, size
         return
     # a leaf LP in flight may pass the deadline by its last crossover: stop the search a little early
     margin = 0.05 * (deadline - time.perf_counter())
-    found = search_tree(instance, lay, best.objective, deadline - margin, threads, best=least)
+    found = search_tree(instance, lay, best.objective, deadline - margin, threads, best=least, answer=best.assignment)
     if found is not None:
         best.info.update(found.info)
         best.offer(instance, found.assignment, found.bound, "the level tree")

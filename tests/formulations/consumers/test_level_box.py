@@ -3,6 +3,7 @@ vector attains it, and the level tree that settles narrow boxes with it still fi
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from unittest import mock
 
@@ -10,6 +11,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import kipopt.formulations.consumers.level_box as level_box
+import kipopt.formulations.consumers.level_tree as level_tree
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_box import box_levels, box_model
@@ -90,8 +92,15 @@ def test_box_milp_bounds_every_balanced_assignment_in_the_box(inst, rnd):
     assert value is None or value >= best
 
 
+@contextlib.contextmanager
+def _cubes(**limits):
+    """Boxes go to the MILP from the first one on (and under ``limits``)."""
+    with mock.patch.multiple(level_box, **limits), mock.patch.object(level_tree, "CUBE_AFTER_LEAVES", 0):
+        yield
+
+
 def _everything_a_cube():
-    return mock.patch.multiple(level_box, CUBE_WIDTH=10**9, CUBE_TOPICS=1)
+    return _cubes(CUBE_WIDTH=10**9, CUBE_TOPICS=1)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -108,7 +117,7 @@ def test_tree_of_cubes_equals_brute_force(inst):
 def test_cubes_settle_a_group_the_member_milp_proves():
     inst = generate("consumers", 9, members=13, topics=8, partitions=78, subscriptions="mixed")
     lay = layout(inst)
-    with mock.patch.multiple(level_box, CUBE_WIDTH=2, CUBE_TOPICS=2):
+    with _cubes(CUBE_WIDTH=2, CUBE_TOPICS=2):
         found = search_tree(inst, lay)
     _, status, bound, _ = solve_members(inst, lay, 60)
     assert found.info["level_cubes"] > 0
@@ -121,7 +130,6 @@ def test_cubes_settle_a_group_the_member_milp_proves():
 def test_boxes_whose_milp_runs_out_of_time_are_searched_by_leaves(inst):
     """Every box MILP stopped at its turn with nothing found: the tree splits those boxes and still
     ends at the optimum, through leaves."""
-    import kipopt.formulations.consumers.level_tree as level_tree
     from kipopt.formulations.highs import HighsResult
 
     def stopped(lp, *args, options=None, **kwargs):
