@@ -25,21 +25,27 @@ from test_level_tree import _leaf_setting, _vector
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _box(tr, rnd) -> tuple[np.ndarray, np.ndarray]:
+def _case(inst, rnd, narrow: bool = False):
+    """``(space, arcs, flow LP, lo, hi)`` for a random box of the root (at most two levels per topic when
+    ``narrow``); ``None`` for a group without topics."""
+    setting = _leaf_setting(inst)
+    if setting is None:
+        return None
+    space, tr, net = setting
     lo = _vector(tr, rnd)
-    hi = np.array([rnd.randint(int(a), int(b)) for a, b in zip(lo, tr.hi)], dtype=np.int64)
-    return lo, hi
+    hi = (np.minimum(lo + 1, tr.hi) if narrow
+          else np.array([rnd.randint(int(a), int(b)) for a, b in zip(lo, tr.hi)], dtype=np.int64))
+    return space, net, flow_bound_lp(space, net, math.inf), lo, hi
 
 
 @SETTINGS
 @given(tiny_groups(), st.randoms(use_true_random=False))
 def test_flow_bound_holds_for_every_balanced_assignment_in_the_box(inst, rnd):
-    setting = _leaf_setting(inst)
-    if setting is None:
+    case = _case(inst, rnd)
+    if case is None:
         return
-    space, tr, net = setting
-    lo, hi = _box(tr, rnd)
-    value = flow_bound(flow_bound_lp(space, net, math.inf), lo, hi)
+    _, _, flows, lo, hi = case
+    value = flow_bound(flows, lo, hi)
     lay = layout(inst)
     for a in _all_assignments(inst):
         if not balanced_violations(inst, a):
@@ -51,13 +57,10 @@ def test_flow_bound_holds_for_every_balanced_assignment_in_the_box(inst, rnd):
 @SETTINGS
 @given(small_groups(), st.randoms(use_true_random=False))
 def test_flow_bound_is_at_most_every_vector_milp_of_a_narrow_box(inst, rnd):
-    setting = _leaf_setting(inst)
-    if setting is None:
+    case = _case(inst, rnd, narrow=True)
+    if case is None:
         return
-    space, tr, net = setting
-    lo = _vector(tr, rnd)
-    hi = np.minimum(lo + 1, tr.hi)
-    flows = flow_bound_lp(space, net, math.inf)
+    space, net, flows, lo, hi = case
     value = flow_bound(flows, lo, hi)
     for v in itertools.product(*[range(a, b + 1) for a, b in zip(lo, hi)]):
         result = solve_lp(fixed_model(space, np.array(v, dtype=np.int64), net).lp, integer=True)
@@ -75,12 +78,11 @@ def test_flow_bound_is_at_most_every_vector_milp_of_a_narrow_box(inst, rnd):
 @given(small_groups(), st.randoms(use_true_random=False))
 def test_flow_lp_vertex_is_integral(inst, rnd):
     """A network matrix with integer data: the vertex HiGHS returns is integral."""
-    setting = _leaf_setting(inst)
-    if setting is None:
+    case = _case(inst, rnd)
+    if case is None:
         return
-    space, tr, net = setting
-    lo, hi = _box(tr, rnd)
-    result = solve_lp(box_lp(flow_bound_lp(space, net, math.inf), lo, hi))
+    _, _, flows, lo, hi = case
+    result = solve_lp(box_lp(flows, lo, hi))
     assert result.status in ("optimal", "infeasible")
     if result.status == "optimal":
         assert np.allclose(result.x, np.round(result.x))
