@@ -19,7 +19,9 @@ def numbers(rows: Any) -> dict[str, str]:
     (rule, method) ``<rule>/<method>/optimal|optimal-count|instances|mean-gap|worst-gap|median-s|broken|timed-out|
     vs-bound|errors`` (``vs-bound``: runs whose gap is against a bound, the exact method unproven);
     ``scaling/<method>/<tasks>`` (median seconds at that size), ``scaling/largest``,
-    ``scaling/speedup`` (port / exact at the largest size); ``java/<tasks>`` (the reference times).
+    ``scaling/speedup`` (port / exact at the largest size); ``java/<tasks>`` (the reference times);
+    ``mixed/<partitions>/partitions|instances|optimal-count|median-gap|worst-gap`` (``exact.balanced`` on the
+    consumer groups with mixed subscriptions, gaps in per cent).
     """
     from kipopt.bench.summary import summarize
     out = {"items": count(rows["item_id"].nunique()), "runs": count(len(rows)),
@@ -43,6 +45,7 @@ def numbers(rows: Any) -> dict[str, str]:
     ports = [k for k in out if k.endswith("/optimal") and "/kafka." in k]
     out["ports"] = count(len(ports))
     out.update(_grid_numbers(rows))
+    out.update(_mixed_numbers(rows))
     out.update(_scaling_numbers(rows))
     for family in SCALING_FAMILIES:
         out.update(_family_scaling_numbers(rows, family))
@@ -50,6 +53,24 @@ def numbers(rows: Any) -> dict[str, str]:
         out[f"java/{tasks}"] = seconds(secs)
         out[f"java/{tasks}/clients"] = count(clients)
         out[f"java/{tasks}/tasks"] = count(tasks)
+    return out
+
+
+def _mixed_numbers(rows: Any) -> dict[str, str]:
+    """``exact.balanced`` on mixed subscriptions, per partition count: how many, how many proven, and the
+    median and worst gap ``(objective - bound) / objective`` in per cent (rows as :func:`load` reads them:
+    with ``param_*`` columns; none without them)."""
+    if not {"param_subscriptions", "param_partitions"} <= set(rows.columns):
+        return {}
+    mixed = rows[(rows["method"] == "exact.balanced") & (rows["param_subscriptions"] == "mixed")]
+    out = {}
+    for size, part in mixed.groupby("param_partitions"):
+        gap = 100.0 * (part["objective"] - part["bound"]) / part["objective"]
+        out[f"mixed/{int(size)}/partitions"] = count(int(size))
+        out[f"mixed/{int(size)}/instances"] = count(len(part))
+        out[f"mixed/{int(size)}/optimal-count"] = count(int((part["status"] == "optimal").sum()))
+        out[f"mixed/{int(size)}/median-gap"] = f"{gap.median():.2f}"
+        out[f"mixed/{int(size)}/worst-gap"] = f"{gap.max():.2f}"
     return out
 
 

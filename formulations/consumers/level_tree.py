@@ -306,8 +306,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     seq = counter()
     heap: list = []
     stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_cutoff": 0, "level_rounded": 0,
-             "level_milps": 0, "level_cubes": 0,
-             "level_flows": 0}
+             "level_milps": 0, "level_cubes": 0, "level_flows": 0}
 
     def kind_of(lo: np.ndarray, hi: np.ndarray) -> int:
         return LEAF if (lo == hi).all() else BOX
@@ -462,7 +461,6 @@ without them); without any, two were left unproven (1,115 and 1,008 against 1,11
 
 LOCAL_TIME_SHARE = 0.25
 """The share of the time left that the descent of :mod:`~kipopt.formulations.consumers.level_local` may use."""
-
 
 LOCAL_MAX_ARCS = 5_000
 """The descent runs on groups whose leaf models have at most this many arcs (a 100-member, 20-topic group
