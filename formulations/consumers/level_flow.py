@@ -27,8 +27,8 @@ its vertex is integral and its optimum an integer.
 
 On that group the LP bounds ``{99, 100}^20`` by 1,501, ``{98..101}^20`` by 1,453 and
 ``{95..105}^20`` by 1,309 (closed form: 1,206, 1,170 and lower). The pattern is the same for every
-box (only bounds change), so HiGHS re-solves each box from the last basis
-(:class:`~kipopt.formulations.highs.WarmLP`), and the row duals of the last optimum often settle a
+box (only bounds change), so one HiGHS object re-solves each box from the last basis
+(:class:`~kipopt.formulations.highs.BoundsLP`), and the row duals of the last optimum often settle a
 box with no solve at all.
 """
 

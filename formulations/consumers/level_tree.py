@@ -86,7 +86,7 @@ better answer turns up (:data:`~kipopt.formulations.consumers.level_box.CUBE_TIM
 
 Measured on the production grid's 40 groups of 10,000 partitions, 100 members and 20 topics (60 s
 limit, one thread, two at a time): before the flow bounds and the descent, 4 proven, median gap
-13.9 % (up to 30.2 %); with them, 7 proven, median gap 1.05 % (up to 2.7 %).
+13.9 % (up to 30.2 %); with them (the paper's data), 7 proven, median gap 1.09 % (up to 2.7 %).
 """
 
 from __future__ import annotations
