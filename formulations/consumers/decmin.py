@@ -1,0 +1,283 @@
+"""The dec-min stages of ``exact.balanced``: the most balanced counts (stage 1), then cross-rack and
+revocations on that face (stage 2), their read-back, and the linear pricing helpers.
+
+The two network LPs and their proofs are in :mod:`~kipopt.formulations.consumers.balanced`'s module
+docstring (stages 1 and 2); that module drives the exact stages that follow and re-exports every name
+here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from kipopt.instance import ConsumersInstance
+
+from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,
+                                                  least_cross, level_bounds, quotas)
+from kipopt.formulations.consumers.rules import owners, revoked, _owned_by
+from kipopt.formulations.highs import ArrayLP, build_csc, is_integral, solve_lp, solve_tu_lp
+
+
+@dataclass(frozen=True)
+class BalanceFace:
+    """The dec-min face: per class its member bounds and the topics it may take."""
+
+    classes: tuple[frozenset[str], ...]
+    member_class: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    allowed: frozenset[tuple[str, int]]
+    info: dict
+    levels: tuple[np.ndarray, np.ndarray] | None = None  # (L_c, U_c): valid for every pairwise balanced one
+
+
+
+def balance_face(instance: ConsumersInstance, lay: Layout, time_limit: float | None = None,
+                 threads: int | None = None) -> BalanceFace | None:
+    """Stage 1: solve the class-level convex flow and read the dec-min face off its reduced costs."""
+    t0 = time.perf_counter()
+    classes, member_class, count, sizes = class_counts(instance, lay)
+    L, U = level_bounds(lay, sizes, classes, count)
+    topic_row = {t: i for i, t in enumerate(lay.topics)}
+    T = len(lay.topics)
+    arcs = [(t, c) for c, topics in enumerate(classes) for t in sorted(topics, key=topic_row.get)]
+    seg_class = np.repeat(np.arange(len(classes)), U - L)
+    seg_level = np.concatenate([np.arange(lo, hi) for lo, hi in zip(L, U)]) if len(classes) else np.zeros(0, int)
+    k_f, k_s = len(arcs), len(seg_class)
+    f_topic = np.array([topic_row[t] for t, _ in arcs], dtype=np.int64)
+    f_class = np.array([c for _, c in arcs], dtype=np.int64)
+    cols = np.concatenate([np.repeat(np.arange(k_f), 2), k_f + np.arange(k_s)])
+    rows = np.concatenate([np.stack([f_topic, T + f_class], axis=1).ravel(), T + seg_class])
+    vals = np.concatenate([np.ones(2 * k_f), -np.ones(k_s)])
+    start, index, value = build_csc(k_f + k_s, cols, rows, vals)
+    demand = (count * L).astype(np.float64)
+    supply = np.array([sizes[t] for t in lay.topics], dtype=np.float64)
+    lp = ArrayLP(cost=np.concatenate([np.zeros(k_f), 2.0 * seg_level + 1.0]),
+                 lower=np.zeros(k_f + k_s),
+                 # f unbounded above: a bound there could hold with a negative reduced cost, and the
+                 # face would then also need "arc at its bound", which the read-off below does not model
+                 upper=np.concatenate([np.full(k_f, np.inf), count[seg_class].astype(float)]),
+                 row_lower=np.concatenate([supply, demand]), row_upper=np.concatenate([supply, demand]),
+                 start=start, index=index, value=value)
+    result = solve_lp(lp, time_limit=time_limit, threads=threads)
+    info = {"stage1_columns": lp.num_col, "stage1_rows": lp.num_row, "stage1_status": result.status,
+            "stage1_seconds": round(time.perf_counter() - t0, 6), "classes": len(classes)}
+    if result.status != "optimal" or result.col_dual is None:
+        return None
+    d = result.col_dual
+    allowed = frozenset((t, c) for (t, c), rc in zip(arcs, d[:k_f]) if rc < 0.5)
+    seg_d = d[k_f:]
+    full = np.bincount(seg_class, weights=(seg_d < -0.5).astype(float), minlength=len(classes)).astype(np.int64)
+    free = np.bincount(seg_class, weights=(np.abs(seg_d) <= 0.5).astype(float), minlength=len(classes))
+    low = L + full
+    high = low + (free > 0)
+    info["sum_squares"] = _sum_squares(result.objective, count, L)
+    return BalanceFace(classes, member_class, low, high, allowed, info, (L, U))
+
+
+def _sum_squares(stage1: float | None, count: np.ndarray, L: np.ndarray) -> int | None:
+    """``Σ x²`` of a dec-min vector: the base ``n_c L_c²`` plus the segment costs."""
+    return None if stage1 is None else int(round(stage1)) + int(np.sum(count * L * L))
+
+
+@dataclass(frozen=True)
+class BalancedProblem:
+    layout: Layout
+    face: BalanceFace
+    weight: int
+    owned_total: int
+    groups: tuple[tuple[int, int], ...]       # member groups h: (rack index, class)
+    group_members: tuple[tuple[int, ...], ...]  # members of h that own nothing
+    owner_members: tuple[int, ...]            # members that own something (own rows)
+    owned: dict[tuple[int, int], list[int]]   # (partition group, member) -> owned partition numbers
+    col_kind: np.ndarray                      # 0 = y (g -> h), 1 = z (keep), 2 = w (h -> owner)
+    col_a: np.ndarray                         # g for y/z, h for w
+    col_b: np.ndarray                         # h for y, member for z/w
+    lp: ArrayLP
+
+
+def balanced_problem(instance: ConsumersInstance, lay: Layout, face: BalanceFace) -> BalancedProblem:
+    """Stage 2 on the dec-min face (see the module docstring)."""
+    owner_of = owners(instance)
+    weight = len(owner_of) + 1
+    owned: dict[tuple[int, int], list[int]] = defaultdict(list)
+    member_index, group_of = lay.member_index, lay.group_of_partition
+    for p, m in owner_of.items():
+        t, _, number = p.rpartition("-")
+        owned[(int(group_of[t][int(number)]), member_index[m])].append(int(number))
+    for v in owned.values():
+        v.sort()
+    owner_set = sorted({m for _, m in owned})
+    is_owner = np.zeros(len(lay.members), dtype=bool)
+    is_owner[owner_set] = True
+    h_index: dict[tuple[int, int], int] = {}
+    plain: dict[int, list[int]] = defaultdict(list)
+    owner_group: dict[int, int] = {}
+    for i in range(len(lay.members)):
+        h = h_index.setdefault((int(lay.member_rack[i]), int(face.member_class[i])), len(h_index))
+        if is_owner[i]:
+            owner_group[i] = h
+        else:
+            plain[h].append(i)
+    groups = tuple(h_index)
+    topic_of_group = [g.topic for g in lay.groups]
+    kinds, a, b, cost = [], [], [], []
+    for g, t in enumerate(topic_of_group):
+        for h, (r, c) in enumerate(groups):
+            if (t, c) in face.allowed:
+                kinds.append(0); a.append(g); b.append(h); cost.append(weight * lay.cross[g, r])
+    for (g, m), numbers in owned.items():
+        c = int(face.member_class[m])
+        if (topic_of_group[g], c) in face.allowed:
+            kinds.append(1); a.append(g); b.append(m)
+            cost.append(weight * lay.cross[g, lay.member_rack[m]] - 1)
+    for m in owner_set:
+        kinds.append(2); a.append(owner_group[m]); b.append(m); cost.append(0)
+    kind, col_a, col_b = (np.array(v, dtype=np.int64) for v in (kinds, a, b))
+    G, H = len(lay.groups), len(groups)
+    owner_row = {m: G + H + i for i, m in enumerate(owner_set)}
+    k = len(kind)
+    rows_first = np.where(kind == 2, G + col_a, col_a)  # g row for y/z, h row for w
+    second = np.where(kind == 0, G + col_b, 0)
+    if k:
+        second[kind != 0] = [owner_row[int(m)] for m in col_b[kind != 0]]
+    vals_first = np.where(kind == 2, -1.0, 1.0)
+    start, index, value = build_csc(k, np.repeat(np.arange(k), 2), np.stack([rows_first, second], axis=1).ravel(),
+                                    np.stack([vals_first, np.ones(k)], axis=1).ravel())
+    sizes = np.array([g.size for g in lay.groups], dtype=np.float64)
+    h_class = np.array([c for _, c in groups], dtype=np.int64)
+    n_plain = np.array([len(plain[h]) for h in range(H)], dtype=np.float64)
+    o_class = face.member_class[owner_set] if owner_set else np.zeros(0, dtype=np.int64)
+    upper = np.zeros(k)
+    if k:
+        y = kind == 0
+        upper[y] = sizes[col_a[y]]
+        keep = kind == 1
+        upper[keep] = [len(owned[(int(g), int(m))]) for g, m in zip(col_a[keep], col_b[keep])]
+        w = kind == 2
+        upper[w] = face.high[face.member_class[col_b[w]]]
+    lp = ArrayLP(cost=np.array(cost, dtype=np.float64), lower=np.zeros(k), upper=upper.astype(np.float64),
+                 row_lower=np.concatenate([sizes, n_plain * face.low[h_class], face.low[o_class]]).astype(float),
+                 row_upper=np.concatenate([sizes, n_plain * face.high[h_class], face.high[o_class]]).astype(float),
+                 start=start, index=index, value=value)
+    return BalancedProblem(lay, face, weight, len(owner_of), groups, tuple(tuple(plain[h]) for h in range(H)),
+                           tuple(owner_set), dict(owned), kind, col_a, col_b, lp)
+
+
+def read_back(problem: BalancedProblem, flows: np.ndarray) -> dict[str, tuple[str, ...]]:
+    lay, face = problem.layout, problem.face
+    lists: list[list[str]] = [[] for _ in lay.members]
+    kept: dict[tuple[int, int], int] = {}
+    for g, m, f in zip(problem.col_a[problem.col_kind == 1], problem.col_b[problem.col_kind == 1],
+                       flows[problem.col_kind == 1]):
+        kept[(int(g), int(m))] = int(f)
+    pools: list[list[int]] = [[] for _ in lay.groups]
+    taken: list[set[int]] = [set() for _ in lay.groups]
+    for (g, m), numbers in problem.owned.items():
+        keep = numbers[:kept.get((g, m), 0)]
+        lists[m].extend(f"{lay.groups[g].topic}-{p}" for p in keep)
+        taken[g].update(keep)
+    for g, group in enumerate(lay.groups):
+        pools[g] = [p for p in group.partitions if p not in taken[g]]
+    dealer = Dealer(pools, [g.topic for g in lay.groups])
+    incoming: dict[int, list[str]] = defaultdict(list)
+    for g, h, f in zip(problem.col_a[problem.col_kind == 0], problem.col_b[problem.col_kind == 0],
+                       flows[problem.col_kind == 0]):
+        if f:
+            incoming[int(h)].extend(dealer.take(int(g), int(f)))
+    to_owner: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    for h, m, f in zip(problem.col_a[problem.col_kind == 2], problem.col_b[problem.col_kind == 2],
+                       flows[problem.col_kind == 2]):
+        to_owner[int(h)].append((int(m), int(f)))
+    for h in range(len(problem.groups)):
+        got, at = incoming.get(h, []), 0
+        for m, f in to_owner.get(h, []):
+            lists[m].extend(got[at:at + f])
+            at += f
+        members = problem.group_members[h]
+        if members:
+            c = problem.groups[h][1]
+            n = len(members)
+            share = quotas(len(got) - at, np.full(n, face.low[c]), np.full(n, face.high[c]))
+            for m, q in zip(members, share):
+                lists[m].extend(got[at:at + int(q)])
+                at += int(q)
+        if at != len(got):
+            raise ValueError(f"member group {h}: {len(got)} partitions in, {at} dealt")
+    if not dealer.exhausted():
+        raise ValueError("some partitions were not assigned")
+    return {m: tuple(lists[i]) for i, m in enumerate(lay.members)}
+
+
+def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
+    """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound).
+
+    Revoked there: owned partitions whose owner does not subscribe to them or reads them at more than
+    their group's least cost; counted per owner and topic with numpy (one string split per partition,
+    on the owner lists :func:`rules.revoked` caches and reuses)."""
+    weight = len(owners(instance)) + 1
+    best = cheapest(lay)
+    total = weight * least_cross(lay, best)
+    for m, parts in _owned_by(instance).items():
+        i = lay.member_index[m]
+        mine, row = lay.member_topics[i], lay.cross[:, lay.member_rack[i]]
+        by_topic: dict[str, list[int]] = defaultdict(list)
+        for p in parts:
+            t, _, number = p.rpartition("-")
+            by_topic[t].append(int(number))
+        for t, numbers in by_topic.items():
+            if t not in mine:
+                total += len(numbers)
+                continue
+            g = lay.group_of_partition[t][numbers]
+            total += int(np.count_nonzero(row[g] > best[g]))
+    return float(total)
+
+
+def layout_objective(instance: ConsumersInstance, lay: Layout, assignment: dict[str, tuple[str, ...]]) -> float:
+    """The rule's scalar of ``assignment`` counted through the layout's partition groups: cross-rack by
+    :func:`layout_cross`, revocations by :func:`rules.revoked`."""
+    return float(layout_cross(lay, assignment) * (len(owners(instance)) + 1) + revoked(instance, assignment))
+
+
+def layout_cross(lay: Layout, assignment: dict[str, tuple[str, ...]]) -> int:
+    """Cross-rack partitions of ``assignment`` as ``lay.cross`` counts them (the evaluator's definition,
+    by partition group): linear in the assignment."""
+    cross, group_of, rack = 0, lay.group_of_partition, lay.member_rack
+    for i, m in enumerate(lay.members):
+        row = lay.cross[:, rack[i]]
+        if not row.any():
+            continue
+        for p in assignment.get(m, ()):
+            t, _, number = p.rpartition("-")
+            cross += int(row[group_of[t][int(number)]])
+    return cross
+
+
+def _uniform(lay: Layout) -> bool:
+    return len(set(lay.member_topics)) <= 1
+
+
+def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None, threads: int | None = None,
+                   lay: Layout | None = None):
+    """``(assignment or None, status, info)``: stage 1, then stage 2 (LP, ILP if ever fractional)."""
+    t0 = time.perf_counter()
+    lay = lay or layout(instance)
+    face = balance_face(instance, lay, time_limit, threads)
+    if face is None:
+        return None, "stage1_failed", {"build_seconds": round(time.perf_counter() - t0, 6)}
+    problem = balanced_problem(instance, lay, face)
+    left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - t0))
+    t1 = time.perf_counter()
+    result, ilp = solve_tu_lp(problem.lp, time_limit=left, threads=threads)
+    info = dict(face.info, columns=problem.lp.num_col, rows=problem.lp.num_row, ilp_fallback=ilp,
+                stage2_seconds=round(time.perf_counter() - t1, 6), stage2_status=result.status)
+    if result.x is None or not is_integral(result.x):
+        return None, result.status, info
+    flows = integral_flows(result.x)
+    info["model_objective"] = int(round(float(problem.lp.cost @ flows))) + problem.owned_total
+    return read_back(problem, flows), result.status, info
