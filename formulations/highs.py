@@ -33,7 +33,8 @@ import numpy as np
 from kipopt.deadline import (Deadline, call_before,  # noqa: F401  (Deadline re-exported)
                              call_before_with)
 from kipopt.formulations.highs_bounds import BoundsLP  # noqa: F401 (re-exported)
-from kipopt.formulations.highs_duals import NewColumns, dual_bound, solve_priced  # noqa: F401 (re-exported)
+from kipopt.formulations.highs_duals import (NewColumns, carried_cutoff, confirmed_cutoff,  # noqa: F401 (re-exported)
+                                             dual_bound, solve_priced)
 from kipopt.formulations.highs_lexicographic import (MERGE_LIMIT, LexResult, SparseBuilder,  # noqa: F401 (re-exported)
                                                     solve_lexicographic, split_merged)
 from kipopt.formulations.highs_lp import (INTEGRALITY_TOL, SMALL_LP_COLUMNS,  # noqa: F401 (re-exported)
@@ -127,10 +128,9 @@ class WarmLP:
         Above :data:`WARM_COLUMNS` under a time limit the solve runs in a child the limit
         kills: HiGHS' interior point overran a 2-second limit by 2 s at 100,000 x 5,000 (86,000 columns;
         its crossover), and no basis is kept at that size anyway."""
-        if cutoff is not None and self._dual is not None:
-            bound = dual_bound(lp, self._dual)
-            if bound > cutoff:
-                return HighsResult("cutoff", None, bound, None, False, "bounded by the last optimum's duals")
+        settled = carried_cutoff(lp, self._dual, cutoff)
+        if settled is not None:
+            return settled
         if lp.num_col > self.WARM_COLUMNS and time_limit is not None:
             done = call_highs_before(Deadline.after(time_limit), lambda: self._solve(lp, time_limit, None))
             result = done if done is not None else HighsResult("time_limit", None, None, None, False,
@@ -160,9 +160,9 @@ class WarmLP:
         h.run()
         if warm and cutoff is not None and h.getModelStatus() == highspy.HighsModelStatus.kObjectiveBound:
             self._basis = h.getBasis()  # dual feasible: a good start for the next one
-            bound = dual_bound(lp, np.asarray(h.getSolution().row_dual, dtype=np.float64))
-            if bound > cutoff:
-                return HighsResult("cutoff", None, bound, None, False, "objective bound reached (dual bound checked)")
+            stopped = confirmed_cutoff(h, lp, cutoff)
+            if stopped is not None:
+                return stopped
             h = _highs(lp, False, until.limit(), self._threads, False)
             h.setBasis(self._basis)
             h.run()

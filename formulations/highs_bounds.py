@@ -10,27 +10,28 @@ of solving per box).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import highspy
 import numpy as np
 
-from kipopt.formulations.highs_duals import dual_bound
+from kipopt.formulations.highs_duals import carried_cutoff, confirmed_cutoff
 from kipopt.formulations.highs_lp import ArrayLP, HighsResult, _highs, _result
 
 
 class BoundsLP:
-    """``base`` with new bounds per :meth:`solve`; the matrix and the costs never change.
+    """``base`` with new bounds per :meth:`solve`; the matrix and the costs never change (only a member's
+    bounds are read).
 
     >>> lp = ArrayLP(cost=np.array([1.0, 2.0]), lower=np.zeros(2), upper=np.ones(2),
     ...              row_lower=np.array([1.0]), row_upper=np.array([1.0]),
     ...              start=np.array([0, 1, 2]), index=np.array([0, 0]), value=np.array([1.0, 1.0]))
+    >>> from dataclasses import replace
     >>> family = BoundsLP(lp)
-    >>> family.solve(np.zeros(2), np.ones(2), np.array([1.0]), np.array([1.0])).objective
+    >>> family.solve(lp).objective
     1.0
-    >>> family.solve(np.zeros(2), np.array([0.0, 1.0]), np.array([1.0]), np.array([1.0])).objective
+    >>> first_out = replace(lp, upper=np.array([0.0, 1.0]))
+    >>> family.solve(first_out).objective
     2.0
-    >>> family.solve(np.zeros(2), np.array([0.0, 1.0]), np.array([1.0]), np.array([1.0]), cutoff=1.5).status
+    >>> family.solve(first_out, cutoff=1.5).status
     'cutoff'
     """
 
@@ -42,17 +43,14 @@ class BoundsLP:
         self._cols = np.arange(base.num_col, dtype=np.int32)
         self._rows = np.arange(base.num_row, dtype=np.int32)
 
-    def solve(self, lower: np.ndarray, upper: np.ndarray, row_lower: np.ndarray, row_upper: np.ndarray,
-              time_limit: float | None = None, cutoff: float | None = None) -> HighsResult:
-        """The LP with these bounds, from the last run's basis. With a ``cutoff``, status ``cutoff`` and a
-        ``bound`` above it when the optimum is proven above it: by the last optimum's row duals (weak
-        duality, :func:`~kipopt.formulations.highs_duals.dual_bound`, no solve), or by a dual simplex
-        stopped at the cutoff and confirmed by the same check (never on HiGHS' word)."""
-        lp = replace(self._base, lower=lower, upper=upper, row_lower=row_lower, row_upper=row_upper)
-        if cutoff is not None and self._dual is not None:
-            bound = dual_bound(lp, self._dual)
-            if bound > cutoff:
-                return HighsResult("cutoff", None, bound, None, False, "bounded by the last optimum's duals")
+    def solve(self, lp: ArrayLP, time_limit: float | None = None, cutoff: float | None = None) -> HighsResult:
+        """``lp``: the family's matrix and costs with this member's bounds; solved from the last run's basis.
+        With a ``cutoff``, status ``cutoff`` and a ``bound`` above it when the optimum is proven above it:
+        by the last optimum's row duals (weak duality, no solve), or by a dual simplex stopped at the
+        cutoff and confirmed by the same check (never on HiGHS' word)."""
+        settled = carried_cutoff(lp, self._dual, cutoff)
+        if settled is not None:
+            return settled
         h = self._model(lp)
         # HiGHS compares its time limit with the run time summed over the object's runs
         limit = np.inf if time_limit is None else h.getRunTime() + max(0.0, float(time_limit))
@@ -60,9 +58,9 @@ class BoundsLP:
         h.setOptionValue("objective_bound", np.inf if cutoff is None else float(cutoff))
         h.run()
         if cutoff is not None and h.getModelStatus() == highspy.HighsModelStatus.kObjectiveBound:
-            bound = dual_bound(lp, np.asarray(h.getSolution().row_dual, dtype=np.float64))
-            if bound > cutoff:
-                return HighsResult("cutoff", None, bound, None, False, "objective bound reached (dual bound checked)")
+            stopped = confirmed_cutoff(h, lp, cutoff)
+            if stopped is not None:
+                return stopped
             h.setOptionValue("objective_bound", np.inf)
             h.run()
         result = _result(h, False)

@@ -38,6 +38,28 @@ def dual_bound(lp: ArrayLP, row_dual: np.ndarray) -> float:
     return -math.inf if math.isnan(total) else total
 
 
+def carried_cutoff(lp: ArrayLP, row_dual: np.ndarray | None, cutoff: float | None) -> HighsResult | None:
+    """``lp`` settled with no solve: status ``cutoff`` when the row duals of an earlier member of its family
+    (``row_dual``) bound it above ``cutoff`` by weak duality (:func:`dual_bound`, valid for any duals);
+    ``None`` otherwise."""
+    if cutoff is None or row_dual is None:
+        return None
+    bound = dual_bound(lp, row_dual)
+    if bound <= cutoff:
+        return None
+    return HighsResult("cutoff", None, bound, None, False, "bounded by the last optimum's duals")
+
+
+def confirmed_cutoff(h, lp: ArrayLP, cutoff: float) -> HighsResult | None:
+    """A dual simplex stopped at its objective bound (``h``, run on ``lp``): status ``cutoff`` when its row
+    duals prove the optimum above ``cutoff`` (:func:`dual_bound`, never HiGHS' word); ``None`` when they
+    do not, and the caller solves on."""
+    bound = dual_bound(lp, np.asarray(h.getSolution().row_dual, dtype=np.float64))
+    if bound <= cutoff:
+        return None
+    return HighsResult("cutoff", None, bound, None, False, "objective bound reached (dual bound checked)")
+
+
 @dataclass(frozen=True)
 class NewColumns:
     """Columns to append to a model (CSC over the model's rows)."""

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kipopt.formulations.consumers.level_search import Arcs, LevelSpace, _mu
-from kipopt.formulations.highs import ArrayLP, BoundsLP
+from kipopt.formulations.highs import ArrayLP, BoundsLP, build_csc
 
 FLOW_EAGER_COLUMNS = 10_000
 """Up to this many columns every box gets its LP. Above, the tree starts with its closed-form bounds alone
@@ -64,8 +64,8 @@ class FlowBound:
     keep_arc: np.ndarray
     base: ArrayLP
     family: BoundsLP
-    miss: float
-    eager: bool     # at most FLOW_EAGER_COLUMNS: every box from the first     # the bound of a box with no valid assignment over these arcs
+    miss: float     # the bound of a box with no valid assignment over these arcs
+    eager: bool     # at most FLOW_EAGER_COLUMNS: every box from the first
 
 
 def flow_bound_lp(space: LevelSpace, net: Arcs, miss: float, threads: int | None = None) -> FlowBound | None:
@@ -78,15 +78,12 @@ def flow_bound_lp(space: LevelSpace, net: Arcs, miss: float, threads: int | None
         return None
     rows = np.r_[net.arc_node, net.arc_node[keep_arc], N + net.arc_group, N + net.arc_group[keep_arc]]
     cols = np.r_[np.arange(K), K + np.arange(len(keep_arc)), np.arange(K), K + np.arange(len(keep_arc))]
-    order = np.argsort(cols, kind="stable")
-    start = np.zeros(K + len(keep_arc) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cols, minlength=K + len(keep_arc)), out=start[1:])
+    start, index, value = build_csc(K + len(keep_arc), cols, rows, np.ones(len(rows)))
     cost = net.arc_cost.astype(np.float64)
     sizes = np.array([g.size for g in space.layout.groups], dtype=np.float64)
     base = ArrayLP(cost=np.r_[cost, cost[keep_arc] - 1.0], lower=np.zeros(K + len(keep_arc)),
                    upper=np.zeros(K + len(keep_arc)), row_lower=np.r_[np.zeros(N), sizes],
-                   row_upper=np.r_[np.zeros(N), sizes], start=start, index=rows[order].astype(np.int32),
-                   value=np.ones(len(rows)))
+                   row_upper=np.r_[np.zeros(N), sizes], start=start, index=index, value=value)
     return FlowBound(space, net, keep_arc, base, BoundsLP(base, threads), miss,
                      K + len(keep_arc) <= FLOW_EAGER_COLUMNS)
 
@@ -112,8 +109,7 @@ def flow_bound(fb: FlowBound, lo: np.ndarray, hi: np.ndarray, cutoff: float | No
                time_limit: float | None = None) -> float | None:
     """The box's bound in rule units; above ``cutoff`` (model units, as the tree's) it may be any value
     above it (the solve stops there); ``None`` when the solve did not finish."""
-    lp = box_lp(fb, lo, hi)
-    result = fb.family.solve(lp.lower, lp.upper, lp.row_lower, lp.row_upper, time_limit, cutoff)
+    result = fb.family.solve(box_lp(fb, lo, hi), time_limit, cutoff)
     if result.status == "infeasible":
         return fb.miss
     if result.status == "cutoff":

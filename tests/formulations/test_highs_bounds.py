@@ -3,6 +3,8 @@ are confirmed by weak duality, and its time limit counts from each solve, not fr
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -37,14 +39,14 @@ def test_re_solves_match_fresh_solves(seed):
         lower, upper, row_lower, row_upper = _bounds(rng)
         lp = ArrayLP(base.cost, lower, upper, row_lower, row_upper, base.start, base.index, base.value)
         fresh = solve_lp(lp)
-        got = family.solve(lower, upper, row_lower, row_upper)
+        got = family.solve(lp)
         assert got.status == fresh.status
         if fresh.status == "optimal":
             assert abs(got.objective - fresh.objective) < 1e-6
             cut = fresh.objective - 0.5
-            stopped = family.solve(lower, upper, row_lower, row_upper, cutoff=cut)
+            stopped = family.solve(lp, cutoff=cut)
             assert stopped.status == "cutoff" and cut < stopped.bound <= fresh.objective + 1e-6
-            assert family.solve(lower, upper, row_lower, row_upper, cutoff=fresh.objective + 0.5).status == "optimal"
+            assert family.solve(lp, cutoff=fresh.objective + 0.5).status == "optimal"
 
 
 def test_time_limit_counts_from_each_solve():
@@ -55,8 +57,8 @@ def test_time_limit_counts_from_each_solve():
     upper = base.upper.copy()
     for k in range(6):
         upper[k::7] = 0.0
-        assert family.solve(base.lower, upper, base.row_lower, base.row_upper).status == "optimal"
+        assert family.solve(replace(base, upper=upper.copy())).status == "optimal"
     spent = family._h.getRunTime()
     upper[3::11] = 1.0
-    got = family.solve(base.lower, upper, base.row_lower, base.row_upper, time_limit=spent / 2)
+    got = family.solve(replace(base, upper=upper), time_limit=spent / 2)
     assert got.status == "optimal"
