@@ -8,8 +8,7 @@ rack-grouped KIP-925 LP it turns a 0.2 s solve into minutes).
 The solves live in three modules beside this one, and other code imports them all from here:
 :mod:`kipopt.formulations.highs_lp` (:class:`ArrayLP`, :func:`solve_lp` and what every solve shares),
 :mod:`kipopt.formulations.highs_lexicographic` (:class:`SparseBuilder`, :func:`solve_lexicographic`) and
-:mod:`kipopt.formulations.highs_duals` (:func:`dual_bound`, column generation with :func:`solve_priced`) and
-:mod:`kipopt.formulations.highs_bounds` (:class:`BoundsLP`: one model re-solved under new bounds).
+:mod:`kipopt.formulations.highs_duals` (:func:`dual_bound`, column generation with :func:`solve_priced`).
 This module keeps HiGHS in a child the deadline kills (:func:`call_highs_before`: tests patch its
 ``_KILLABLE`` flag here, so what reads the flag stays beside it) and :class:`WarmLP`, which runs its
 largest solves in such a child.
@@ -32,7 +31,6 @@ import numpy as np
 
 from kipopt.deadline import (Deadline, call_before,  # noqa: F401  (Deadline re-exported)
                              call_before_with)
-from kipopt.formulations.highs_bounds import BoundsLP  # noqa: F401 (re-exported)
 from kipopt.formulations.highs_duals import (NewColumns, carried_cutoff, confirmed_cutoff,  # noqa: F401 (re-exported)
                                              dual_bound, solve_priced)
 from kipopt.formulations.highs_lexicographic import (MERGE_LIMIT, LexResult, SparseBuilder,  # noqa: F401 (re-exported)
@@ -40,7 +38,7 @@ from kipopt.formulations.highs_lexicographic import (MERGE_LIMIT, LexResult, Spa
 from kipopt.formulations.highs_lp import (INTEGRALITY_TOL, SMALL_LP_COLUMNS,  # noqa: F401 (re-exported)
                                           SMALL_LP_SECONDS, build_csc, is_integral, quiet_stdout, run_highs,
                                           solve_lp, solve_tu_lp)
-from kipopt.formulations.highs_lp import ArrayLP, HighsResult, _highs, _result, new_highs
+from kipopt.formulations.highs_lp import ArrayLP, HighsResult, _highs, _result, new_highs, pass_model
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -115,10 +113,19 @@ class WarmLP:
         self._threads = threads
         self._basis = None
         self._dual: np.ndarray | None = None
+        self._h = None
 
-    def solve(self, lp: ArrayLP, time_limit: float | None = None, cutoff: float | None = None) -> HighsResult:
+    @property
+    def basis(self):
+        """The basis the family's last solve ended at (``None`` before any): a caller that solves members in
+        its own order keeps it to start a related member from (:meth:`solve`'s ``start``)."""
+        return self._basis
+
+    def solve(self, lp: ArrayLP, time_limit: float | None = None, cutoff: float | None = None,
+              start=None) -> HighsResult:
         """``lp`` (an LP: no integrality) must have this family's pattern (``start`` and ``index``); see
-        :meth:`_solve`.
+        :meth:`_solve`. It starts from the basis ``start`` (one :attr:`basis` gave) when given, else from
+        the last one.
 
         With a ``cutoff``, the row duals of the family's last optimum are tried first: by weak duality
         (:func:`dual_bound`, valid for any duals) they bound this member too, and a bound above
@@ -131,6 +138,8 @@ class WarmLP:
         settled = carried_cutoff(lp, self._dual, cutoff)
         if settled is not None:
             return settled
+        if start is not None:
+            self._basis = start
         if lp.num_col > self.WARM_COLUMNS and time_limit is not None:
             done = call_highs_before(Deadline.after(time_limit), lambda: self._solve(lp, time_limit, None))
             result = done if done is not None else HighsResult("time_limit", None, None, None, False,
@@ -145,16 +154,20 @@ class WarmLP:
         """``cutoff``: only an optimum at most this matters. A warm dual simplex then stops as soon as its
         objective passes it (HiGHS' ``objective_bound``), and the result's status is ``cutoff`` with
         ``bound`` a lower bound above ``cutoff`` that :func:`dual_bound` checks from the row duals here,
-        not taken on HiGHS' word; a stop the check does not confirm is solved again in full."""
+        not taken on HiGHS' word; a stop the check does not confirm is solved on in full.
+
+        Warm solves share one ``Highs`` object that each member replaces the model of: a fresh object per
+        solve (options, thread pool restart) cost the level tree's box relaxations of a 100-member group
+        1.6 ms each, about a third of their dual simplex."""
         until = Deadline.after(time_limit)
-        h = _highs(lp, False, time_limit, self._threads, False)
         warm = self._basis is not None and lp.num_col <= self.WARM_COLUMNS
         if warm:
+            h = self._warm_highs(lp, time_limit)
             h.setBasis(self._basis)
-            if cutoff is not None:
-                h.setOptionValue("objective_bound", float(cutoff))
+            h.setOptionValue("objective_bound", np.inf if cutoff is None else float(cutoff))
         else:  # interior point then crossover to a vertex: on the level tree's leaves at 5,000 members
             # (86,000 columns) 3 s where the dual simplex takes 26 s cold and about as long warm
+            h = _highs(lp, False, time_limit, self._threads, False)
             h.setOptionValue("solver", "ipm")
             h.setOptionValue("run_crossover", "on")
         h.run()
@@ -163,8 +176,8 @@ class WarmLP:
             stopped = confirmed_cutoff(h, lp, cutoff)
             if stopped is not None:
                 return stopped
-            h = _highs(lp, False, until.limit(), self._threads, False)
-            h.setBasis(self._basis)
+            h.setOptionValue("objective_bound", np.inf)
+            _time_limit(h, until.limit())
             h.run()
         result = _result(h, False)
         if result.status not in ("optimal", "infeasible", "time_limit"):
@@ -175,3 +188,19 @@ class WarmLP:
         if result.status == "optimal":
             self._basis = h.getBasis()
         return result
+
+    def _warm_highs(self, lp: ArrayLP, time_limit: float | None):
+        """The family's ``Highs`` object holding ``lp`` (options kept from its first member), its time limit
+        ``time_limit`` from now."""
+        if self._h is None:
+            self._h = _highs(lp, False, None, self._threads, False)
+        else:
+            pass_model(self._h, lp)
+        _time_limit(self._h, time_limit)
+        return self._h
+
+
+def _time_limit(h, seconds: float | None) -> None:
+    """``seconds`` more for ``h``: HiGHS compares its time limit with the run time summed over the object's
+    runs."""
+    h.setOptionValue("time_limit", np.inf if seconds is None else h.getRunTime() + max(0.0, float(seconds)))

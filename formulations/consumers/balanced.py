@@ -65,8 +65,8 @@ disjunction: per topic, its holders exceed its least-loaded subscriber by at
 most one). The level tree of :mod:`~kipopt.formulations.consumers.level_tree`
 settles the rule exactly: a branch and bound over boxes of topic levels
 (closed-form bounds valid for every vector of a box, with the count
-coupling ``P - Σ μ``, and on groups of moderate size a transportation LP per
-box, :mod:`~kipopt.formulations.consumers.level_flow`, after a descent over
+coupling ``P - Σ μ``, and on groups of moderate size the leaves' LP written for a
+whole box, :func:`~kipopt.formulations.consumers.level_warm.relax_box`, after a descent over
 level vectors from the dec-min answer's least loads,
 :mod:`~kipopt.formulations.consumers.level_local`), then per level vector the LP relaxation of one small
 MILP (a network matrix, one row per member node with topics one level down

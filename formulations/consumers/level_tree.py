@@ -59,16 +59,20 @@ back and solved as a MILP (seeking only answers below the best in hand) when it 
 least bound of the open boxes is a valid bound on the rule's optimum whenever the time limit stops
 the search.
 
-Box flow bounds. A box taken from the queue is first bounded by the transportation LP of
-:mod:`~kipopt.formulations.consumers.level_flow` (per member node a count range, per partition group its
-size, arcs open only where some vector of the box lets the node hold the topic): when that bound
-reaches the best answer the box is dropped, when it only rises the box goes back in line with it. The
-closed form pools what every member could keep; the LP also asks whether those partitions and all
-the others find holders. On a 100-member, 20-topic group of the production grid it bounds the box
-``λ ∈ {99, 100}^20`` by 1,501 where the closed form says 1,206 (the box's best vector: about 1,528).
-All boxes share one HiGHS object, re-solved under new bounds
-(:class:`~kipopt.formulations.highs.BoundsLP`): 1.6 ms a box there. Above
-:data:`~kipopt.formulations.consumers.level_flow.FLOW_MAX_COLUMNS` columns only the closed form runs.
+Box relaxations. A box taken from the queue is first bounded by the leaves' own LP written for the
+whole box (:func:`~kipopt.formulations.consumers.level_warm.relax_box`: per member node its count range
+and, where the box fixes its base level, its high members' rows and its owner's keep hull; per
+partition group its size; arcs open only where some vector of the box lets the node hold the topic):
+when that bound reaches the best answer the box is dropped, when it only rises the box goes back in
+line with it. The closed form pools what every member could keep; the LP also asks whether those
+partitions and all the others find holders, and, once a node's base level is fixed, whether its high
+members can hold their extra partition. It shares the leaves' HiGHS model and duals (one pattern), so a
+box is often settled by the last optimum's duals and otherwise re-solved from the last basis. On a
+100-member, 20-topic group of the production grid it bounds the box ``λ ∈ {99, 100}^20`` by 1,501 where
+the closed form says 1,206 (the best vector: 1,526); an earlier transportation LP over the same boxes
+(count ranges and supplies only) gave the same bound there but stayed far below the leaves' LPs inside
+the box (1,501 at a vector whose LP is 1,549), and that group took 154 s to prove with it against
+24 s with these. Above :data:`BOX_LP_MAX_COLUMNS` columns only the closed form runs.
 
 Early answers. On groups with at most :data:`LOCAL_MAX_ARCS` arcs, the descent of
 :mod:`~kipopt.formulations.consumers.level_local` first improves the answer in hand from its least
@@ -105,10 +109,9 @@ from kipopt.instance import ConsumersInstance
 from kipopt.formulations.consumers.groups import Layout, cheapest, least_cross, topic_levels
 from kipopt.formulations.consumers.level_box import (CUBE_HIGHS_OPTIONS, CUBE_TIME_SHARE, box_levels, box_model,
                                                      worth_a_milp)
-from kipopt.formulations.consumers.level_flow import flow_bound, flow_bound_lp
 from kipopt.formulations.consumers.level_local import descend, least_levels
 from kipopt.formulations.consumers.level_search import LevelSpace, SearchResult, arcs, fixed_model, level_base, read_back
-from kipopt.formulations.consumers.level_warm import leaf_lp, relax, round_high
+from kipopt.formulations.consumers.level_warm import leaf_columns, leaf_lp, relax, relax_box, round_high
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 from kipopt.formulations.highs import solve_lp
 
@@ -306,22 +309,25 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     seq = counter()
     heap: list = []
     stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_cutoff": 0, "level_rounded": 0,
-             "level_milps": 0, "level_cubes": 0, "level_flows": 0}
+             "level_milps": 0, "level_cubes": 0, "level_box_lps": 0}
 
     def kind_of(lo: np.ndarray, hi: np.ndarray) -> int:
         return LEAF if (lo == hi).all() else BOX
 
-    def push(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray, flowed: bool = False) -> None:
+    def push(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray, relaxed: bool = False, start=None) -> None:
         # ties go to the narrower box (depth first among equals): with flat bounds a breadth-first
-        # order would never reach a single vector
+        # order would never reach a single vector. ``start``: the basis the box's relaxation (or its
+        # parent's) ended at, which its own starts from (measured: 42 % fewer simplex iterations on a
+        # 100-member, 20-topic group than from the last basis, which best first order leaves far away)
         if bound < best_value:
-            heapq.heappush(heap, (bound, int((hi - lo).sum()), next(seq), kind, lo, hi, flowed))
+            heapq.heappush(heap, (bound, int((hi - lo).sum()), next(seq), kind, lo, hi, relaxed, start))
 
     push(float(box_bounds(tr, tr.lo, tr.hi)[0]), kind_of(tr.lo, tr.hi), tr.lo, tr.hi)
     open_bound = math.inf
     warm = None
-    flows = flow_bound_lp(sp, net, _miss(tr, incumbent), threads)
-    flows_at = t0 + max(FLOW_LATE_SECONDS, FLOW_LATE_SHARE * (deadline - t0)) if deadline is not None else math.inf
+    columns = leaf_columns(net)
+    box_lps, eager = columns <= BOX_LP_MAX_COLUMNS, columns <= BOX_LP_EAGER_COLUMNS
+    lps_at = t0 + max(BOX_LP_LATE_SECONDS, BOX_LP_LATE_SHARE * (deadline - t0)) if deadline is not None else math.inf
     failed_at = math.inf   # the best answer when a box's MILP last ran out of its turn
 
     def time_left() -> float | None:
@@ -377,17 +383,18 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             descent = False
             improve()
             continue
-        bound, _, _, kind, lo, hi, flowed = heapq.heappop(heap)
+        bound, _, _, kind, lo, hi, relaxed, start = heapq.heappop(heap)
         stats["level_boxes"] += 1
         left = time_left()
-        late = stats["level_boxes"] > FLOW_LATE_BOXES or (deadline is not None and time.perf_counter() >= flows_at)
-        if kind in (BOX, SPLIT) and not flowed and flows is not None and (flows.eager or late):  # back in line if it rises
-            value = flow_bound(flows, lo, hi, cutoff(), left)
-            stats["level_flows"] += 1
+        late = stats["level_boxes"] > BOX_LP_LATE_BOXES or (deadline is not None and time.perf_counter() >= lps_at)
+        if kind in (BOX, SPLIT) and not relaxed and box_lps and (eager or late):  # back in line if it rises
+            warm = warm or leaf_lp(sp, net, threads)
+            value = _box_value(sp, relax_box(warm, lo, hi, left, cutoff(), start))
+            stats["level_box_lps"] += 1
             if value is not None and value >= best_value:
                 continue
             if value is not None and value > bound:
-                push(value, kind, lo, hi, True)
+                push(value, kind, lo, hi, True, warm.warm.basis)
                 continue
         if kind == BOX and stats["level_relaxed"] >= CUBE_AFTER_LEAVES and worth_a_milp(sp, net, lo, hi):
             model = box_model(sp, net, lo, hi)
@@ -411,11 +418,12 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             kind = BOX
         if kind in (BOX, SPLIT):  # below a box its MILP did not settle, leaves only until a better answer
             for l2, h2, b2 in _children(tr, lo, hi, best_value):
-                push(max(b2, bound), SPLIT if kind == SPLIT and (l2 != h2).any() else kind_of(l2, h2), l2, h2)
+                push(max(b2, bound), SPLIT if kind == SPLIT and (l2 != h2).any() else kind_of(l2, h2), l2, h2,
+                     start=start)
             continue
         if kind == LEAF:
             warm = warm or leaf_lp(sp, net, threads)
-            lp = relax(warm, lo, left, cutoff())
+            lp = relax(warm, lo, left, cutoff(), start)
             stats["level_relaxed"] += 1
             if lp.status == "infeasible":
                 stats["level_infeasible"] += 1
@@ -449,20 +457,28 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     return SearchResult(found, None if found is None else best_value, float(min(best_value, open_bound)), info)
 
 
-FLOW_LATE_BOXES = 300
-FLOW_LATE_SHARE = 0.25
-FLOW_LATE_SECONDS = 5.0
-"""Models above :data:`~kipopt.formulations.consumers.level_flow.FLOW_EAGER_COLUMNS` get box LPs once the
-closed-form search has popped this many boxes, or used this share of its time and at least these
-seconds: the 10,000 x 1,000 benchmark group, proven in 156 boxes and 1.5 s, never gets them (at a 1 s
-limit, box LPs from a quarter of it left its bound at 2,237 against 2,375 without); a 100,000 x 1,000
-x 50 group, which pops a handful of boxes in a minute, gets them after 15 s."""
+BOX_LP_EAGER_COLUMNS = 10_000
+"""Up to this many leaf LP columns every box gets its relaxation. Above, the tree starts with its closed-form
+bounds alone and adds the relaxations late (:data:`BOX_LP_LATE_BOXES`): on the 10,000 x 1,000 benchmark
+group (16,000 columns) its proof took 5.9 s with them from the start (76 boxes, 70 box LPs) against 1.6 s
+without (156 boxes); a 100-member, 20-topic group has about 2,000 to 5,000."""
+
+BOX_LP_MAX_COLUMNS = 50_000
+"""Above this many columns, no box relaxations (a solve there runs interior point in a child, seconds each)."""
+
+BOX_LP_LATE_BOXES = 300
+BOX_LP_LATE_SHARE = 0.25
+BOX_LP_LATE_SECONDS = 5.0
+"""Models above :data:`BOX_LP_EAGER_COLUMNS` get box relaxations once the closed-form search has popped this
+many boxes, or used this share of its time and at least these seconds: the 10,000 x 1,000 benchmark
+group, proven in 156 boxes and 1.5 s, never gets them; a 100,000 x 1,000 x 50 group, which pops a
+handful of boxes in a minute, gets them after 15 s."""
 
 CUBE_AFTER_LEAVES = 200
 """Boxes go to the MILP of :mod:`~kipopt.formulations.consumers.level_box` only once this many leaf LPs have
-been solved: until then the box flow bounds and the leaves settle the group, or show that they do not.
+been solved: until then the box relaxations and the leaves settle the group, or show that they do not.
 Measured on four 100-member, 20-topic groups of the production grid (60 s limit): with the MILPs from the
-start 38, 15, 31 and 33 s (two groups spent their time in box MILPs the flow bounds did not need: 2 s
+start 38, 15, 31 and 33 s (two groups spent their time in box MILPs the box LPs did not need: 2 s
 without them); without any, two were left unproven (1,115 and 1,008 against 1,116 and 1,009); from
 200 leaves on, 2.1, 15.9, 31.0 and 2.4 s, all four proven."""
 
@@ -487,13 +503,6 @@ def _least_levels(lay: Layout, answer: dict[str, tuple[str, ...]]) -> np.ndarray
     return least_levels(member_topics, loads, len(lay.topics))
 
 
-def _miss(tr: Tree, incumbent: float | None) -> float:
-    """What a box with no valid assignment over the tree's arcs is bounded by: nothing when every arc is
-    in, one more cross-rack partition than the least when only least-cost arcs are (the answer in hand
-    is at the least)."""
-    return math.inf if incumbent is None or tr.pairs.reach is None else float(tr.space.weight * (tr.least + 1))
-
-
 def _better(instance: ConsumersInstance, sp: LevelSpace, model, result, found, best_value: float):
     """``(answer, value)``: ``result``'s, read back, when it beats ``best_value`` and the rule agrees (it
     meets the rule at the value the model says), else ``(found, best_value)``."""
@@ -505,3 +514,17 @@ def _better(instance: ConsumersInstance, sp: LevelSpace, model, result, found, b
         if not balanced_violations(instance, answer) and balanced_objective(instance, answer) == value:
             return answer, value
     return found, best_value
+
+
+
+def _box_value(sp: LevelSpace, result) -> float | None:
+    """A box relaxation's bound in rule units: ``inf`` when no vector of the box has a valid assignment
+    over the tree's arcs (with least-cost arcs only, none at the least cross-rack count, where the answer
+    in hand is), ``None`` when the solve did not finish."""
+    if result.status == "infeasible":
+        return math.inf
+    if result.status == "cutoff":
+        return math.ceil(float(result.bound) - 1e-6) + sp.owned_total
+    if result.status != "optimal" or result.objective is None:
+        return None
+    return math.ceil(result.objective - 1e-6) + sp.owned_total

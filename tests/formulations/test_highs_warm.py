@@ -88,3 +88,49 @@ def test_duals_of_the_wrong_sign_are_projected_not_minus_infinity():
                  start=np.array([0, 2, 4]), index=np.array([0, 1, 0, 1]), value=np.array([1.0, 1.0, 1.0, 1.0]))
     assert dual_bound(lp, np.array([1.0, 1e-12])) == dual_bound(lp, np.array([1.0, 0.0])) == 2.0
     assert dual_bound(lp, np.array([-1e-12, -0.5])) == dual_bound(lp, np.array([0.0, -0.5])) == -2.0
+
+
+def _ranged_transport(seed: int, S: int = 6, D: int = 8) -> ArrayLP:
+    """An ``S x D`` transportation LP with ranged supplies, costs drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    cols = np.arange(S * D)
+    start, index, value = build_csc(S * D, np.r_[cols, cols], np.r_[cols // D, S + cols % D], np.ones(2 * S * D))
+    return ArrayLP(rng.integers(-5, 20, S * D).astype(float), np.zeros(S * D), np.full(S * D, 3.0),
+                   np.r_[np.full(S, 2.0), np.full(D, 3.0)], np.r_[np.full(S, 6.0 * D / 8), np.full(D, 3.0)],
+                   start, index, value)
+
+
+def test_re_solves_in_the_shared_object_match_fresh_solves():
+    """Members differing in bounds and in entry values, one after another in the family's one HiGHS object:
+    each answer is a fresh solve's, and a cutoff below the optimum stops with a checked bound."""
+    rng = np.random.default_rng(5)
+    base = _ranged_transport(3)
+    warm = WarmLP()
+    for _ in range(30):
+        value = np.where(rng.random(len(base.value)) < 0.1, 0.0, 1.0)
+        lp = replace(base, value=value, upper=rng.integers(0, 4, base.num_col).astype(float),
+                     row_lower=np.r_[rng.integers(0, 5, 6).astype(float), np.full(8, 3.0)])
+        lp = replace(lp, row_upper=np.r_[lp.row_lower[:6] + rng.integers(0, 4, 6), np.full(8, 3.0)])
+        fresh = solve_lp(lp)
+        got = warm.solve(lp)
+        assert got.status == fresh.status
+        if fresh.status == "optimal":
+            assert abs(got.objective - fresh.objective) < 1e-6
+            stopped = warm.solve(lp, cutoff=fresh.objective - 0.5)
+            assert stopped.status == "cutoff" and fresh.objective - 0.5 < stopped.bound <= fresh.objective + 1e-6
+            assert warm.solve(lp, cutoff=fresh.objective + 0.5).status == "optimal"
+
+
+def test_time_limit_counts_from_each_solve():
+    """HiGHS compares its limit with the run time summed over the object's runs: a limit shorter than the
+    runs before, but ample for this one, must not stop it before its first pivot."""
+    base = _ranged_transport(1, 60, 80)
+    warm = WarmLP()
+    upper = base.upper.copy()
+    for k in range(6):
+        upper[k::7] = 0.0
+        assert warm.solve(replace(base, upper=upper.copy())).status == "optimal"
+    spent = warm._h.getRunTime()
+    upper[3::11] = 1.0
+    got = warm.solve(replace(base, upper=upper), time_limit=spent / 2)
+    assert got.status == "optimal"

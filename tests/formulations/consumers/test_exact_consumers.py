@@ -253,8 +253,12 @@ def test_layout_objective_is_the_rules(seed, partitions, members, rf, rackless):
 
 def test_few_members_with_many_partitions_reach_the_member_milp_after_a_tree_probe():
     """Ten members over 1,000 partitions and ten topics: the level box has about 10^20 vectors, the member
-    MILP about 50 pairs. The tree gets only its probe before the MILP, which proves the optimum; the tree's
-    second turn never runs."""
+    MILP about 50 pairs. The tree gets only its probe before the MILP. With its box relaxations the probe
+    proves the optimum itself; bounding boxes in closed form only, it does not, and the MILP proves it (the
+    tree's second turn never runs)."""
+    from unittest import mock
+
+    import kipopt.formulations.consumers.level_tree as level_tree
     from kipopt.formulations.consumers import balanced as B
 
     inst = generate("consumers", 1, partitions=1000, members=10, topics=10, replication_factor=3,
@@ -265,8 +269,12 @@ def test_few_members_with_many_partitions_reach_the_member_milp_after_a_tree_pro
     order = B._stage_order(lay, 1000, size)
     assert [stage for stage, _ in order] == [B._tree_stage, B._milp_stage, B._tree_stage]
     assert order[0][1](60.0) == B.TREE_PROBE_SECONDS and order[1][1](40.0) == 20.0 and order[2][1](7.0) == 7.0
-    result = B.run_balanced(inst, SolveOptions(time_limit=60, threads=1))
-    assert result.status is Status.OPTIMAL and result.bound == result.objective
+    probe = B.run_balanced(inst, SolveOptions(time_limit=60, threads=1))
+    assert probe.status is Status.OPTIMAL and probe.bound == probe.objective
+    assert probe.info["level_box_lps"] > 0 and "milp_status" not in probe.info
+    with mock.patch.object(level_tree, "BOX_LP_MAX_COLUMNS", 0):
+        result = B.run_balanced(inst, SolveOptions(time_limit=60, threads=1))
+    assert result.status is Status.OPTIMAL and result.bound == result.objective == probe.objective
     assert result.info["milp_status"] in ("optimal", "nothing below the cutoff")
     assert not balanced_violations(inst, result.assignment)
 
