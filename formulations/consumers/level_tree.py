@@ -143,7 +143,7 @@ class Pairs:
     counts: np.ndarray        # ... its number of pairs
     members: np.ndarray       # ... its number of members (float)
     pair_members: np.ndarray  # per pair: its class's members (float)
-    by_topic: np.ndarray      # (topics, pairs) 0/1: sums per topic by one product
+    by_topic: sps.csr_matrix  # (topics, pairs) 0/1: sums per topic by one product
     held: sps.csr_matrix      # (classes, pairs): the pair's topic's partitions
     reach: sps.csr_matrix | None  # (groups, pairs) 0/1: the pair's class reads the group (of its topic) at least cost
 
@@ -153,8 +153,7 @@ def pairs(space: LevelSpace, reach: np.ndarray | None) -> Pairs:
     P = len(cls)
     classes, starts, counts = np.unique(cls, return_index=True, return_counts=True)
     members = space.count[classes].astype(np.float64)
-    by_topic = np.zeros((space.member_of.shape[1], P))
-    by_topic[topic, np.arange(P)] = 1.0
+    by_topic = sps.csr_matrix((np.ones(P), (topic, np.arange(P))), shape=(space.member_of.shape[1], P))
     row = np.repeat(np.arange(len(classes)), counts)
     held = sps.csr_matrix((space.sizes[topic].astype(np.float64), (row, np.arange(P))), shape=(len(classes), P))
     per_group = None
@@ -203,8 +202,9 @@ def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return np.where(tr.total == 0, bound, np.inf)
     hi_p = np.take(hi.T, pr.topic, axis=0)                                    # (pairs, B)
     mu_lo, mu_hi = _class_levels(pr, np.take(lo.T, pr.topic, axis=0)), _class_levels(pr, hi_p)  # (classes, B)
-    base = pr.members @ mu_lo
-    feasible = (base <= tr.total) & (pr.members @ (mu_hi + 1) >= tr.total)
+    # no dense products here (nor below): BLAS threads would spin on a second core after each one
+    base = (pr.members[:, None] * mu_lo).sum(axis=0)
+    feasible = (base <= tr.total) & ((pr.members[:, None] * (mu_hi + 1)).sum(axis=0) >= tr.total)
     possible = (hi_p + 1 >= np.repeat(mu_lo, pr.counts, axis=0)).astype(np.float64)
     mu_hi_p = np.repeat(mu_hi, pr.counts, axis=0)
     take = np.minimum(mu_hi_p, hi_p) + 1.0
