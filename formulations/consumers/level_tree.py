@@ -9,42 +9,12 @@ partitions. Here the box is split instead, one topic's range at a time, and a
 sub-box is dropped as soon as a bound valid for *every* vector in it reaches
 the best answer in hand.
 
-Bound of a box ``[lo, hi]`` (rule units). For a member m of class c let
-``μ⁻_m = max_{t ∈ S_c} lo_t`` and ``μ⁺_m = max_{t ∈ S_c} hi_t``: every vector of the box has
-``μ⁻_m <= μ_m <= μ⁺_m`` and gives m a count ``x_m ∈ [μ⁻_m, μ⁺_m + 1]``. Member m may hold topic t
-only if ``λ_t >= μ_m - 1``, possible in the box only if ``hi_t >= μ⁻_m - 1``; let ``k_m`` be m's
-owned partitions of such topics that it reads at the least cross-rack cost of their partition group.
-An answer that could beat one at the balance-free least cross-rack count ``X`` has exactly ``X``
-cross-rack partitions, so every other owned partition is revoked, and m keeps at most
-``min(k_m, x_m)``. More: at count ``x_m = ℓ`` it holds only topics with ``λ_t >= ℓ - 1``, so it
-keeps at most ``g_m(ℓ) = min(ℓ, k_m(ℓ))`` with ``k_m(ℓ)`` its keepable partitions of possible topics
-with ``hi_t + 1 >= ℓ`` (a member that owns much of a topic whose level stays low cannot keep it by
-rising). With ``Σ_m x_m = P`` and each unit of count above ``μ⁻_m`` keeping at most one more
-partition, up to the peak of ``g_m``::
+Bounds of a box, its shaving and its halving: :mod:`~kipopt.formulations.consumers.level_bounds`
+(closed form, with the count coupling); the box relaxation:
+:func:`~kipopt.formulations.consumers.level_warm.relax_box`.
 
-    kept <= Σ_m min(k_m, μ⁻_m) + min(P - Σ_m μ⁻_m, Σ_m (max_{μ⁻_m <= ℓ <= μ⁺_m + 1} g_m(ℓ) - min(k_m, μ⁻_m)))
-
-(the :data:`PEAK_LEVELS` highest counts are looked at one by one, the lower ones through
-``g_m(ℓ) <= min(ℓ, k_m)``, which costs one sparse product per count; on the 10,000 × 1,000 benchmark
-group the tree needs 156 boxes with it, 808 with ``min(k_m, μ⁺_m + 1)`` in its place) and the box's
-bound is ``W X + O - kept`` (``W = O + 1``). Answers with more cross-rack partitions cost at least
-``W (X + 1) > W X + O``, so the bound holds for them too. At a single vector a high member
-(``μ + 1``) holds only topics with ``λ_t = μ``: it gains a kept partition over a low one only if it
-owns at least ``μ + 1`` keepable partitions of those, and exactly ``P - Σ μ_m`` members are high;
-the leaf bound counts that.
-
-A box is also dropped when no vector in it admits any valid assignment:
-``Σ_c n_c μ⁻_c <= P <= Σ_c n_c (μ⁺_c + 1)``; every topic's partitions fit in
-what its possible holders may take (``min(μ⁺ + 1, hi_t + 1)`` each); every
-class's least count fits in its possible topics. When the answer in hand is
-at the least cross-rack count, a box in which some partition group has no
-possible holder at its least cost cannot beat it either.
-
-Search: best first on the bound. A box to be split is first shaved: per topic its halves
-and its two end levels are bounded, whatever of those cannot beat the best answer in hand is cut,
-and the cuts (one topic's narrower range raises other classes' ``μ⁻``) are bounded again until none
-is left; the rest is halved. On the 10,000 × 1,000 benchmark group, from the dec-min answer, this
-took 808 boxes against 2,490 for halving alone (before the peak of ``g_m`` above), the same proof. A
+Search: best first on the bound. A box to be split is first shaved, then halved
+(:func:`~kipopt.formulations.consumers.level_bounds.children`). A
 single vector is first bounded by the LP relaxation of its MILP
 (:func:`~kipopt.formulations.consumers.level_search.fixed_model`), warm-started from the vector
 before and stopped as soon as its dual objective shows that the vector cannot beat the best answer
@@ -67,12 +37,13 @@ when that bound reaches the best answer the box is dropped, when it only rises t
 line with it. The closed form pools what every member could keep; the LP also asks whether those
 partitions and all the others find holders, and, once a node's base level is fixed, whether its high
 members can hold their extra partition. It shares the leaves' HiGHS model and duals (one pattern), so a
-box is often settled by the last optimum's duals and otherwise re-solved from the last basis. On a
+box is often settled by the last optimum's duals and otherwise re-solved from the basis its parent's LP
+ended at. On a
 100-member, 20-topic group of the production grid it bounds the box ``λ ∈ {99, 100}^20`` by 1,501 where
 the closed form says 1,206 (the best vector: 1,526); an earlier transportation LP over the same boxes
 (count ranges and supplies only) gave the same bound there but stayed far below the leaves' LPs inside
 the box (1,501 at a vector whose LP is 1,549), and that group took 154 s to prove with it against
-24 s with these. Above :data:`BOX_LP_MAX_COLUMNS` columns only the closed form runs.
+about 20 s with these. Above :data:`BOX_LP_MAX_COLUMNS` columns only the closed form runs.
 
 Early answers. On groups with at most :data:`LOCAL_MAX_ARCS` arcs, the descent of
 :mod:`~kipopt.formulations.consumers.level_local` first improves the answer in hand from its least
@@ -89,8 +60,9 @@ leaves the box split as any other, with its bound, and its parts searched by lea
 better answer turns up (:data:`~kipopt.formulations.consumers.level_box.CUBE_TIME_SHARE`).
 
 Measured on the production grid's 40 groups of 10,000 partitions, 100 members and 20 topics (60 s
-limit, one thread, two at a time): before the flow bounds and the descent, 4 proven, median gap
-13.9 % (up to 30.2 %); with them (the paper's data), 7 proven, median gap 1.09 % (up to 2.7 %).
+limit, one thread, two at a time): before box LPs and the descent, 4 proven, median gap 13.9 % (up to
+30.2 %); with a transportation LP per box, 7 proven, median gap 1.09 % (up to 2.7 %); with the box
+relaxations (the paper's data), 38 proven, the other two within 0.95 % (both proven within 240 s).
 """
 
 from __future__ import annotations
@@ -98,193 +70,21 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass
 from itertools import count as counter
 
 import numpy as np
-import scipy.sparse as sps
 
 from kipopt.instance import ConsumersInstance
 
-from kipopt.formulations.consumers.groups import Layout, cheapest, least_cross, topic_levels
+from kipopt.formulations.consumers.groups import Layout
+from kipopt.formulations.consumers.level_bounds import box_bounds, children, tree
 from kipopt.formulations.consumers.level_box import (CUBE_HIGHS_OPTIONS, CUBE_TIME_SHARE, box_levels, box_model,
                                                      worth_a_milp)
 from kipopt.formulations.consumers.level_local import descend, least_levels
-from kipopt.formulations.consumers.level_search import LevelSpace, SearchResult, arcs, fixed_model, level_base, read_back
+from kipopt.formulations.consumers.level_search import LevelSpace, SearchResult, arcs, fixed_model, read_back
 from kipopt.formulations.consumers.level_warm import leaf_columns, leaf_lp, relax, relax_box, round_high
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 from kipopt.formulations.highs import solve_lp
-
-
-@dataclass(frozen=True)
-class Tree:
-    """What every box's bound reads: the level space, owners' keepable partitions, the root box."""
-
-    space: LevelSpace
-    lo: np.ndarray            # root box, per topic
-    hi: np.ndarray
-    total: int                # partitions
-    owner_pos: np.ndarray     # per owner (members with keepable partitions), its class's row in ``pairs.classes``
-    keep: sps.csr_matrix      # (owners, pairs): keepable partitions of the pair's topic
-    least: int                # balance-free least cross-rack partitions X
-    pairs: "Pairs"            # the subscriptions, and which may read each group at its least cost
-
-
-@dataclass(frozen=True)
-class Pairs:
-    """The (class, topic) subscriptions, sorted by class: a box's per-class and per-topic quantities are
-    computed on these instead of on the dense (classes × topics) grid, half of which is empty. A box
-    batch's arrays are laid out (pairs or classes, boxes): rows gather and reduce contiguously."""
-
-    cls: np.ndarray           # per pair: its class
-    topic: np.ndarray         # per pair: its topic
-    classes: np.ndarray       # the classes with at least one topic
-    starts: np.ndarray        # per such class, its first pair
-    counts: np.ndarray        # ... its number of pairs
-    members: np.ndarray       # ... its number of members (float)
-    pair_members: np.ndarray  # per pair: its class's members (float)
-    by_topic: sps.csr_matrix  # (topics, pairs) 0/1: sums per topic by one product
-    held: sps.csr_matrix      # (classes, pairs): the pair's topic's partitions
-    reach: sps.csr_matrix | None  # (groups, pairs) 0/1: the pair's class reads the group (of its topic) at least cost
-
-
-def pairs(space: LevelSpace, reach: np.ndarray | None) -> Pairs:
-    cls, topic = np.nonzero(space.member_of)  # row-major: sorted by class
-    P = len(cls)
-    classes, starts, counts = np.unique(cls, return_index=True, return_counts=True)
-    members = space.count[classes].astype(np.float64)
-    by_topic = sps.csr_matrix((np.ones(P), (topic, np.arange(P))), shape=(space.member_of.shape[1], P))
-    row = np.repeat(np.arange(len(classes)), counts)
-    held = sps.csr_matrix((space.sizes[topic].astype(np.float64), (row, np.arange(P))), shape=(len(classes), P))
-    per_group = None
-    if reach is not None:  # (groups, classes) -> (groups, pairs), only where the group is of the pair's topic
-        per_group = sps.csr_matrix((reach[:, cls] & (space.group_topic[:, None] == topic[None, :])).astype(np.float64))
-    return Pairs(cls, topic, classes, starts, counts, members, members[row], by_topic, held, per_group)
-
-
-def tree(instance: ConsumersInstance, lay: Layout, restrict: bool) -> Tree:
-    space = level_base(instance, lay)
-    lo, hi, _, _ = topic_levels(lay, dict(zip(lay.topics, space.sizes.tolist())), space.classes, space.count)
-    best = cheapest(lay)
-    keep: dict[tuple[int, int], int] = {}
-    for (g, m), numbers in space.owned.items():
-        t = int(space.group_topic[g])
-        if space.member_of[space.member_class[m], t] and lay.cross[g, lay.member_rack[m]] <= best[g]:
-            keep[(m, t)] = keep.get((m, t), 0) + len(numbers)
-    keeps = np.array([(m, t, n) for (m, t), n in keep.items()], dtype=np.int64).reshape(-1, 3)
-    members, owner = np.unique(keeps[:, 0], return_inverse=True)
-    reach = (space.class_cross <= best[:, None]) if restrict else None  # (groups, classes): at least cost
-    pr = pairs(space, reach)
-    pair_of = np.full(space.member_of.shape, -1, dtype=np.int64)
-    pair_of[pr.cls, pr.topic] = np.arange(len(pr.cls))
-    class_row = np.full(space.member_of.shape[0], -1, dtype=np.int64)
-    class_row[pr.classes] = np.arange(len(pr.classes))
-    keep_matrix = sps.csr_matrix((keeps[:, 2].astype(np.float64),
-                                  (owner, pair_of[space.member_class[keeps[:, 0]], keeps[:, 1]])),
-                                 shape=(len(members), len(pr.cls)))
-    return Tree(space, np.array([lo[t] for t in lay.topics], dtype=np.int64),
-                np.array([hi[t] for t in lay.topics], dtype=np.int64), int(space.sizes.sum()),
-                class_row[space.member_class[members]], keep_matrix, least_cross(lay, best), pr)
-
-
-def _class_levels(pr: Pairs, per_pair: np.ndarray) -> np.ndarray:
-    """``max(0, max_{t ∈ S_c} level_t)`` per class with topics, from the levels at its pairs ``(pairs, B)``."""
-    return np.maximum(np.maximum.reduceat(per_pair, pr.starts, axis=0), 0)
-
-
-def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The module docstring's bound of each box (rows of ``lo``, ``hi``); ``inf`` where no vector of the
-    box admits a valid assignment."""
-    sp, pr = tr.space, tr.pairs
-    lo, hi = np.atleast_2d(lo), np.atleast_2d(hi)
-    bound = np.full(len(lo), float(sp.weight * tr.least + sp.owned_total))
-    if not len(pr.cls):  # nobody subscribes to anything: only an empty group of partitions fits
-        return np.where(tr.total == 0, bound, np.inf)
-    hi_p = np.take(hi.T, pr.topic, axis=0)                                    # (pairs, B)
-    mu_lo, mu_hi = _class_levels(pr, np.take(lo.T, pr.topic, axis=0)), _class_levels(pr, hi_p)  # (classes, B)
-    # no dense products here (nor below): BLAS threads would spin on a second core after each one
-    base = (pr.members[:, None] * mu_lo).sum(axis=0)
-    feasible = (base <= tr.total) & ((pr.members[:, None] * (mu_hi + 1)).sum(axis=0) >= tr.total)
-    possible = (hi_p + 1 >= np.repeat(mu_lo, pr.counts, axis=0)).astype(np.float64)
-    mu_hi_p = np.repeat(mu_hi, pr.counts, axis=0)
-    take = np.minimum(mu_hi_p, hi_p) + 1.0
-    take *= pr.pair_members[:, None] * possible
-    feasible &= (pr.by_topic @ take >= sp.sizes[:, None]).all(axis=0)
-    feasible &= (pr.held @ possible >= pr.members[:, None] * mu_lo).all(axis=0)
-    k = tr.keep @ possible                                                    # (owners, B)
-    low, high = mu_lo[tr.owner_pos], mu_hi[tr.owner_pos]
-    low_kept = np.minimum(k, low).sum(axis=0)
-    below_top = hi_p - mu_hi_p
-    at_top = tr.keep @ (possible * (below_top >= 0))                         # keepable of topics at μ⁺
-    gain = _capped_gain(tr, below_top, possible, low, high, k, at_top).sum(axis=0)
-    point = (lo == hi).all(axis=1)
-    if point.any():  # at a single vector a member gains one only when high on its topics at level μ
-        gain[point] = (at_top[:, point] >= low[:, point] + 1).sum(axis=0)
-    bound -= low_kept + np.minimum(tr.total - base, gain)
-    if pr.reach is not None:  # some partition group has no possible holder at its least cost
-        bound = np.where((pr.reach @ possible > 0).all(axis=0), bound, float(sp.weight * (tr.least + 1)))
-    return np.where(feasible, bound, np.inf)
-
-
-PEAK_LEVELS = 3
-"""How many counts below ``μ⁺ + 1`` :func:`_capped_gain` looks at one by one; below those it takes
-``min(ℓ, k_m)`` (an upper bound of ``g_m`` there). Exact when ``μ⁺ - μ⁻ + 1 < PEAK_LEVELS``."""
-
-
-def _capped_gain(tr: Tree, below_top: np.ndarray, possible: np.ndarray, low: np.ndarray, high: np.ndarray,
-                 k: np.ndarray, at_top: np.ndarray) -> np.ndarray:
-    """Per owner and box, how many more it can keep at its best count than at its least: at count
-    ``ℓ`` it holds only topics with ``λ_t >= ℓ - 1``, so it keeps at most ``g(ℓ) = min(ℓ, k(ℓ))`` with
-    ``k(ℓ)`` its keepable partitions of possible topics with ``hi_t + 1 >= ℓ``. The counts
-    ``ℓ = μ⁺ + 1 - d`` for ``d < PEAK_LEVELS`` are looked at one by one, every lower ``ℓ`` at once
-    through ``g(ℓ) <= min(ℓ, k)``. ``below_top``: per (class, topic) pair and box, ``hi_t - μ⁺_c``;
-    ``at_top``: ``k(μ⁺ + 1)``, which the caller has."""
-    # a count below μ⁻ (top - d < low) gives at most min(low - 1, k) <= base: no mask needed
-    base = np.minimum(low, k)
-    top = (high + 1).astype(np.float64)                                       # (owners, B)
-    peak = np.maximum(base, np.minimum(top - PEAK_LEVELS, k))
-    np.maximum(peak, np.minimum(top, at_top), out=peak)
-    for d in range(1, PEAK_LEVELS):
-        np.maximum(peak, np.minimum(top - d, tr.keep @ (possible * (below_top >= -d))), out=peak)
-    return peak - base
-
-
-def box_bound(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> float | None:
-    """:func:`box_bounds` of one box; ``None`` when no vector in it admits a valid assignment."""
-    value = float(box_bounds(tr, lo, hi)[0])
-    return None if math.isinf(value) else value
-
-
-def _children(tr: Tree, lo: np.ndarray, hi: np.ndarray, best: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """Shave the box, then halve it: per topic, its lower and upper halves and its lowest and highest
-    levels are bounded in one batch; whatever of those cannot beat ``best`` is cut from the box and the
-    batch is bounded again, until nothing is cut. Then the topic whose halves' weaker bound is the
-    highest is halved (strong branching); ties go to the one with more partitions times levels left.
-    Empty when the whole box cannot beat ``best``."""
-    lo, hi = lo.copy(), hi.copy()
-    while True:
-        wide = np.flatnonzero(hi > lo)
-        if not len(wide):
-            return [(lo, hi, float(box_bounds(tr, lo, hi)[0]))]
-        rows, mid = np.arange(len(wide)), (lo[wide] + hi[wide]) // 2
-        los = np.repeat(lo[None], 4 * len(wide), axis=0)
-        his = np.repeat(hi[None], 4 * len(wide), axis=0)
-        his[4 * rows, wide], los[4 * rows + 1, wide] = mid, mid + 1       # the halves
-        his[4 * rows + 2, wide], los[4 * rows + 3, wide] = lo[wide], hi[wide]  # the lowest and highest levels
-        bounds = box_bounds(tr, los, his).reshape(-1, 4)
-        cut = bounds >= best
-        if cut[:, :2].all(axis=1).any():
-            return []
-        if cut.any():
-            lo[wide] = np.where(cut[:, 0], mid + 1, lo[wide] + cut[:, 2])
-            hi[wide] = np.where(cut[:, 1], mid, hi[wide] - cut[:, 3])
-            if (lo > hi).any():
-                return []
-            continue
-        halves = bounds[:, :2]
-        score = np.lexsort(((hi[wide] - lo[wide]) * tr.space.sizes[wide], halves.max(axis=1), halves.min(axis=1)))
-        pick = int(score[-1])
-        return [(los[4 * pick + j], his[4 * pick + j], float(halves[pick, j])) for j in (0, 1)]
 
 
 BOX, LEAF, RELAXED, SPLIT = 0, 1, 2, 3   # SPLIT: in a box whose MILP did not settle it, split only
@@ -417,7 +217,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         if kind == SPLIT and best_value < failed_at:
             kind = BOX
         if kind in (BOX, SPLIT):  # below a box its MILP did not settle, leaves only until a better answer
-            for l2, h2, b2 in _children(tr, lo, hi, best_value):
+            for l2, h2, b2 in children(tr, lo, hi, best_value):
                 push(max(b2, bound), SPLIT if kind == SPLIT and (l2 != h2).any() else kind_of(l2, h2), l2, h2,
                      start=start)
             continue

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_search import search_levels
-from kipopt.formulations.consumers.level_tree import PEAK_LEVELS, _children, _class_levels, box_bound, search_tree, tree
+from kipopt.formulations.consumers.level_bounds import PEAK_LEVELS, _class_levels, box_bound, children, tree
+from kipopt.formulations.consumers.level_tree import search_tree
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 
@@ -52,12 +53,12 @@ def test_shaved_children_keep_every_assignment_that_beats_the_best(inst, above):
     if not valid or (tr.lo == tr.hi).all():
         return
     best = min(balanced_objective(inst, a) for a in valid) + above
-    children = _children(tr, tr.lo, tr.hi, best)
+    kids = children(tr, tr.lo, tr.hi, best)
     for a in valid:
         value = balanced_objective(inst, a)
         if value < best:
             least = _least_loads(inst, lay, a)
-            inside = [b for lo, hi, b in children if (least >= lo).all() and (least <= hi).all()]
+            inside = [b for lo, hi, b in kids if (least >= lo).all() and (least <= hi).all()]
             assert len(inside) == 1 and inside[0] <= value
 
 
@@ -232,7 +233,7 @@ def _dense_box_bound(inst, lay, restrict: bool, lo: np.ndarray, hi: np.ndarray) 
 def test_box_bounds_equal_the_dense_reference(inst, rnd):
     """The array code (pairs laid out by box, sparse sums per class, owner and group) gives each box of a
     batch exactly the bound of the written-out definition, single vectors included."""
-    from kipopt.formulations.consumers.level_tree import box_bounds
+    from kipopt.formulations.consumers.level_bounds import box_bounds
     lay = layout(inst)
     if not lay.topics:
         return
@@ -253,7 +254,7 @@ def test_box_bounds_of_wide_boxes_equal_the_dense_reference():
     """Groups whose owners hold many partitions, boxes many levels wide: the owners' peaks below and
     above the PEAK_LEVELS counts looked at one by one are those of the written-out definition."""
     import random
-    from kipopt.formulations.consumers.level_tree import box_bounds
+    from kipopt.formulations.consumers.level_bounds import box_bounds
     rnd = random.Random(5)
     for seed in range(3):
         inst = generate("consumers", seed, partitions=240, members=12, topics=4, subscriptions="mixed")
