@@ -38,12 +38,11 @@ line with it. The closed form pools what every member could keep; the LP also as
 partitions and all the others find holders, and, once a node's base level is fixed, whether its high
 members can hold their extra partition. It shares the leaves' HiGHS model and duals (one pattern), so a
 box is often settled by the last optimum's duals and otherwise re-solved from the basis its parent's LP
-ended at. On a
-100-member, 20-topic group of the production grid it bounds the box ``λ ∈ {99, 100}^20`` by 1,501 where
-the closed form says 1,206 (the best vector: 1,526); an earlier transportation LP over the same boxes
-(count ranges and supplies only) gave the same bound there but stayed far below the leaves' LPs inside
-the box (1,501 at a vector whose LP is 1,549), and that group took 154 s to prove with it against
-about 20 s with these. Above :data:`BOX_LP_MAX_COLUMNS` columns only the closed form runs.
+ended at. On a 100-member, 20-topic group of the production grid it bounds the box ``λ ∈ {99, 100}^20``
+by 1,501 where the closed form says 1,206 (the best vector: 1,526); an earlier transportation LP over the
+same boxes (count ranges and supplies only) gave the same bound there but stayed far below the leaves'
+LPs inside the box (1,501 at a vector whose LP is 1,549), and that group took 154 s to prove with it
+against about 20 s with these. Above :data:`BOX_LP_MAX_COLUMNS` columns only the closed form runs.
 
 Early answers. On groups with at most :data:`LOCAL_MAX_ARCS` arcs, the descent of
 :mod:`~kipopt.formulations.consumers.level_local` first improves the answer in hand from its least
