@@ -195,7 +195,7 @@ def pass_model(h, lp: ArrayLP, integer: bool = False) -> None:
     2,200-column LP against 0.01 ms (measured)."""
     if _is_mip(lp, integer):
         kinds = np.ones(lp.num_col, dtype=np.int32) if integer else np.asarray(lp.integrality, dtype=np.int32)
-    else:  # every column continuous (an empty array is read as num_col entries all the same)
+    else:  # every column continuous: HiGHS reads num_col entries, an empty array would give it garbage
         kinds = np.zeros(lp.num_col, dtype=np.int32)
     h.passModel(int(lp.num_col), int(lp.num_row), len(lp.value), int(highspy.MatrixFormat.kColwise),
                 int(highspy.ObjSense.kMinimize), 0.0, np.asarray(lp.cost, dtype=np.float64),

@@ -165,7 +165,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
 
         def screen(vector: np.ndarray) -> float:
             lp = relax(warm, vector, time_left(), cutoff())
-            return math.inf if lp.status != "optimal" else math.ceil(lp.objective - 1e-6) + sp.owned_total
+            return math.inf if lp.status != "optimal" else _rule_units(sp, lp.objective)
 
         left = time_left()
         until = math.inf if left is None else time.perf_counter() + LOCAL_TIME_SHARE * left
@@ -204,7 +204,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             if result.status == "infeasible":
                 continue
             if result.status == "optimal" and result.x is not None:
-                value = math.ceil(result.objective - 1e-6) + sp.owned_total
+                value = _rule_units(sp, result.objective)
                 stuck = leaf_milp(box_levels(model, lo, result.x), max(bound, value)) if value < best_value else None
                 if stuck is not None:
                     open_bound = stuck
@@ -233,7 +233,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             if lp.status != "optimal" or lp.objective is None:
                 open_bound = bound
                 break
-            bound = max(bound, math.ceil(lp.objective - 1e-6) + sp.owned_total)
+            bound = max(bound, _rule_units(sp, lp.objective))
             if bound >= best_value:
                 continue
             left = time_left()
@@ -315,7 +315,6 @@ def _better(instance: ConsumersInstance, sp: LevelSpace, model, result, found, b
     return found, best_value
 
 
-
 def _box_value(sp: LevelSpace, result) -> float | None:
     """A box relaxation's bound in rule units: ``inf`` when no vector of the box has a valid assignment
     over the tree's arcs (with least-cost arcs only, none at the least cross-rack count, where the answer
@@ -323,7 +322,12 @@ def _box_value(sp: LevelSpace, result) -> float | None:
     if result.status == "infeasible":
         return math.inf
     if result.status == "cutoff":
-        return math.ceil(float(result.bound) - 1e-6) + sp.owned_total
+        return _rule_units(sp, float(result.bound))
     if result.status != "optimal" or result.objective is None:
         return None
-    return math.ceil(result.objective - 1e-6) + sp.owned_total
+    return _rule_units(sp, result.objective)
+
+
+def _rule_units(sp: LevelSpace, objective: float) -> float:
+    """A model objective (or a bound on it) in rule units: rounded up (objectives are integers) plus ``O``."""
+    return math.ceil(objective - 1e-6) + sp.owned_total

@@ -87,7 +87,7 @@ def relax(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None,
     """The LP relaxation of ``vector``'s MILP (objective without the constant ``O``), from the basis
     ``start`` or else of the vector solved before; status ``cutoff`` when its optimum is proven above
     ``cutoff`` (:meth:`~kipopt.formulations.highs.WarmLP.solve`)."""
-    return leaf.warm.solve(_model(leaf, vector, vector), time_limit, cutoff, start)
+    return relax_box(leaf, vector, vector, time_limit, cutoff, start)
 
 
 def relax_box(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, time_limit: float | None = None,
