@@ -26,7 +26,12 @@ every dec-min member value of the class: some member holds
 ``ceil(P_t/|N_t|)`` of t, and no subscriber of t may hold two less
 (a transfer would lower ``Σ x²``); a member holding a partition of t holds
 at most one more than t's least-loaded subscriber, who holds at most the
-average. The matrix is a network matrix (negate the topic rows), so the
+average. Narrower still, a dec-min vector is also inc-max (Frank & Murota), so it
+maximizes the least member count and minimizes the greatest: the segments run
+only over ``[L*, U*]``, those two values of any valid assignment, one small LP
+each (:func:`~kipopt.formulations.consumers.decmin.extreme_counts`; at
+1,000,000 x 10,000, 164,000 columns and 11 s become 5,120 and 0.5 s). The matrix
+is a network matrix (negate the topic rows), so the
 simplex vertex and its duals are integral. *Every* optimal solution
 satisfies complementary slackness with *any* optimal dual, so with reduced
 costs ``d``: class c may take topic t only where ``d(f_{t,c}) = 0``, a

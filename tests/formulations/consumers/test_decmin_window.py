@@ -1,0 +1,81 @@
+"""Stage 1's window: every dec-min member count lies between the largest least count and the smallest
+greatest count of any valid assignment (:func:`~kipopt.formulations.consumers.decmin.extreme_counts`), so
+the convex flow's segments run over that window only. The face's description may tighten (a class whose
+full range leaves a level below the window free holds no member there in any dec-min answer) but its
+answers are the same: the same sum of squares and the same stage-2 optimum."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from kipopt.datasets import generate
+from kipopt.formulations.consumers import decmin
+from kipopt.formulations.consumers.decmin import balance_face, balanced_problem, solve_balanced
+from kipopt.formulations.consumers.groups import layout
+from kipopt.formulations.highs import solve_tu_lp
+
+from consumer_cases import _all_assignments, tiny_groups
+
+
+def _counted(inst) -> list[list[int]]:
+    """Per valid assignment, the counts of the members that subscribe to something."""
+    lay = layout(inst)
+    subscribed = [m for m, ts in zip(lay.members, lay.member_topics) if ts]
+    return [[len(a[m]) for m in subscribed] for a in _all_assignments(inst)]
+
+
+def _same(inst, lay, a, b) -> bool:
+    """The two faces hold the same dec-min answers: the same sum of squares, the same stage-2 optimum,
+    and the narrower description (``a``) within the window."""
+    low, high = a.info["stage1_window"] if isinstance(a.info["stage1_window"], list) else (0, np.inf)
+    has_topics = np.array([bool(c) for c in a.classes])
+    values = [balanced_problem(inst, lay, face) for face in (a, b)]
+    optima = [solve_tu_lp(v.lp)[0].objective for v in values]
+    return (a.info["sum_squares"] == b.info["sum_squares"] and optima[0] == optima[1]
+            and (a.low[has_topics] >= low).all() and (a.high[has_topics] <= high).all())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_groups())
+def test_the_window_is_the_largest_least_and_the_smallest_greatest_count(inst):
+    counts = _counted(inst)
+    face = balance_face(inst, layout(inst))
+    assert face.info["stage1_window"] == [max(min(c) for c in counts), min(max(c) for c in counts)]
+    decmin_counts = [len(v) for v in solve_balanced(inst)[0].values()]
+    lay = layout(inst)
+    low, high = face.info["stage1_window"]
+    assert all(low <= n <= high for n, ts in zip(decmin_counts, lay.member_topics) if ts)
+
+
+CASES = [dict(partitions=p, members=m, subscriptions="mixed", topics=t, seed=seed)
+         for seed, (p, m, t) in enumerate([(40, 6, 4), (300, 9, 5), (2_000, 40, 8), (5_000, 120, 10),
+                                           (900, 30, 3), (64, 64, 6)])]
+
+
+@pytest.mark.parametrize("params", CASES, ids=lambda p: f"{p['partitions']}x{p['members']}x{p['topics']}")
+def test_the_window_gives_the_full_ranges_face(params):
+    inst = generate("consumers", **params)
+    lay = layout(inst)
+    narrowed = balance_face(inst, lay)
+    with mock.patch.object(decmin, "extreme_counts", return_value=None):
+        full = balance_face(inst, lay)
+    assert _same(inst, lay, narrowed, full)
+    assert narrowed.info["stage1_columns"] <= full.info["stage1_columns"]
+    assert np.array_equal(narrowed.levels[0], full.levels[0]) and np.array_equal(narrowed.levels[1], full.levels[1])
+
+
+def test_a_window_with_no_solution_falls_back_to_the_full_range():
+    """A wrong window (as a numerical slip in its LPs could give) leaves the flow without a solution:
+    stage 1 then solves the full range, and says so."""
+    inst = generate("consumers", 3, partitions=600, members=20, subscriptions="mixed", topics=5)
+    lay = layout(inst)
+    right = balance_face(inst, lay)
+    low, high = right.info["stage1_window"]
+    with mock.patch.object(decmin, "extreme_counts", return_value=(high + 1, high + 1)):
+        fallback = balance_face(inst, lay)
+    assert _same(inst, lay, fallback, right)
+    assert fallback.info["stage1_window"] == "no solution in the window: the full range"
