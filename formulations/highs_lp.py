@@ -259,11 +259,12 @@ def _result(h, integer: bool) -> HighsResult:
 
 
 def solve_tu_lp(lp: ArrayLP, time_limit: float | None = None, threads: int | None = None,
-                deadline: Deadline | None = None) -> tuple[HighsResult, bool]:
+                deadline: Deadline | None = None, options: dict[str, Any] | None = None) -> tuple[HighsResult, bool]:
     """An LP whose matrix is totally unimodular (network, transportation): the simplex vertex is
     integral, and that is checked; a fractional vertex (a modelling slip) is re-solved as an ILP.
 
     Returns the result and whether the ILP fallback ran. ``time_limit`` (or ``deadline``) covers both.
+    ``options``: HiGHS options for the LP (interior point needs ``run_crossover`` on, for a vertex).
 
     >>> lp = ArrayLP(cost=np.array([1.0, 2.0]), lower=np.zeros(2), upper=np.ones(2),
     ...              row_lower=np.array([1.0]), row_upper=np.array([1.0]),
@@ -274,7 +275,7 @@ def solve_tu_lp(lp: ArrayLP, time_limit: float | None = None, threads: int | Non
     """
     if deadline is None and time_limit is not None:
         deadline = Deadline.after(time_limit)
-    res = solve_lp(lp, threads=threads, deadline=deadline)
+    res = solve_lp(lp, threads=threads, deadline=deadline, options=options)
     if res.x is not None and not is_integral(res.x):
         return solve_lp(lp, integer=True, threads=threads, deadline=deadline), True
     return res, False

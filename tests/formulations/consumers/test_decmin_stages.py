@@ -1,8 +1,9 @@
-"""Stage 1's window: every dec-min member count lies between the largest least count and the smallest
+"""The dec-min stages at scale. Stage 1's window: every dec-min member count lies between the largest least count and the smallest
 greatest count of any valid assignment (:func:`~kipopt.formulations.consumers.decmin.extreme_counts`), so
 the convex flow's segments run over that window only. The face's description may tighten (a class whose
 full range leaves a level below the window free holds no member there in any dec-min answer) but its
-answers are the same: the same sum of squares and the same stage-2 optimum."""
+answers are the same: the same sum of squares and the same stage-2 optimum. Stage 2 on large groups:
+interior point and crossover (a vertex, integral), in a child the time limit kills."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from kipopt.datasets import generate
 from kipopt.formulations.consumers import decmin
 from kipopt.formulations.consumers.decmin import balance_face, balanced_problem, solve_balanced
 from kipopt.formulations.consumers.groups import layout
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 from kipopt.formulations.highs import solve_tu_lp
 
 from consumer_cases import _all_assignments, tiny_groups
@@ -79,3 +81,26 @@ def test_a_window_with_no_solution_falls_back_to_the_full_range():
         fallback = balance_face(inst, lay)
     assert _same(inst, lay, fallback, right)
     assert fallback.info["stage1_window"] == "no solution in the window: the full range"
+
+
+@pytest.mark.parametrize("params", CASES[1:4], ids=lambda p: f"{p['partitions']}x{p['members']}x{p['topics']}")
+@pytest.mark.parametrize("limit", [None, 60.0])
+def test_stage2_by_interior_point_has_the_simplex_optimum(params, limit):
+    inst = generate("consumers", **params)
+    lay = layout(inst)
+    simplex = solve_balanced(inst, limit, 1, lay)
+    with mock.patch.object(decmin, "STAGE2_INTERIOR_COLUMNS", 0):
+        interior = solve_balanced(inst, limit, 1, lay)
+    assert interior[1] == simplex[1] == "optimal" and not interior[2]["ilp_fallback"]
+    assert interior[2]["model_objective"] == simplex[2]["model_objective"]
+    assert balanced_objective(inst, interior[0]) == balanced_objective(inst, simplex[0])
+    assert not balanced_violations(inst, interior[0])
+
+
+def test_stage2_by_interior_point_stops_at_its_time_limit():
+    inst = generate("consumers", 2, partitions=5_000, members=120, subscriptions="mixed", topics=10)
+    lay = layout(inst)
+    problem = balanced_problem(inst, lay, balance_face(inst, lay))
+    with mock.patch.object(decmin, "STAGE2_INTERIOR_COLUMNS", 0):
+        result, _ = decmin._stage2(problem.lp, 1e-4, 1)
+    assert result.status == "time_limit" and result.x is None
