@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kipopt.formulations.consumers.level_search import Arcs, FixedModel, LevelSpace, _mu
-from kipopt.formulations.highs import ArrayLP, HighsResult, WarmLP, is_integral
+from kipopt.formulations.highs import ArrayLP, HighsResult, WarmLP, fix_columns, is_integral
 
 
 @dataclass(frozen=True)
@@ -105,15 +105,31 @@ def round_high(leaf: LeafLP, vector: np.ndarray, x: np.ndarray, time_limit: floa
     their sum kept: it is ``P - Σ n μ``) and fixed, the LP solved again; an integral optimum is an answer
     of the vector's MILP, returned with the model :func:`~kipopt.formulations.consumers.level_search.read_back`
     reads it through; ``None`` otherwise."""
-    N = len(leaf.net.nodes)
-    eta = x[:N]
+    lp = _model(leaf, vector, vector)
+    return _answer(leaf, vector, leaf.warm.solve(fix_columns(lp, _rounded_high(leaf, x)), time_limit))
+
+
+def relax_rounded(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None, cutoff: float | None = None,
+                  start=None) -> tuple[HighsResult, tuple[FixedModel, HighsResult] | None]:
+    """:func:`relax`, then (when its optimum is at most ``cutoff``) :func:`round_high` from its basis: in
+    one HiGHS object where the leaf LP is large (:meth:`~kipopt.formulations.highs.WarmLP.solve_then`)."""
+    first, second = leaf.warm.solve_then(_model(leaf, vector, vector), lambda x: _rounded_high(leaf, x), time_limit,
+                                         cutoff, start)
+    return first, None if second is None else _answer(leaf, vector, second)
+
+
+def _rounded_high(leaf: LeafLP, x: np.ndarray) -> np.ndarray:
+    """The high counts ``η`` (the first columns) of ``x`` rounded by largest remainders, their sum kept."""
+    eta = x[:len(leaf.net.nodes)]
     fixed = np.floor(eta + 1e-9)
     short = int(round(eta.sum() - fixed.sum()))
     if short > 0:
         fixed[np.argsort(-(eta - fixed), kind="stable")[:short]] += 1.0
-    lp = _model(leaf, vector, vector)
-    lp = replace(lp, lower=np.r_[fixed, lp.lower[N:]], upper=np.r_[fixed, lp.upper[N:]])
-    result = leaf.warm.solve(lp, time_limit)
+    return fixed
+
+
+def _answer(leaf: LeafLP, vector: np.ndarray, result: HighsResult) -> tuple[FixedModel, HighsResult] | None:
+    """A rounded solve's integral optimum with the model that reads it back; ``None`` otherwise."""
     if result.status != "optimal" or result.x is None or not is_integral(result.x):
         return None
     return _read_model(leaf, vector), result

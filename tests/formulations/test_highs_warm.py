@@ -134,3 +134,44 @@ def test_time_limit_counts_from_each_solve():
     upper[3::11] = 1.0
     got = warm.solve(replace(base, upper=upper), time_limit=spent / 2)
     assert got.status == "optimal"
+
+
+def _first_columns_floored(x: np.ndarray) -> np.ndarray:
+    """Fix the first five flows at their optimum's values minus what a test wants moved: at 0 where the
+    optimum ships something (so the second LP has to re-route)."""
+    return np.where(x[:5] > 0.5, 0.0, x[:5])
+
+
+def test_solve_then_equals_the_fixed_lp_solved_alone_inline_and_in_a_child(monkeypatch):
+    from kipopt.formulations.highs import fix_columns
+    for seed in range(1, 6):
+        lp = _transport(seed)
+        full = solve_lp(lp)
+        fixed = solve_lp(fix_columns(lp, _first_columns_floored(full.x)))
+        for warm_columns in (WarmLP.WARM_COLUMNS, 10):  # in process, then both solves in one child
+            monkeypatch.setattr(WarmLP, "WARM_COLUMNS", warm_columns)
+            warm = WarmLP()
+            first, second = warm.solve_then(lp, _first_columns_floored, time_limit=30)
+            assert first.status == "optimal" and abs(first.objective - full.objective) < 1e-6
+            assert second is not None and second.status == fixed.status
+            assert second.status != "optimal" or abs(second.objective - fixed.objective) < 1e-6
+            assert warm._dual is not None  # the first optimum's duals settle later members
+
+
+def test_solve_then_skips_the_second_above_the_cutoff(monkeypatch):
+    lp = _transport(2)
+    full = solve_lp(lp)
+    for warm_columns in (WarmLP.WARM_COLUMNS, 10):
+        monkeypatch.setattr(WarmLP, "WARM_COLUMNS", warm_columns)
+        first, second = WarmLP().solve_then(lp, _first_columns_floored, time_limit=30, cutoff=full.objective - 0.5)
+        assert second is None and first.status in ("cutoff", "optimal")
+        assert first.status == "cutoff" or first.objective > full.objective - 0.5
+
+
+def test_solve_then_in_a_child_stops_at_the_time_limit(monkeypatch):
+    import time
+    monkeypatch.setattr(WarmLP, "WARM_COLUMNS", 10)
+    t0 = time.perf_counter()
+    first, second = WarmLP().solve_then(_transport(4), _first_columns_floored, time_limit=1e-4)
+    assert time.perf_counter() - t0 < 5
+    assert first.status in ("time_limit", "optimal") and (second is None or second.status != "error")
