@@ -314,3 +314,57 @@ def _leaf_setting(inst):
 def _vector(tr, rnd) -> np.ndarray:
     """A random level vector of the root box."""
     return np.array([rnd.randint(int(a), int(b)) for a, b in zip(tr.lo, tr.hi)], dtype=np.int64)
+
+
+def _shaved_level_by_level(tr, lo, hi, best):
+    """The shave as it was before galloping ends: one end level per topic and batch."""
+    from kipopt.formulations.consumers.level_bounds import box_bounds
+    lo, hi, batches = lo.copy(), hi.copy(), 0
+    while True:
+        wide = np.flatnonzero(hi > lo)
+        if not len(wide):
+            return lo, hi, batches
+        rows, mid = np.arange(len(wide)), (lo[wide] + hi[wide]) // 2
+        los, his = np.repeat(lo[None], 4 * len(wide), axis=0), np.repeat(hi[None], 4 * len(wide), axis=0)
+        his[4 * rows, wide], los[4 * rows + 1, wide] = mid, mid + 1
+        his[4 * rows + 2, wide], los[4 * rows + 3, wide] = lo[wide], hi[wide]
+        cut = box_bounds(tr, los, his).reshape(-1, 4) >= best
+        batches += 1
+        if cut[:, :2].all(axis=1).any():
+            return None, None, batches
+        if not cut.any():
+            return lo, hi, batches
+        lo[wide] = np.where(cut[:, 0], mid + 1, lo[wide] + cut[:, 2])
+        hi[wide] = np.where(cut[:, 1], mid, hi[wide] - cut[:, 3])
+        if (lo > hi).any():
+            return None, None, batches
+
+
+def test_galloping_ends_shave_to_a_box_where_no_end_level_or_half_can_be_cut():
+    """A range shaved level by level took one batch of bounds per level: ends that double after a cut take
+    fewer batches, and stop only where no single end level and no half of any topic can be cut."""
+    from unittest import mock
+    from kipopt.formulations.consumers import level_bounds
+    from kipopt.formulations.consumers.decmin import solve_balanced
+    fewer = 0
+    for seed, (p, m, t) in enumerate([(2_000, 40, 8), (5_000, 120, 10), (20_000, 60, 12)]):
+        inst = generate("consumers", seed, partitions=p, members=m, topics=t, subscriptions="mixed")
+        lay = layout(inst)
+        tr = tree(inst, lay, restrict=True)
+        best = balanced_objective(inst, solve_balanced(inst, lay=lay)[0])
+        with mock.patch.object(level_bounds, "box_bounds", wraps=level_bounds.box_bounds) as counted:
+            kids = children(tr, tr.lo, tr.hi, best)
+            calls = counted.call_count
+        _, _, reference = _shaved_level_by_level(tr, tr.lo, tr.hi, best)
+        fewer += calls < reference
+        if len(kids) < 2:
+            continue
+        lo, hi = np.minimum(kids[0][0], kids[1][0]), np.maximum(kids[0][1], kids[1][1])
+        for w in np.flatnonzero(hi > lo):
+            mid = (lo[w] + hi[w]) // 2
+            for a, b in ((lo[w], lo[w]), (hi[w], hi[w]), (lo[w], mid), (mid + 1, hi[w])):
+                l2, h2 = lo.copy(), hi.copy()
+                l2[w], h2[w] = a, b
+                value = box_bound(tr, l2, h2)  # None: no vector there has an assignment, which is a cut too
+                assert value is not None and value < best
+    assert fewer > 0
