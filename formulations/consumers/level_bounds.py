@@ -138,23 +138,29 @@ def box_bounds(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     bound = np.full(len(lo), float(sp.weight * tr.least + sp.owned_total))
     if not len(pr.cls):  # nobody subscribes to anything: only an empty group of partitions fits
         return np.where(tr.total == 0, bound, np.inf)
-    hi_p = np.take(hi.T, pr.topic, axis=0)                                    # (pairs, B)
-    mu_lo, mu_hi = _class_levels(pr, np.take(lo.T, pr.topic, axis=0)), _class_levels(pr, hi_p)  # (classes, B)
+    # levels as int32 and masks as bools: the (pairs, boxes) arrays are what a batch's time goes to
+    # (memory traffic: 24,000 pairs x 200 boxes on a 50-topic group)
+    hi_t, lo_t = np.ascontiguousarray(hi.T, dtype=np.int32), np.ascontiguousarray(lo.T, dtype=np.int32)
+    hi_p = np.take(hi_t, pr.topic, axis=0)                                    # (pairs, B)
+    mu_lo, mu_hi = _class_levels(pr, np.take(lo_t, pr.topic, axis=0)), _class_levels(pr, hi_p)  # (classes, B)
     # no dense products here (nor below): BLAS threads would spin on a second core after each one
     base = (pr.members[:, None] * mu_lo).sum(axis=0)
     feasible = (base <= tr.total) & ((pr.members[:, None] * (mu_hi + 1)).sum(axis=0) >= tr.total)
-    possible = (hi_p + 1 >= np.repeat(mu_lo, pr.counts, axis=0)).astype(np.float64)
     mu_hi_p = np.repeat(mu_hi, pr.counts, axis=0)
-    take = np.minimum(mu_hi_p, hi_p) + 1.0
-    take *= pr.pair_members[:, None] * possible
+    below_top = hi_p - mu_hi_p
+    ok = hi_p >= np.repeat(mu_lo, pr.counts, axis=0) - 1
+    possible = ok.astype(np.float64)
+    take = np.minimum(below_top, 0, out=hi_p)   # min(μ⁺, hi) - μ⁺, in hi_p's place (not needed after)
+    take += mu_hi_p + 1
+    take = take * pr.pair_members[:, None]
+    take *= possible
     feasible &= (pr.by_topic @ take >= sp.sizes[:, None]).all(axis=0)
     feasible &= (pr.held @ possible >= pr.members[:, None] * mu_lo).all(axis=0)
     k = tr.keep @ possible                                                    # (owners, B)
     low, high = mu_lo[tr.owner_pos], mu_hi[tr.owner_pos]
     low_kept = np.minimum(k, low).sum(axis=0)
-    below_top = hi_p - mu_hi_p
-    at_top = tr.keep @ (possible * (below_top >= 0))                         # keepable of topics at μ⁺
-    gain = _capped_gain(tr, below_top, possible, low, high, k, at_top).sum(axis=0)
+    at_top = tr.keep @ (ok & (below_top >= 0)).astype(np.float64)            # keepable of topics at μ⁺
+    gain = _capped_gain(tr, below_top, ok, low, high, k, at_top).sum(axis=0)
     point = (lo == hi).all(axis=1)
     if point.any():  # at a single vector a member gains one only when high on its topics at level μ
         gain[point] = (at_top[:, point] >= low[:, point] + 1).sum(axis=0)
@@ -175,7 +181,8 @@ def _capped_gain(tr: Tree, below_top: np.ndarray, possible: np.ndarray, low: np.
     ``ℓ`` it holds only topics with ``λ_t >= ℓ - 1``, so it keeps at most ``g(ℓ) = min(ℓ, k(ℓ))`` with
     ``k(ℓ)`` its keepable partitions of possible topics with ``hi_t + 1 >= ℓ``. The counts
     ``ℓ = μ⁺ + 1 - d`` for ``d < PEAK_LEVELS`` are looked at one by one, every lower ``ℓ`` at once
-    through ``g(ℓ) <= min(ℓ, k)``. ``below_top``: per (class, topic) pair and box, ``hi_t - μ⁺_c``;
+    through ``g(ℓ) <= min(ℓ, k)``. ``possible``: per (class, topic) pair and box, whether the class may
+    hold the topic (bool); ``below_top``: per pair and box, ``hi_t - μ⁺_c``;
     ``at_top``: ``k(μ⁺ + 1)``, which the caller has."""
     # a count below μ⁻ (top - d < low) gives at most min(low - 1, k) <= base: no mask needed
     base = np.minimum(low, k)
@@ -183,7 +190,7 @@ def _capped_gain(tr: Tree, below_top: np.ndarray, possible: np.ndarray, low: np.
     peak = np.maximum(base, np.minimum(top - PEAK_LEVELS, k))
     np.maximum(peak, np.minimum(top, at_top), out=peak)
     for d in range(1, PEAK_LEVELS):
-        np.maximum(peak, np.minimum(top - d, tr.keep @ (possible * (below_top >= -d))), out=peak)
+        np.maximum(peak, np.minimum(top - d, tr.keep @ (possible & (below_top >= -d)).astype(np.float64)), out=peak)
     return peak - base
 
 
