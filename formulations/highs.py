@@ -143,8 +143,7 @@ class WarmLP:
             self._basis = start
         if lp.num_col > self.WARM_COLUMNS and time_limit is not None:
             done = call_highs_before(Deadline.after(time_limit), lambda: self._solve(lp, time_limit, None))
-            result = done if done is not None else HighsResult("time_limit", None, None, None, False,
-                                                               "stopped at the time limit")
+            result = done if done is not None else stopped_at_limit()
         else:
             result = self._solve(lp, time_limit, cutoff)
         if result.row_dual is not None:
@@ -172,7 +171,7 @@ class WarmLP:
         done = call_highs_before(Deadline.after(time_limit), lambda: _solve_then(lp, fixed, time_limit, cutoff,
                                                                                   self._threads))
         if done is None:
-            return HighsResult("time_limit", None, None, None, False, "stopped at the time limit"), None
+            return stopped_at_limit(), None
         if done[0].row_dual is not None:
             self._dual = done[0].row_dual
         return done
@@ -194,9 +193,7 @@ class WarmLP:
             h.setOptionValue("objective_bound", np.inf if cutoff is None else float(cutoff))
         else:  # interior point then crossover to a vertex: on the level tree's leaves at 5,000 members
             # (86,000 columns) 3 s where the dual simplex takes 26 s cold and about as long warm
-            h = _highs(lp, False, time_limit, self._threads, False)
-            h.setOptionValue("solver", "ipm")
-            h.setOptionValue("run_crossover", "on")
+            h = _interior_highs(lp, time_limit, self._threads)
         h.run()
         if warm and cutoff is not None and h.getModelStatus() == highspy.HighsModelStatus.kObjectiveBound:
             self._basis = h.getBasis()  # dual feasible: a good start for the next one
@@ -206,12 +203,7 @@ class WarmLP:
             h.setOptionValue("objective_bound", np.inf)
             _time_limit(h, until.limit())
             h.run()
-        result = _result(h, False)
-        if result.status not in ("optimal", "infeasible", "time_limit"):
-            # IPM gives up on infeasible LPs, and a stale basis can mislead: the plain dual simplex, cold
-            h = _highs(lp, False, until.limit(), self._threads, False)
-            h.run()
-            result = _result(h, False)
+        h, result = _or_plain(h, lp, until, self._threads)
         if result.status == "optimal":
             self._basis = h.getBasis()
         return result
@@ -239,11 +231,9 @@ def _solve_then(lp: ArrayLP, fixed: Callable[[np.ndarray], np.ndarray], time_lim
     columns' bounds changed in place and a dual simplex from that vertex, under HiGHS' own time limit
     (a dual simplex keeps it; the crossover is what the child's deadline guards)."""
     until = Deadline.after(time_limit)
-    h = _highs(lp, False, time_limit, threads, False)
-    h.setOptionValue("solver", "ipm")
-    h.setOptionValue("run_crossover", "on")
+    h = _interior_highs(lp, time_limit, threads)
     h.run()
-    first = _result(h, False)
+    h, first = _or_plain(h, lp, until, threads)
     if first.status != "optimal" or first.x is None or (cutoff is not None and first.objective > cutoff):
         return first, None
     values = np.asarray(fixed(first.x), dtype=np.float64)
@@ -253,6 +243,31 @@ def _solve_then(lp: ArrayLP, fixed: Callable[[np.ndarray], np.ndarray], time_lim
     _time_limit(h, until.limit())
     h.run()
     return first, _result(h, False)
+
+
+def _interior_highs(lp: ArrayLP, time_limit: float | None, threads: int | None):
+    """A ``Highs`` object holding ``lp`` for interior point and crossover to a vertex."""
+    h = _highs(lp, False, time_limit, threads, False)
+    h.setOptionValue("solver", "ipm")
+    h.setOptionValue("run_crossover", "on")
+    return h
+
+
+def _or_plain(h, lp: ArrayLP, until: Deadline, threads: int | None):
+    """``(h, its result)`` after a run; where that run neither solved nor refuted ``lp`` nor ran out of time
+    (IPM gives up on infeasible LPs, and a stale basis can mislead), the plain dual simplex, cold, in a new
+    object."""
+    result = _result(h, False)
+    if result.status in ("optimal", "infeasible", "time_limit"):
+        return h, result
+    h = _highs(lp, False, until.limit(), threads, False)
+    h.run()
+    return h, _result(h, False)
+
+
+def stopped_at_limit() -> HighsResult:
+    """The result of a solve whose child the time limit killed."""
+    return HighsResult("time_limit", None, None, None, False, "stopped at the time limit")
 
 
 def _time_limit(h, seconds: float | None) -> None:

@@ -21,7 +21,7 @@ from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, clas
                                                   least_cross, level_bounds, quotas)
 from kipopt.formulations.consumers.rules import owners, revoked, _owned_by
 from kipopt.formulations.highs import (ArrayLP, Deadline, HighsResult, build_csc, call_highs_before, is_integral,
-                                      solve_lp, solve_tu_lp)
+                                      solve_lp, solve_tu_lp, stopped_at_limit)
 
 
 @dataclass(frozen=True)
@@ -370,9 +370,7 @@ def _stage2(lp: ArrayLP, time_limit: float | None, threads: int | None) -> tuple
     if time_limit is None:
         return run()
     done = call_highs_before(Deadline.after(time_limit), run)
-    if done is None:
-        return HighsResult("time_limit", None, None, None, False, "stopped at the time limit"), False
-    return done
+    return (stopped_at_limit(), False) if done is None else done
 
 
 INTERIOR = {"solver": "ipm", "run_crossover": "on"}

@@ -175,3 +175,25 @@ def test_solve_then_in_a_child_stops_at_the_time_limit(monkeypatch):
     first, second = WarmLP().solve_then(_transport(4), _first_columns_floored, time_limit=1e-4)
     assert time.perf_counter() - t0 < 5
     assert first.status in ("time_limit", "optimal") and (second is None or second.status != "error")
+
+
+def test_solve_then_in_a_child_says_infeasible_where_interior_point_gives_up(monkeypatch):
+    """IPM gives up on infeasible LPs: the child then runs the plain dual simplex, as a single solve does,
+    so that the level tree reads "infeasible" (a vector to drop), never an error that would stop it."""
+    lp = _transport(3)
+    infeasible = replace(lp, row_lower=lp.row_lower + 1.0, row_upper=lp.row_upper + 1.0)  # supply 30, demand 32
+    from kipopt.formulations import highs
+    real = highs._result
+
+    def giving_up(h, integer):  # the first run of each child ends without an answer, as IPM's may
+        result = real(h, integer)
+        if h.getOptionValue("solver") in ("ipm", (highs.highspy.HighsStatus.kOk, "ipm")):
+            return replace(result, status="error", x=None, objective=None)
+        return result
+
+    monkeypatch.setattr(highs, "_result", giving_up)
+    monkeypatch.setattr(WarmLP, "WARM_COLUMNS", 10)
+    for lp_, status in ((infeasible, "infeasible"), (lp, "optimal")):
+        first, second = WarmLP().solve_then(lp_, _first_columns_floored, time_limit=30)
+        assert first.status == status and (second is None) == (status != "optimal")
+        assert WarmLP().solve(lp_, time_limit=30).status == status
