@@ -205,8 +205,9 @@ def children(tr: Tree, lo: np.ndarray, hi: np.ndarray, best: float) -> list[tupl
     levels are bounded in one batch; whatever of those cannot beat ``best`` is cut from the box and the
     batch is bounded again, until nothing is cut. An end that was cut is tried twice as wide in the next
     batch, one that was not half as wide, down to one level (on a 100,000-partition, 50-topic group the
-    root's shave took 21 batches instead of 40, to the same box). Then the topic whose halves' weaker bound is the
-    highest is halved (strong branching); ties go to the one with more partitions times levels left.
+    root's shave took 21 batches instead of 40, to the same box). Then the topic whose halves' weaker
+    bound is the highest is halved (strong branching); ties go to the one with more partitions times
+    levels left.
     Empty when the whole box cannot beat ``best``."""
     lo, hi = lo.copy(), hi.copy()
     step_lo, step_hi = np.ones_like(lo), np.ones_like(hi)
@@ -226,8 +227,10 @@ def children(tr: Tree, lo: np.ndarray, hi: np.ndarray, best: float) -> list[tupl
         if cut[:, :2].all(axis=1).any():
             return []
         if cut.any() or (s_lo > 1).any() or (s_hi > 1).any():
-            lo[wide] = np.maximum(np.where(cut[:, 0], mid + 1, lo[wide]), np.where(cut[:, 2], lo[wide] + s_lo, lo[wide]))
-            hi[wide] = np.minimum(np.where(cut[:, 1], mid, hi[wide]), np.where(cut[:, 3], hi[wide] - s_hi, hi[wide]))
+            lo[wide] = np.maximum(np.where(cut[:, 0], mid + 1, lo[wide]),
+                                  np.where(cut[:, 2], lo[wide] + s_lo, lo[wide]))
+            hi[wide] = np.minimum(np.where(cut[:, 1], mid, hi[wide]),
+                                  np.where(cut[:, 3], hi[wide] - s_hi, hi[wide]))
             # an end cut doubles the next try there, a miss halves it (galloping): a range shaved level by
             # level took one batch per level
             step_lo[wide] = np.where(cut[:, 2], 2 * s_lo, np.maximum(1, s_lo // 2))

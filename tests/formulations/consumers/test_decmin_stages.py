@@ -1,4 +1,6 @@
-"""The dec-min stages at scale. Stage 1's window: every dec-min member count lies between the largest least count and the smallest
+"""The dec-min stages at scale.
+
+Stage 1's window: every dec-min member count lies between the largest least count and the smallest
 greatest count of any valid assignment (:func:`~kipopt.formulations.consumers.decmin.extreme_counts`), so
 the convex flow's segments run over that window only. The face's description may tighten (a class whose
 full range leaves a level below the window free holds no member there in any dec-min answer) but its
