@@ -162,7 +162,7 @@ class WarmLP:
         if lp.num_col <= self.WARM_COLUMNS or time_limit is None:
             until = Deadline.after(time_limit)
             first = self.solve(lp, time_limit, cutoff, start)
-            if first.status != "optimal" or first.x is None or (cutoff is not None and first.objective > cutoff):
+            if not _fixing_pays(first, cutoff):
                 return first, None
             return first, self.solve(fix_columns(lp, fixed(first.x)), until.limit())
         settled = carried_cutoff(lp, self._dual, cutoff)
@@ -234,7 +234,7 @@ def _solve_then(lp: ArrayLP, fixed: Callable[[np.ndarray], np.ndarray], time_lim
     h = _interior_highs(lp, time_limit, threads)
     h.run()
     h, first = _or_plain(h, lp, until, threads)
-    if first.status != "optimal" or first.x is None or (cutoff is not None and first.objective > cutoff):
+    if not _fixing_pays(first, cutoff):
         return first, None
     values = np.asarray(fixed(first.x), dtype=np.float64)
     k = len(values)
@@ -245,12 +245,21 @@ def _solve_then(lp: ArrayLP, fixed: Callable[[np.ndarray], np.ndarray], time_lim
     return first, _result(h, False)
 
 
+INTERIOR_POINT = {"solver": "ipm", "run_crossover": "on"}
+"""HiGHS options for interior point, then crossover to a vertex (integral on a network matrix)."""
+
+
 def _interior_highs(lp: ArrayLP, time_limit: float | None, threads: int | None):
     """A ``Highs`` object holding ``lp`` for interior point and crossover to a vertex."""
     h = _highs(lp, False, time_limit, threads, False)
-    h.setOptionValue("solver", "ipm")
-    h.setOptionValue("run_crossover", "on")
+    for name, value in INTERIOR_POINT.items():
+        h.setOptionValue(name, value)
     return h
+
+
+def _fixing_pays(first: HighsResult, cutoff: float | None) -> bool:
+    """Whether :meth:`WarmLP.solve_then`'s second solve is wanted: the first is an optimum at most ``cutoff``."""
+    return first.status == "optimal" and first.x is not None and (cutoff is None or first.objective <= cutoff)
 
 
 def _or_plain(h, lp: ArrayLP, until: Deadline, threads: int | None):

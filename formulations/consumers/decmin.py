@@ -20,8 +20,8 @@ from kipopt.instance import ConsumersInstance
 from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,
                                                   least_cross, level_bounds, quotas)
 from kipopt.formulations.consumers.rules import owners, revoked, _owned_by
-from kipopt.formulations.highs import (ArrayLP, Deadline, HighsResult, build_csc, call_highs_before, is_integral,
-                                      solve_lp, solve_tu_lp, stopped_at_limit)
+from kipopt.formulations.highs import (INTERIOR_POINT, ArrayLP, Deadline, HighsResult, build_csc, call_highs_before,
+                                      is_integral, solve_lp, solve_tu_lp, stopped_at_limit)
 
 
 @dataclass(frozen=True)
@@ -98,10 +98,10 @@ def extreme_counts(f_topic: np.ndarray, f_class: np.ndarray, count: np.ndarray, 
     row = T + np.searchsorted(classes, f_class)
     cols = np.concatenate([np.repeat(np.arange(k), 2), np.full(len(classes), k)])
     rows = np.concatenate([np.stack([f_topic, row], axis=1).ravel(), T + np.arange(len(classes))])
+    vals = np.concatenate([np.ones(2 * k), -count[classes].astype(np.float64)])
+    start, index, value = build_csc(k + 1, cols, rows, vals)
     found = []
-    for sense in (1.0, -1.0):  # max l (minimize -l), then min u
-        vals = np.concatenate([np.ones(2 * k), -count[classes].astype(np.float64)])
-        start, index, value = build_csc(k + 1, cols, rows, vals)
+    for sense in (1.0, -1.0):  # max l (minimize -l), then min u: the same matrix, other row bounds
         lo_rows = np.zeros(len(classes)) if sense > 0 else np.full(len(classes), -np.inf)
         hi_rows = np.full(len(classes), np.inf) if sense > 0 else np.zeros(len(classes))
         lp = ArrayLP(cost=np.r_[np.zeros(k), -sense], lower=np.zeros(k + 1), upper=np.full(k + 1, np.inf),
@@ -366,11 +366,9 @@ def _stage2(lp: ArrayLP, time_limit: float | None, threads: int | None) -> tuple
     (a crossover can overrun HiGHS' own limit by seconds)."""
     if lp.num_col <= STAGE2_INTERIOR_COLUMNS:
         return solve_tu_lp(lp, time_limit=time_limit, threads=threads)
-    run = lambda: solve_tu_lp(lp, time_limit=time_limit, threads=threads, options=INTERIOR)  # noqa: E731
+    run = lambda: solve_tu_lp(lp, time_limit=time_limit, threads=threads, options=INTERIOR_POINT)  # noqa: E731
     if time_limit is None:
         return run()
     done = call_highs_before(Deadline.after(time_limit), run)
     return (stopped_at_limit(), False) if done is None else done
 
-
-INTERIOR = {"solver": "ipm", "run_crossover": "on"}

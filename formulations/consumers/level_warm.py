@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from kipopt.formulations.consumers.level_search import Arcs, FixedModel, LevelSpace, _mu
-from kipopt.formulations.highs import ArrayLP, HighsResult, WarmLP, fix_columns, is_integral
+from kipopt.formulations.highs import ArrayLP, HighsResult, WarmLP, is_integral
 
 
 @dataclass(frozen=True)
@@ -99,20 +99,14 @@ def relax_box(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, time_limit: float | 
     return leaf.warm.solve(_model(leaf, lo, hi), time_limit, cutoff, start)
 
 
-def round_high(leaf: LeafLP, vector: np.ndarray, x: np.ndarray, time_limit: float | None = None
-               ) -> tuple[FixedModel, HighsResult] | None:
-    """A primal heuristic at one vector: its relaxation's high counts ``η`` rounded (largest remainders,
-    their sum kept: it is ``P - Σ n μ``) and fixed, the LP solved again; an integral optimum is an answer
-    of the vector's MILP, returned with the model :func:`~kipopt.formulations.consumers.level_search.read_back`
-    reads it through; ``None`` otherwise."""
-    lp = _model(leaf, vector, vector)
-    return _answer(leaf, vector, leaf.warm.solve(fix_columns(lp, _rounded_high(leaf, x)), time_limit))
-
-
 def relax_rounded(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None, cutoff: float | None = None,
                   start=None) -> tuple[HighsResult, tuple[FixedModel, HighsResult] | None]:
-    """:func:`relax`, then (when its optimum is at most ``cutoff``) :func:`round_high` from its basis: in
-    one HiGHS object where the leaf LP is large (:meth:`~kipopt.formulations.highs.WarmLP.solve_then`)."""
+    """:func:`relax`, then (when its optimum is at most ``cutoff``) a primal heuristic from its basis: the
+    relaxation's high counts ``η`` rounded (largest remainders, their sum kept: it is ``P - Σ n μ``) and
+    fixed, the LP solved again, in one HiGHS object where the leaf LP is large
+    (:meth:`~kipopt.formulations.highs.WarmLP.solve_then`). An integral optimum of the second is an answer
+    of the vector's MILP, returned with the model :func:`~kipopt.formulations.consumers.level_search.read_back`
+    reads it through; ``None`` otherwise."""
     first, second = leaf.warm.solve_then(_model(leaf, vector, vector), lambda x: _rounded_high(leaf, x), time_limit,
                                          cutoff, start)
     return first, None if second is None else _answer(leaf, vector, second)

@@ -275,7 +275,7 @@ def test_relaxations_cut_off_only_above_the_cutoff_and_rounded_answers_are_valid
     with a checked dual bound above the cutoff that does not exceed the optimum; the rounded-high
     heuristic's answers meet the rule and cost what the model says, never less than the relaxation."""
     from kipopt.formulations.consumers.level_search import read_back
-    from kipopt.formulations.consumers.level_warm import leaf_lp, relax, round_high
+    from kipopt.formulations.consumers.level_warm import leaf_lp, relax, relax_rounded
     setting = _leaf_setting(inst)
     if setting is None:
         return
@@ -283,7 +283,7 @@ def test_relaxations_cut_off_only_above_the_cutoff_and_rounded_answers_are_valid
     plain, cut = leaf_lp(space, net), leaf_lp(space, net)
     for _ in range(6):
         vector = _vector(tr, rnd)
-        full = relax(plain, vector)
+        full, rounded = relax_rounded(plain, vector)
         if full.status != "optimal":
             continue
         cutoff = full.objective + rnd.choice([-3.5, -0.5, 0.5, 2.5])
@@ -292,7 +292,6 @@ def test_relaxations_cut_off_only_above_the_cutoff_and_rounded_answers_are_valid
             assert cutoff < warm.bound <= full.objective + 1e-6
         else:
             assert warm.status == "optimal" and abs(warm.objective - full.objective) < 1e-6
-        rounded = round_high(plain, vector, full.x)
         if rounded is not None:
             model, result = rounded
             answer = read_back(space, model, result.x)
