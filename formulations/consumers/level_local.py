@@ -10,6 +10,15 @@ topics' levels by one each. Each neighbour is screened by its leaf LP (a lower b
 stopped at the best answer's cutoff); those below the best answer are tried cheapest first with
 their MILP, and the first that improves is taken. Single moves are screened before pairs (fewer, and
 often enough). The descent stops at a vector no move improves, or at its deadline.
+
+The sweep (:func:`sweep`) runs before the descent, on every group the tree's root does not settle: it
+tries the vectors that lower the least loads of every topic outside the ``r`` largest by one. Lower
+levels on the smaller topics let the members that subscribe only to those drop one partition, which
+the owners of partitions of the large topics take and keep. On the groups measured the leaf LP's value
+rose on both sides of one minimum in ``r``, so a walk from a first guess finds it in a few leaf LPs. At
+10,000 x 1,000 (10 topics) ``r = 3`` holds 2,388, the proven optimum, where the dec-min answer holds
+2,470 and the tree alone found 2,388 after 2.2 s; at 100,000 x 5,000, 23,549 against the dec-min
+24,154; on two of the paper grid's 100,000 x 1,000 x 50 groups 0.8 and 0.9 % below the dec-min answer.
 """
 
 from __future__ import annotations
@@ -85,3 +94,45 @@ def descend(vector: np.ndarray, lo: np.ndarray, hi: np.ndarray, screen: Callable
         if not moved:
             break
     return stats
+
+
+def lowered(vector: np.ndarray, sizes: np.ndarray, r: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``vector`` with every topic outside the ``r`` largest (by ``sizes``, ties by index) one level
+    lower, within ``[lo, hi]``."""
+    rank = np.empty(len(sizes), dtype=np.int64)
+    rank[np.argsort(-np.asarray(sizes), kind="stable")] = np.arange(len(sizes))
+    return np.clip(vector - (rank >= r), lo, hi)
+
+
+def first_guess(sizes: np.ndarray, share: float = 0.6) -> int:
+    """The fewest largest topics that hold ``share`` of the partitions (at least 1): where the sweep
+    starts. The best ``r`` measured: 3 of 10 topics at 10,000 x 1,000 and 100,000 x 5,000 (63 % of the
+    partitions), 7 and 10 of 50 on two 100,000 x 1,000 x 50 groups (58 %, 65 %)."""
+    mass = np.cumsum(np.sort(np.asarray(sizes, dtype=np.float64))[::-1])
+    return max(1, int(np.searchsorted(mass, share * mass[-1])) + 1) if len(mass) and mass[-1] > 0 else 1
+
+
+def sweep(score: Callable[[int], float], topics: int, until: float, r: int = 1) -> dict:
+    """Seek the ``r`` in ``1 .. topics - 1`` with the least ``score(r)`` (the leaf LP of :func:`lowered`'s
+    vector; the caller keeps any answer it finds): from ``r`` (:func:`first_guess`), both neighbours, then
+    on in the direction that improved, one step at a time, until a step does not improve or ``until``.
+    Exact for a score with one minimum; neighbouring vectors' LPs are short warm re-solves. Returns
+    counts for the search's statistics."""
+    if topics < 2 or time.perf_counter() >= until:
+        return {"sweep_scores": 0}
+    r = min(max(r, 1), topics - 1)
+    tried = {r: score(r)}
+    step = 0
+    while time.perf_counter() < until:
+        ahead = [r + d for d in ((step,) if step else (-1, 1)) if 0 < r + d < topics and r + d not in tried]
+        for q in ahead:
+            if time.perf_counter() < until:
+                tried[q] = score(q)
+        ahead = [q for q in ahead if q in tried]
+        if not ahead:
+            break
+        q = min(ahead, key=lambda a: tried[a])
+        if tried[q] >= tried[r]:
+            break
+        step, r = q - r, q
+    return {"sweep_scores": len(tried)}

@@ -1,10 +1,11 @@
-"""The descent over level vectors: its neighbourhoods, and that it follows single and paired moves."""
+"""The descent over level vectors: its neighbourhoods, and that it follows single and paired moves; the
+sweep that lowers the smaller topics: its vectors, its first guess and its walk."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from kipopt.formulations.consumers.level_local import descend, least_levels, moves
+from kipopt.formulations.consumers.level_local import descend, first_guess, least_levels, lowered, moves, sweep
 
 
 def test_least_levels_is_each_topics_least_subscriber_load():
@@ -45,3 +46,44 @@ def test_descent_takes_paired_moves_when_no_single_one_helps():
 def test_descent_stops_at_its_deadline():
     best, stats = _run(lambda v: float(v.sum()), np.zeros(2, int), np.full(2, -9), np.zeros(2, int), until=0.0)
     assert stats["local_screened"] == 0 and best["value"] == 0
+
+
+def test_lowered_takes_one_level_off_every_topic_outside_the_largest():
+    v, sizes = np.array([5, 5, 5, 5]), np.array([10, 40, 10, 20])
+    lo, hi = np.array([0, 0, 5, 0]), np.full(4, 9)
+    assert lowered(v, sizes, 1, lo, hi).tolist() == [4, 5, 5, 4]   # topic 2 may not go below 5
+    assert lowered(v, sizes, 3, lo, hi).tolist() == [5, 5, 5, 5]   # ties by index: topic 0 is third
+    assert lowered(v, sizes, 2, lo, hi).tolist() == [4, 5, 5, 5]
+    assert lowered(v, sizes, 0, lo, hi).tolist() == [4, 4, 5, 4]
+
+
+def test_first_guess_is_the_fewest_largest_topics_with_sixty_percent():
+    assert first_guess(np.array([10, 40, 10, 20, 20])) == 2        # 40 + 20: exactly 60 of 100
+    assert first_guess(np.array([30, 25, 20, 15, 10])) == 3        # 55 < 60 <= 75
+    assert first_guess(np.array([70, 10, 20])) == 1
+    assert first_guess(np.array([1.0 / k for k in range(1, 11)])) == 3   # Zipf over 10 topics: 63 %
+    assert first_guess(np.array([0, 0])) == 1
+
+
+def _walk(f, topics, start, until=float("inf")):
+    seen = []
+
+    def score(r):
+        seen.append(r)
+        return f(r)
+    return sweep(score, topics, until, start), seen
+
+
+def test_sweep_walks_to_the_minimum_of_a_single_valley():
+    stats, seen = _walk(lambda r: (r - 7) ** 2, 12, 2)
+    assert seen == [2, 1, 3, 4, 5, 6, 7, 8] and stats["sweep_scores"] == 8
+    _, seen = _walk(lambda r: (r - 1) ** 2, 12, 4)
+    assert seen == [4, 3, 5, 2, 1]            # the walk stops at the end of the range
+
+
+def test_sweep_stops_where_no_neighbour_improves_and_at_its_deadline():
+    _, seen = _walk(lambda r: abs(r - 5), 10, 5)
+    assert seen == [5, 4, 6]
+    stats, seen = _walk(lambda r: -r, 10, 3, until=0.0)
+    assert seen == [] and stats["sweep_scores"] == 0
+    assert _walk(lambda r: 0.0, 1, 1)[0]["sweep_scores"] == 0

@@ -3,9 +3,11 @@ assignment in the box, and its answers equal brute force, the flat level search 
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kipopt.datasets import generate
@@ -98,6 +100,52 @@ def test_tree_from_the_decmin_incumbent(inst):
         assert not balanced_violations(inst, found.assignment)
         assert balanced_objective(inst, found.assignment) == found.value
     assert min(value, value if found.value is None else found.value) == optimum == found.bound
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_groups())
+def test_tree_with_the_sweep_from_the_decmin_answer(inst):
+    """With the dec-min assignment given, as run_balanced gives it, the sweep's answers come first (each
+    checked against the rule); the tree still ends at the member MILP's optimum, proven."""
+    from kipopt.formulations.consumers.balanced import solve_balanced
+    lay = layout(inst)
+    value, least = decmin_incumbent(inst, lay)
+    decmin, _, _ = solve_balanced(inst, lay=lay)
+    found = search_tree(inst, lay, incumbent=value, best=least, answer=decmin)
+    _, status, optimum, _ = solve_members(inst, lay, 60)
+    assert status == "optimal"
+    if found.info["level_boxes"] > 1 and len(lay.topics) > 1:  # the root's shave did not settle it
+        assert found.info["sweep_scores"] >= 1
+    if found.assignment is not None:
+        assert not balanced_violations(inst, found.assignment)
+        assert balanced_objective(inst, found.assignment) == found.value
+    assert min(value, value if found.value is None else found.value) == optimum == found.bound
+
+
+@pytest.mark.parametrize("seed", [1, 3, 9])
+def test_the_sweep_alone_beats_the_decmin_answer(seed, monkeypatch):
+    """With the tree's splitting switched off (the root box comes back once, unsplit, and is then
+    settled), what is found is the sweep's: on these mixed groups
+    (60 members, 8 topics) it is below the dec-min answer, meets the rule at its value, and is no
+    better than the optimum (the whole tree's, proven; the member MILP takes a minute here)."""
+    import kipopt.formulations.consumers.level_tree as level_tree
+    from kipopt.formulations.consumers.balanced import solve_balanced
+    inst = generate("consumers", seed, members=60, topics=8, partitions=600, subscriptions="mixed")
+    lay = layout(inst)
+    value, least = decmin_incumbent(inst, lay)
+    decmin, _, _ = solve_balanced(inst, lay=lay)
+    whole = level_tree.search_tree(inst, lay, incumbent=value, best=least)
+    assert whole.value == whole.bound
+    calls = []
+
+    def once(tr, lo, hi, best):
+        calls.append(1)
+        return [(lo, hi, -math.inf)] if len(calls) == 1 else []
+    monkeypatch.setattr(level_tree, "children", once)
+    found = level_tree.search_tree(inst, lay, incumbent=value, best=least, answer=decmin)
+    assert found.assignment is not None and whole.value <= found.value < value
+    assert not balanced_violations(inst, found.assignment)
+    assert balanced_objective(inst, found.assignment) == found.value
 
 
 def test_deadline_keeps_a_valid_bound():
