@@ -161,6 +161,22 @@ interior point solve) and the package's bytecode compiled by ``make setup``. Thi
 At 1,000,000 x 10,000 the level tree gets about 22 s more but its leaf LPs (about 200,000 columns) take
 15-20 s each, and the bound (the closed form's) does not move: no change. 10,000 x 1,000 at L = 60 is
 proven at 2,388 in 2.1 s end to end. No target is met.
+
+Measured 2026-11-29 (quiet machine, one run each) with the sweep of
+:mod:`~kipopt.formulations.consumers.level_local` (the vectors that lower every topic outside the ``r``
+largest by one level, a few leaf LPs, each rounded to an answer). This script::
+
+    10,000 x 1,000      feasible  2,388    bound 2,163-2,314  gap 3.1-9.4 %  1.25-1.34 s end to end
+    100,000 x 5,000     feasible  23,549   bound 23,024-23,078  gap 2.0-2.2 %  9.57-10.30 s
+    1,000,000 x 10,000  feasible  243,636  bound 224,392  gap 7.9 %   110.8 s  1,310 MB peak
+
+At 10,000 x 1,000 the answer in 1 s is now the optimum (2,388; dec-min 2,470), but the sweep takes the
+time in which the closed-form boxes raised the bound to 2,375, so the gap at the limit is not smaller;
+at L = 60 the proof takes 96 boxes instead of 156 (1.5-1.9 s end to end). At 100,000 x 5,000 the
+sweep's first vector holds 23,549, the best answer known there (the tree's first leaf held 23,877).
+Two runs of ``kipopt solve`` on that instance at L = 10 ended at the dec-min 24,154 when stage 2 took
+3.3 s instead of 2.1-2.6 s: the sweep's one leaf LP (interior point, about 3-4 s) then did not finish.
+At 1,000,000 x 10,000 one sweep LP fits and gains 0.1 %. No target is met.
 """
 
 from __future__ import annotations

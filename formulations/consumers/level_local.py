@@ -18,7 +18,7 @@ the owners of partitions of the large topics take and keep. On the groups measur
 rose on both sides of one minimum in ``r``, so a walk from a first guess finds it in a few leaf LPs. At
 10,000 x 1,000 (10 topics) ``r = 3`` holds 2,388, the proven optimum, where the dec-min answer holds
 2,470 and the tree alone found 2,388 after 2.2 s; at 100,000 x 5,000, 23,549 against the dec-min
-24,154; on two of the paper grid's 100,000 x 1,000 x 50 groups 0.8 and 0.9 % below the dec-min answer.
+24,154; on the paper grid's five 100,000 x 1,000 x 50 groups 0.6 to 1.0 % below the dec-min answer.
 """
 
 from __future__ import annotations
