@@ -52,11 +52,11 @@ leaf LPs once cheap closed-form boxes have raised the bound (:data:`SWEEP_AFTER_
 :data:`SWEEP_TIME_SHARE` of the time): the vectors that lower the least loads of every topic outside the
 ``r`` largest by one, each bounded by its leaf LP and rounded to an answer. At 10,000 x 1,000 it finds
 the optimum (2,388) in 0.6 s, which the tree then proves in 96 boxes where it took 156 to find and
-prove it; at 100,000 x 5,000 it gives 23,549 within the 10 s target (the tree's first leaf: 23,877). Then, on groups with at most
-:data:`LOCAL_MAX_ARCS` arcs, the descent of :mod:`~kipopt.formulations.consumers.level_local` improves
-the answer in hand from its least loads (at most :data:`LOCAL_TIME_SHARE` of the time): best first on
-flat bounds reaches single vectors in no useful order, and every bound prunes more below a better
-answer.
+prove it; at 100,000 x 5,000 it gives 23,549 within the 10 s target (the tree's first leaf: 23,877).
+Then, on groups with at most :data:`LOCAL_MAX_ARCS` arcs, the descent of
+:mod:`~kipopt.formulations.consumers.level_local` improves the answer in hand from its least loads (at
+most :data:`LOCAL_TIME_SHARE` of the time): best first on flat bounds reaches single vectors in no
+useful order, and every bound prunes more below a better answer.
 
 Narrow boxes in one MILP. Where the leaves pile up (from :data:`CUBE_AFTER_LEAVES` leaf LPs on), a box
 at most :data:`~kipopt.formulations.consumers.level_box.CUBE_WIDTH` wide per topic, with at least
@@ -197,7 +197,9 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                 found, best_value = _better(instance, sp, *rounded, found, best_value)
             if lp.status == "cutoff":  # above the best answer: its proven bound still steers the walk
                 return _rule_units(sp, float(lp.bound))
-            return _rule_units(sp, lp.objective) if lp.status == "optimal" and lp.objective is not None else math.inf
+            if lp.status != "optimal" or lp.objective is None:
+                return math.inf
+            return _rule_units(sp, lp.objective)
 
         left = time_left()
         until = math.inf if left is None else time.perf_counter() + SWEEP_TIME_SHARE * left
