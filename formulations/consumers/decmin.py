@@ -52,8 +52,8 @@ def balance_face(instance: ConsumersInstance, lay: Layout, time_limit: float | N
     L, U = level_bounds(lay, sizes, classes, count)
     topic_row = {t: i for i, t in enumerate(lay.topics)}
     arcs = [(t, c) for c, topics in enumerate(classes) for t in sorted(topics, key=topic_row.get)]
-    f_topic = np.array([topic_row[t] for t, _ in arcs], dtype=np.int64).reshape(-1)
-    f_class = np.array([c for _, c in arcs], dtype=np.int64).reshape(-1)
+    f_topic = np.array([topic_row[t] for t, _ in arcs], dtype=np.int64)
+    f_class = np.array([c for _, c in arcs], dtype=np.int64)
     supply = np.array([sizes[t] for t in lay.topics], dtype=np.float64)
     window = extreme_counts(f_topic, f_class, count, supply, time_limit, threads)
     info = {"stage1_window": None if window is None else list(window)}
@@ -342,9 +342,8 @@ def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None,
     if face is None:
         return None, "stage1_failed", {"build_seconds": round(time.perf_counter() - t0, 6)}
     problem = balanced_problem(instance, lay, face)
-    left = None if time_limit is None else max(0.01, time_limit - (time.perf_counter() - t0))
     t1 = time.perf_counter()
-    result, ilp = _stage2(problem.lp, left, threads)
+    result, ilp = _stage2(problem.lp, _left(t0, time_limit), threads)
     info = dict(face.info, columns=problem.lp.num_col, rows=problem.lp.num_row, ilp_fallback=ilp,
                 stage2_seconds=round(time.perf_counter() - t1, 6), stage2_status=result.status)
     if result.x is None or not is_integral(result.x):

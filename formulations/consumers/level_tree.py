@@ -197,11 +197,8 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             lp, rounded = relax_rounded(warm, vector, time_left(), cutoff())
             if rounded is not None:
                 found, best_value = _better(instance, sp, *rounded, found, best_value)
-            if lp.status == "cutoff":  # above the best answer: its proven bound still steers the walk
-                return _rule_units(sp, float(lp.bound))
-            if lp.status != "optimal" or lp.objective is None:
-                return math.inf
-            return _rule_units(sp, lp.objective)
+            value = _box_value(sp, lp)  # cut off above the best answer: its proven bound still steers the walk
+            return math.inf if value is None else value
 
         left = time_left()
         until = math.inf if left is None else time.perf_counter() + SWEEP_TIME_SHARE * left

@@ -86,35 +86,21 @@ def test_tree_equals_flat_search_and_member_milp(inst):
     assert balanced_objective(inst, found.assignment) == found.value == found.bound == flat.value == bound
 
 
+@pytest.mark.parametrize("with_answer", [False, True])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_groups())
-def test_tree_from_the_decmin_incumbent(inst):
+@given(inst=small_groups())
+def test_tree_from_the_decmin_incumbent(with_answer, inst):
     """As run_balanced calls it: dec-min value as incumbent, least-cost pairs only when that answer
-    has the least cross-rack count; the better of the two is the optimum and the bound meets it."""
-    lay = layout(inst)
-    value, least = decmin_incumbent(inst, lay)
-    found = search_tree(inst, lay, incumbent=value, best=least)
-    _, status, optimum, _ = solve_members(inst, lay, 60)
-    assert status == "optimal"
-    if found.assignment is not None:
-        assert not balanced_violations(inst, found.assignment)
-        assert balanced_objective(inst, found.assignment) == found.value
-    assert min(value, value if found.value is None else found.value) == optimum == found.bound
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(small_groups())
-def test_tree_with_the_sweep_from_the_decmin_answer(inst):
-    """With the dec-min assignment given, as run_balanced gives it, the sweep's answers come first (each
-    checked against the rule); the tree still ends at the member MILP's optimum, proven."""
+    has the least cross-rack count, and (``with_answer``) the dec-min assignment, from which the sweep's
+    answers come first; the better of the two is the optimum and the bound meets it."""
     from kipopt.formulations.consumers.balanced import solve_balanced
     lay = layout(inst)
     value, least = decmin_incumbent(inst, lay)
-    decmin, _, _ = solve_balanced(inst, lay=lay)
+    decmin = solve_balanced(inst, lay=lay)[0] if with_answer else None
     found = search_tree(inst, lay, incumbent=value, best=least, answer=decmin)
     _, status, optimum, _ = solve_members(inst, lay, 60)
     assert status == "optimal"
-    if found.info["level_boxes"] > 1 and len(lay.topics) > 1:  # the root's shave did not settle it
+    if with_answer and found.info["level_boxes"] > 1 and len(lay.topics) > 1:  # the root's shave did not settle it
         assert found.info["sweep_scores"] >= 1
     if found.assignment is not None:
         assert not balanced_violations(inst, found.assignment)
