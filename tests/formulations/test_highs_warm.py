@@ -47,6 +47,26 @@ def test_dual_bound_of_the_optimal_duals_is_the_optimum():
     assert abs(dual_bound(lp, full.row_dual) - full.objective) < 1e-6
 
 
+def test_a_warm_start_carries_its_duals_to_another_member():
+    """A member solved to optimality gives, through :attr:`WarmLP.start`, its basis and its duals; a
+    tighter member started from it (the family's own last duals far away) is settled by those duals with
+    no solve when they bound it above the cutoff, and otherwise solved to its own optimum."""
+    lp = _transport(3)
+    warm = WarmLP()
+    first = warm.solve(lp)
+    start = warm.start
+    assert np.array_equal(start.row_dual, first.row_dual)
+    tighter = replace(lp, upper=np.where(first.x > 0.5, first.x, lp.upper))
+    warm.solve(_transport(0, shift=50.0))  # the family's last optimum is now another one's
+    assert warm.start.row_dual is not None and not np.array_equal(warm.start.row_dual, start.row_dual)
+    settled = warm.solve(tighter, cutoff=first.objective - 0.5, start=start)
+    assert settled.status == "cutoff" and "duals" in settled.message and settled.bound >= first.objective - 1e-6
+    solved = warm.solve(tighter, cutoff=first.objective + 0.5, start=start)
+    assert solved.status == "optimal" and abs(solved.objective - solve_lp(tighter).objective) < 1e-6
+    warm.solve(tighter, cutoff=first.objective - 0.5, start=start)
+    assert warm.start.row_dual is None  # a member settled without a solve leaves no duals of its own
+
+
 def test_large_families_solve_in_a_child_with_the_same_answer(monkeypatch):
     lp = _transport(5)
     inline = WarmLP().solve(lp, time_limit=30)

@@ -1,0 +1,105 @@
+"""Bounds of many sub-boxes at once from one box relaxation's row duals, and the shave they drive.
+
+A box relaxation (:func:`~kipopt.formulations.consumers.level_warm.relax_box`) of ``[lo, hi]`` ends
+with row duals ``y``. Every box's relaxation has the same pattern, so by weak duality
+(:func:`~kipopt.formulations.highs.dual_bound`) ``y`` bounds the relaxation of *any* box, hence every
+vector in it, with no solve: :func:`dual_bounds` does it for a batch of boxes in a few array passes
+(the rows' and columns' terms written out per column kind, as
+:func:`~kipopt.formulations.consumers.level_warm._model` sets them). A narrower box's relaxation has
+other coefficients (its count rows, B rows and keep cuts follow its own levels), not only tighter
+bounds, so ``y`` may say less of it than of the box it came from; where a half of a topic's range
+closes arcs or tightens counts that ``y`` prices, it says more.
+
+:func:`shave` cuts a relaxed box's topic ranges with them, as
+:func:`~kipopt.formulations.consumers.level_bounds.children` does with the closed form: per topic its
+two halves and its two end levels are bounded, whatever cannot beat the best answer in hand is cut,
+until nothing is cut. Measured on the production grid's 100-member, 20-topic groups (one thread),
+box relaxations and proofs before and after: 315 -> 188 (2.0 -> 1.6 s), 2,805 -> 610 (18.2 -> 6.2 s),
+2,199 -> 538 (10.9 -> 6.5 s); and the two groups no 60 s limit proved, 32,803 -> 3,532 boxes (112.6 ->
+19.1 s) and about 120 -> 28.7 s. With the halves alone (no end levels) the last three took 14.6, 9.4
+and 82.3 s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sps
+
+from kipopt.formulations.consumers.level_search import _mu
+from kipopt.formulations.consumers.level_warm import LeafLP
+
+
+def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.ndarray) -> np.ndarray:
+    """Per box (rows of ``los``, ``his``), the weak-duality bound of its relaxation from ``row_dual`` (any
+    duals of the family's pattern), in rule units (rounded up, plus ``O``); ``-inf`` where it says
+    nothing. Equal, box by box, to ``dual_bound(_model(leaf, lo, hi), row_dual)`` so converted."""
+    net, sp = leaf.net, leaf.space
+    N, K, C = len(net.nodes), len(net.arc_node), len(leaf.cut_nodes)
+    y_count, y_b = row_dual[:N], np.minimum(row_dual[N:2 * N], 0.0)
+    y_all, y_kb = np.minimum(row_dual[2 * N:2 * N + C], 0.0), np.minimum(row_dual[2 * N + C:2 * N + 2 * C], 0.0)
+    y_supply = row_dual[2 * N + 2 * C:]
+    node, group, ka = net.arc_node, net.arc_group, leaf.keep_arc
+    knode = node[ka]
+    cut_of = np.full(N, -1, dtype=np.int64)
+    cut_of[leaf.cut_nodes] = np.arange(C)
+    kcut = cut_of[knode]
+    size = net.node_size.astype(np.float64)
+
+    mu_lo = _mu(sp, los)[:, net.node_class].astype(np.float64)               # (B, N)
+    mu_hi = _mu(sp, his)[:, net.node_class].astype(np.float64)
+    level = his[:, sp.group_topic[group]].astype(np.float64)                 # (B, K)
+    live = level >= mu_lo[:, node] - 1
+    is_b = live & (level < mu_lo[:, node])
+    cap = np.minimum(leaf.group_sizes[group], size[node] * (np.minimum(mu_hi[:, node], level) + 1.0))
+    owned = net.arc_owned[ka].astype(np.float64)
+    kb, klive = is_b[:, ka], live[:, ka]
+    to_cut = sps.csr_matrix((np.ones(len(ka)), (np.arange(len(ka)), kcut)), shape=(len(ka), C))
+    own_all = np.asarray((klive * owned) @ to_cut)                          # (B, C)
+    own_b = np.asarray((kb * owned) @ to_cut)
+    cmu = mu_hi[:, leaf.cut_nodes]
+    a = np.minimum(cmu, own_all)
+    top = np.minimum(cmu + 1, own_all - own_b)
+
+    # rows: count rows [n μ⁻, n μ⁺], B rows (<= n μ⁻), keep cuts (<= a, <= own_b), supplies (= sizes)
+    rows = (np.where(y_count > 0, y_count * size * mu_lo, y_count * size * mu_hi).sum(axis=1)
+            + (y_b * size * mu_lo).sum(axis=1) + (y_all * a).sum(axis=1) + (y_kb * own_b).sum(axis=1)
+            + float(y_supply @ leaf.group_sizes))
+    # columns (all with lower bound 0): a negative reduced cost times the upper bound
+    d_eta = y_count - mu_lo * y_b
+    d_eta[:, leaf.cut_nodes] -= (a - top) * y_all + own_b * y_kb
+    d_arc = net.arc_cost - y_count[node] - is_b * y_b[node] - y_supply[group]
+    d_keep = (net.arc_cost[ka] - 1.0 - y_count[knode] - y_supply[group[ka]] - y_all[kcut]
+              - kb * (y_b[knode] + y_kb[kcut]))
+    cols = (np.minimum(d_eta, 0.0) * size).sum(axis=1)
+    cols += (np.minimum(d_arc, 0.0) * np.where(live, cap, 0.0)).sum(axis=1)
+    cols += (np.minimum(d_keep, 0.0) * np.where(klive, np.minimum(owned, cap[:, ka]), 0.0)).sum(axis=1)
+    bound = rows + cols
+    return np.where(np.isfinite(bound), np.ceil(bound - 1e-6) + sp.owned_total, -math.inf)
+
+
+def shave(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, best: float, row_dual: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The box ``[lo, hi]`` with every topic's half and end level cut that ``row_dual`` bounds at ``best``
+    or above, repeated until nothing is cut; ``None`` when a topic's whole range is cut (nothing in the
+    box beats ``best``)."""
+    lo, hi = lo.copy(), hi.copy()
+    while True:
+        wide = np.flatnonzero(hi > lo)
+        if not len(wide):
+            return (lo, hi) if dual_bounds(leaf, lo[None], hi[None], row_dual)[0] < best else None
+        rows, mid = np.arange(len(wide)), (lo[wide] + hi[wide]) // 2
+        los = np.repeat(lo[None], 4 * len(wide), axis=0)
+        his = np.repeat(hi[None], 4 * len(wide), axis=0)
+        his[4 * rows, wide], los[4 * rows + 1, wide] = mid, mid + 1
+        his[4 * rows + 2, wide], los[4 * rows + 3, wide] = lo[wide], hi[wide]
+        cut = (dual_bounds(leaf, los, his, row_dual) >= best).reshape(-1, 4)
+        if cut[:, :2].all(axis=1).any():
+            return None
+        if not cut.any():
+            return lo, hi
+        lo[wide] = np.where(cut[:, 0], mid + 1, np.where(cut[:, 2], lo[wide] + 1, lo[wide]))
+        hi[wide] = np.where(cut[:, 1], mid, np.where(cut[:, 3], hi[wide] - 1, hi[wide]))
+        if (lo > hi).any():  # a half and the other side's end level both cut
+            return None

@@ -1,0 +1,138 @@
+"""Bounds from one box relaxation's row duals: equal, box by box, to weak duality on that box's own
+relaxation; the shave they drive keeps every balanced assignment that beats the best in hand (brute
+force); and the level tree that shaves with them needs fewer box relaxations for the same proof."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import kipopt.formulations.consumers.level_tree as level_tree
+from kipopt.datasets import generate
+from kipopt.formulations.consumers.groups import layout
+from kipopt.formulations.consumers.decmin import solve_balanced
+from kipopt.formulations.consumers.level_bounds import tree
+from kipopt.formulations.consumers.level_search import arcs
+from kipopt.formulations.consumers.level_duals import dual_bounds, shave
+from kipopt.formulations.consumers.level_tree import _least_levels, _rule_units
+from kipopt.formulations.consumers.level_warm import _model, leaf_lp, relax, relax_box
+from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
+from kipopt.formulations.highs import dual_bound
+
+from consumer_cases import _all_assignments, tiny_groups
+from test_level_search import _least_loads, decmin_incumbent, small_groups
+from test_level_tree import _leaf_setting, _vector
+
+SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _relaxed_box(inst, rnd):
+    """``(space, leaf LP family, lo, hi, row duals of the box's relaxation)`` for a random box of the root
+    whose relaxation is optimal; ``None`` when there is none."""
+    setting = _leaf_setting(inst)
+    if setting is None:
+        return None
+    space, tr, net = setting
+    leaf = leaf_lp(space, net)
+    lo = np.minimum(_vector(tr, rnd), tr.lo + rnd.randint(0, 1))
+    hi = np.array([rnd.randint(int(a), int(b)) for a, b in zip(lo, tr.hi)], dtype=np.int64)
+    result = relax_box(leaf, lo, hi)
+    if result.status != "optimal":
+        return None
+    return space, tr, leaf, lo, hi, result.row_dual
+
+
+@SETTINGS
+@given(small_groups(), st.randoms(use_true_random=False))
+def test_batch_bounds_equal_weak_duality_on_each_box_relaxation(inst, rnd):
+    case = _relaxed_box(inst, rnd)
+    if case is None:
+        return
+    space, tr, leaf, _, _, dual = case
+    los = np.array([_vector(tr, rnd) for _ in range(8)])
+    his = np.array([[rnd.randint(int(a), int(b)) for a, b in zip(lo, tr.hi)] for lo in los], dtype=np.int64)
+    his[::3] = los[::3]  # single vectors too
+    expected = []
+    for lo, hi in zip(los, his):
+        value = dual_bound(_model(leaf, lo, hi), dual)
+        expected.append(math.ceil(value - 1e-6) + space.owned_total if math.isfinite(value) else -math.inf)
+    assert np.array_equal(dual_bounds(leaf, los, his, dual), np.array(expected))
+
+
+@SETTINGS
+@given(small_groups(), st.randoms(use_true_random=False))
+def test_a_box_bounds_itself_at_its_own_optimum(inst, rnd):
+    """Its own optimal duals bound a box at its optimum (strong duality). (Not a sub-box: a narrower box's
+    relaxation has other coefficients, not only tighter bounds, so the same duals may say less there.)"""
+    case = _relaxed_box(inst, rnd)
+    if case is None:
+        return
+    space, _, leaf, lo, hi, dual = case
+    own = math.ceil(relax_box(leaf, lo, hi).objective - 1e-6) + space.owned_total
+    assert dual_bounds(leaf, lo[None], hi[None], dual)[0] == own
+
+
+@SETTINGS
+@given(tiny_groups(), st.randoms(use_true_random=False), st.integers(1, 4))
+def test_shave_keeps_every_assignment_that_beats_the_best(inst, rnd, above):
+    """Whatever the shave cuts holds no balanced assignment below ``best`` (brute force): each such
+    assignment whose least loads lie in the box still lies in the shaved box, and a box said to hold
+    none holds none."""
+    case = _relaxed_box(inst, rnd)
+    if case is None:
+        return
+    _, _, leaf, lo, hi, dual = case
+    lay = layout(inst)
+    inside = [(balanced_objective(inst, a), _least_loads(inst, lay, a)) for a in _all_assignments(inst)
+              if not balanced_violations(inst, a)]
+    inside = [(v, least) for v, least in inside if (least >= lo).all() and (least <= hi).all()]
+    if not inside:
+        return
+    best = min(v for v, _ in inside) + above
+    box = shave(leaf, lo, hi, best, dual)
+    for value, least in inside:
+        if value < best:
+            assert box is not None
+            assert (least >= box[0]).all() and (least <= box[1]).all()
+
+
+@pytest.mark.parametrize("seed", [2, 6])
+def test_shave_cuts_only_vectors_whose_relaxation_reaches_the_best(seed):
+    """Mixed 40-member, 8-topic groups, the box of two levels a topic below the dec-min answer's least
+    loads, ``best`` a tenth of the way up its 256 vectors' relaxations: the shave cuts a level, and every
+    vector whose relaxation (a bound on its MILP, the rule's optimum there) is below ``best`` stays."""
+    inst = generate("consumers", seed, members=40, topics=8, partitions=1_000, subscriptions="mixed")
+    lay = layout(inst)
+    tr = tree(inst, lay, restrict=False)
+    leaf = leaf_lp(tr.space, arcs(tr.space))
+    least = np.clip(_least_levels(lay, solve_balanced(inst, lay=lay)[0]), tr.lo, tr.hi)
+    lo = np.maximum(tr.lo, least - 1)
+    hi = np.minimum(tr.hi, lo + 1)
+    values = {}
+    for v in itertools.product(*[range(a, b + 1) for a, b in zip(lo, hi)]):
+        result = relax(leaf, np.array(v))
+        values[v] = math.inf if result.status == "infeasible" else _rule_units(tr.space, result.objective)
+    best = sorted(values.values())[len(values) // 10]
+    box = shave(leaf, lo, hi, best, relax_box(leaf, lo, hi).row_dual)
+    assert box is not None and (box[1] - box[0]).sum() < (hi - lo).sum()
+    for v, value in values.items():
+        if value < best:
+            assert (np.array(v) >= box[0]).all() and (np.array(v) <= box[1]).all()
+
+
+def test_the_tree_shaved_by_duals_proves_the_same_optimum_with_fewer_box_relaxations(monkeypatch):
+    """A mixed 40-member, 8-topic group: the same proven optimum with and without the shave, and fewer box
+    relaxations with it."""
+    inst = generate("consumers", 2, members=40, topics=8, partitions=1_000, subscriptions="mixed")
+    lay = layout(inst)
+    value, least = decmin_incumbent(inst, lay)
+    runs = {}
+    for on in (0, 1):
+        monkeypatch.setattr(level_tree, "DUAL_SHAVE", on)
+        runs[on] = level_tree.search_tree(inst, lay, incumbent=value, best=least)
+    assert runs[0].bound == runs[1].bound == min(value, runs[1].value or value)
+    assert runs[1].info["level_box_lps"] < runs[0].info["level_box_lps"]
