@@ -122,6 +122,7 @@ class WarmLP:
         self._threads = threads
         self._basis = None
         self._dual: np.ndarray | None = None      # the last optimum's row duals
+        self._cut_dual: np.ndarray | None = None  # those that proved the last cutoff
         self._end_dual: np.ndarray | None = None  # the last solve's, None unless it ended optimal
         self._h = None
 
@@ -144,11 +145,11 @@ class WarmLP:
         :class:`WarmStart`, :attr:`start`) when given, else from the last one.
 
         With a ``cutoff``, the row duals of a :class:`WarmStart` given (a related member's optimum: in the
-        level tree, the box a box was split from), then those of the family's last optimum are tried
-        first: by weak duality
-        (:func:`dual_bound`, valid for any duals) they bound this member too, and a bound above
-        ``cutoff`` settles it (status ``cutoff``) with no solve. Measured on the level tree's leaves at
-        10,000 x 1,000: they bound every neighbouring vector at its own optimum (31 of 31 leaves).
+        level tree, the box a box was split from), then those of the family's last optimum, then those that
+        proved the last cutoff are tried first: by weak duality (:func:`dual_bound`, valid for any duals)
+        they bound this member too, and a bound above ``cutoff`` settles it (status ``cutoff``) with no
+        solve. Measured on the level tree's leaves at 10,000 x 1,000: the last cutoff's duals settle 30
+        of the 31 leaves the last optimum's do not (the tree's 1.4 s proof then takes 1.0 s).
 
         Above :data:`WARM_COLUMNS` under a time limit the solve runs in a child the limit
         kills: HiGHS' interior point overran a 2-second limit by 2 s at 100,000 x 5,000 (86,000 columns;
@@ -159,9 +160,10 @@ class WarmLP:
             if settled is not None:
                 return settled
             start = start.basis
-        settled = carried_cutoff(lp, self._dual, cutoff)
-        if settled is not None:
-            return settled
+        for row_dual in (self._dual, self._cut_dual):
+            settled = carried_cutoff(lp, row_dual, cutoff)
+            if settled is not None:
+                return settled
         if start is not None:
             self._basis = start
         if lp.num_col > self.WARM_COLUMNS and time_limit is not None:
@@ -169,7 +171,9 @@ class WarmLP:
             result = done if done is not None else stopped_at_limit()
         else:
             result = self._solve(lp, time_limit, cutoff)
-        if result.row_dual is not None:
+        if result.status == "cutoff":
+            self._cut_dual = result.row_dual
+        elif result.row_dual is not None:
             self._dual = self._end_dual = result.row_dual
         return result
 

@@ -47,17 +47,20 @@ def carried_cutoff(lp: ArrayLP, row_dual: np.ndarray | None, cutoff: float | Non
     bound = dual_bound(lp, row_dual)
     if bound <= cutoff:
         return None
-    return HighsResult("cutoff", None, bound, None, False, "bounded by the last optimum's duals")
+    return HighsResult("cutoff", None, bound, None, False, "bounded by an earlier member's duals")
 
 
 def confirmed_cutoff(h, lp: ArrayLP, cutoff: float) -> HighsResult | None:
     """A dual simplex stopped at its objective bound (``h``, run on ``lp``): status ``cutoff`` when its row
-    duals prove the optimum above ``cutoff`` (:func:`dual_bound`, never HiGHS' word); ``None`` when they
-    do not, and the caller solves on."""
-    bound = dual_bound(lp, np.asarray(h.getSolution().row_dual, dtype=np.float64))
+    duals prove the optimum above ``cutoff`` (:func:`dual_bound`, never HiGHS' word), with those duals as
+    its ``row_dual`` (the proof, which may settle a related LP too); ``None`` when they do not, and the
+    caller solves on."""
+    row_dual = np.asarray(h.getSolution().row_dual, dtype=np.float64)
+    bound = dual_bound(lp, row_dual)
     if bound <= cutoff:
         return None
-    return HighsResult("cutoff", None, bound, None, False, "objective bound reached (dual bound checked)")
+    return HighsResult("cutoff", None, bound, None, False, "objective bound reached (dual bound checked)",
+                       row_dual=row_dual)
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,8 @@ class HighsResult:
     message: str
     presolve: str = "off"
     col_dual: np.ndarray | None = None  # reduced costs of an LP solved to optimality
-    row_dual: np.ndarray | None = None  # row duals of an LP solved to optimality (col_dual = cost - Aᵀ row_dual)
+    row_dual: np.ndarray | None = None  # row duals of an LP solved to optimality (col_dual = cost - Aᵀ row_dual),
+    # or of a warm solve stopped at a cutoff (status cutoff): the duals that prove its bound
 
 
 def build_csc(num_col: int, cols: np.ndarray, rows: np.ndarray, values: np.ndarray

@@ -67,6 +67,28 @@ def test_a_warm_start_carries_its_duals_to_another_member():
     assert warm.start.row_dual is None  # a member settled without a solve leaves no duals of its own
 
 
+def test_a_cutoff_leaves_its_proof_for_the_next_members():
+    """The duals that proved a member above its cutoff settle the next, tighter member with no solve,
+    where the last optimum's duals do not."""
+    from kipopt.formulations.highs import carried_cutoff
+    carried = 0
+    for seed in range(1, 12):
+        warm = WarmLP()
+        first = warm.solve(_transport(0))
+        lp = _transport(seed)
+        cutoff = solve_lp(lp).objective - 0.5
+        stopped = warm.solve(lp, cutoff=cutoff)
+        if "dual bound checked" not in stopped.message:
+            continue
+        assert stopped.status == "cutoff" and dual_bound(lp, stopped.row_dual) > cutoff
+        tighter = replace(lp, upper=np.full(lp.num_col, 3.0))
+        if carried_cutoff(tighter, first.row_dual, cutoff) is None:
+            settled = warm.solve(tighter, cutoff=cutoff)
+            assert settled.status == "cutoff" and "earlier member" in settled.message
+            carried += 1
+    assert carried > 0
+
+
 def test_large_families_solve_in_a_child_with_the_same_answer(monkeypatch):
     lp = _transport(5)
     inline = WarmLP().solve(lp, time_limit=30)
@@ -94,7 +116,7 @@ def test_the_last_optimums_duals_settle_a_cutoff_without_a_solve_and_never_above
                 got = warm.solve(lp, cutoff=cutoff)
                 if got.status == "cutoff":
                     assert cutoff < got.bound <= full.objective + 1e-6
-                    reused += got.message == "bounded by the last optimum's duals"
+                    reused += got.message == "bounded by an earlier member's duals"
                 else:
                     assert got.status == "optimal" and abs(got.objective - full.objective) < 1e-6
     assert reused > 0
