@@ -155,12 +155,9 @@ class WarmLP:
         kills: HiGHS' interior point overran a 2-second limit by 2 s at 100,000 x 5,000 (86,000 columns;
         its crossover), and no basis is kept at that size anyway."""
         self._end_dual = None
-        if isinstance(start, WarmStart):
-            settled = carried_cutoff(lp, start.row_dual, cutoff)
-            if settled is not None:
-                return settled
-            start = start.basis
-        for row_dual in (self._dual, self._cut_dual):
+        given = start.row_dual if isinstance(start, WarmStart) else None
+        start = start.basis if isinstance(start, WarmStart) else start
+        for row_dual in (given, self._dual, self._cut_dual):
             settled = carried_cutoff(lp, row_dual, cutoff)
             if settled is not None:
                 return settled

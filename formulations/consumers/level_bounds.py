@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sps
@@ -201,20 +202,50 @@ def box_bound(tr: Tree, lo: np.ndarray, hi: np.ndarray) -> float | None:
 
 
 def children(tr: Tree, lo: np.ndarray, hi: np.ndarray, best: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """Shave the box, then halve it: per topic, its lower and upper halves and its lowest and highest
-    levels are bounded in one batch; whatever of those cannot beat ``best`` is cut from the box and the
-    batch is bounded again, until nothing is cut. An end that was cut is tried twice as wide in the next
-    batch, one that was not half as wide, down to one level (on a 100,000-partition, 50-topic group the
-    root's shave took 21 batches instead of 40, to the same box). Then the topic whose halves' weaker
-    bound is the highest is halved (strong branching); ties go to the one with more partitions times
-    levels left.
-    Empty when the whole box cannot beat ``best``."""
+    """Shave the box by its closed-form bounds (:func:`shave_box`), then halve it: the topic whose halves'
+    weaker bound in the shave's last batch is the highest is halved (strong branching); ties go to the one
+    with more partitions times levels left. Empty when the whole box cannot beat ``best``."""
+    shaved = shave_box(lo, hi, best, lambda los, his: box_bounds(tr, los, his))
+    if shaved is None:
+        return []
+    lo, hi, wide = shaved.lo, shaved.hi, shaved.wide
+    if not len(wide):
+        return [(lo, hi, float(box_bounds(tr, lo, hi)[0]))]
+    halves = shaved.bounds[:, :2]
+    score = np.lexsort(((hi[wide] - lo[wide]) * tr.space.sizes[wide], halves.max(axis=1), halves.min(axis=1)))
+    pick = int(score[-1])
+    return [(shaved.los[4 * pick + j], shaved.his[4 * pick + j], float(halves[pick, j])) for j in (0, 1)]
+
+
+@dataclass(frozen=True)
+class Shaved:
+    """A shaved box and the last batch bounded to shave it: per topic still wide, its lower and upper
+    halves and its lowest and highest levels (rows ``4 i .. 4 i + 3`` of ``los``, ``his``; ``bounds``
+    ``(wide, 4)``), none of which could be cut."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    wide: np.ndarray
+    los: np.ndarray
+    his: np.ndarray
+    bounds: np.ndarray
+
+
+def shave_box(lo: np.ndarray, hi: np.ndarray, best: float,
+              bounds_of: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Shaved | None:
+    """Per topic, its lower and upper halves and its lowest and highest levels are bounded in one batch
+    (``bounds_of(los, his)``: a bound valid for every vector of each box); whatever of those cannot beat
+    ``best`` is cut from the box and the batch is bounded again, until nothing is cut. An end that was
+    cut is tried twice as wide in the next batch, one that was not half as wide, down to one level (on a
+    100,000-partition, 50-topic group the root's shave took 21 batches instead of 40, to the same box).
+    ``None`` when the whole box cannot beat ``best``."""
     lo, hi = lo.copy(), hi.copy()
     step_lo, step_hi = np.ones_like(lo), np.ones_like(hi)
     while True:
         wide = np.flatnonzero(hi > lo)
         if not len(wide):
-            return [(lo, hi, float(box_bounds(tr, lo, hi)[0]))]
+            empty = np.zeros((0, len(lo)), dtype=lo.dtype)
+            return Shaved(lo, hi, wide, empty, empty, np.zeros((0, 4)))
         rows, mid = np.arange(len(wide)), (lo[wide] + hi[wide]) // 2
         s_lo, s_hi = step_lo[wide], step_hi[wide]
         los = np.repeat(lo[None], 4 * len(wide), axis=0)
@@ -222,23 +253,17 @@ def children(tr: Tree, lo: np.ndarray, hi: np.ndarray, best: float) -> list[tupl
         his[4 * rows, wide], los[4 * rows + 1, wide] = mid, mid + 1       # the halves
         his[4 * rows + 2, wide] = np.minimum(lo[wide] + s_lo - 1, hi[wide])  # the lowest and highest levels
         los[4 * rows + 3, wide] = np.maximum(hi[wide] - s_hi + 1, lo[wide])
-        bounds = box_bounds(tr, los, his).reshape(-1, 4)
+        bounds = bounds_of(los, his).reshape(-1, 4)
         cut = bounds >= best
         if cut[:, :2].all(axis=1).any():
-            return []
-        if cut.any() or (s_lo > 1).any() or (s_hi > 1).any():
-            lo[wide] = np.maximum(np.where(cut[:, 0], mid + 1, lo[wide]),
-                                  np.where(cut[:, 2], lo[wide] + s_lo, lo[wide]))
-            hi[wide] = np.minimum(np.where(cut[:, 1], mid, hi[wide]),
-                                  np.where(cut[:, 3], hi[wide] - s_hi, hi[wide]))
-            # an end cut doubles the next try there, a miss halves it (galloping): a range shaved level by
-            # level took one batch per level
-            step_lo[wide] = np.where(cut[:, 2], 2 * s_lo, np.maximum(1, s_lo // 2))
-            step_hi[wide] = np.where(cut[:, 3], 2 * s_hi, np.maximum(1, s_hi // 2))
-            if (lo > hi).any():
-                return []
-            continue
-        halves = bounds[:, :2]
-        score = np.lexsort(((hi[wide] - lo[wide]) * tr.space.sizes[wide], halves.max(axis=1), halves.min(axis=1)))
-        pick = int(score[-1])
-        return [(los[4 * pick + j], his[4 * pick + j], float(halves[pick, j])) for j in (0, 1)]
+            return None
+        if not (cut.any() or (s_lo > 1).any() or (s_hi > 1).any()):
+            return Shaved(lo, hi, wide, los, his, bounds)
+        lo[wide] = np.maximum(np.where(cut[:, 0], mid + 1, lo[wide]), np.where(cut[:, 2], lo[wide] + s_lo, lo[wide]))
+        hi[wide] = np.minimum(np.where(cut[:, 1], mid, hi[wide]), np.where(cut[:, 3], hi[wide] - s_hi, hi[wide]))
+        # an end cut doubles the next try there, a miss halves it (galloping): a range shaved level by level
+        # took one batch per level
+        step_lo[wide] = np.where(cut[:, 2], 2 * s_lo, np.maximum(1, s_lo // 2))
+        step_hi[wide] = np.where(cut[:, 3], 2 * s_hi, np.maximum(1, s_hi // 2))
+        if (lo > hi).any():
+            return None

@@ -11,13 +11,13 @@ bounds, so ``y`` may say less of it than of the box it came from; where a half o
 closes arcs or tightens counts that ``y`` prices, it says more.
 
 :func:`shave` cuts a relaxed box's topic ranges with them, as
-:func:`~kipopt.formulations.consumers.level_bounds.children` does with the closed form: per topic its
-two halves and its two end levels are bounded, whatever cannot beat the best answer in hand is cut,
-until nothing is cut. Measured on the production grid's 100-member, 20-topic groups (one thread),
-box relaxations and proofs before and after: 315 -> 188 (2.0 -> 1.6 s), 2,805 -> 610 (18.2 -> 6.2 s),
-2,199 -> 538 (10.9 -> 6.5 s); and the two groups no 60 s limit proved, 32,803 -> 3,532 boxes (112.6 ->
-19.1 s) and about 120 -> 28.7 s. With the halves alone (no end levels) the last three took 14.6, 9.4
-and 82.3 s.
+:func:`~kipopt.formulations.consumers.level_bounds.children` does with the closed form (the same loop,
+:func:`~kipopt.formulations.consumers.level_bounds.shave_box`): per topic its two halves and its two end
+levels are bounded, whatever cannot beat the best answer in hand is cut, until nothing is cut.
+Measured on the production grid's 100-member, 20-topic groups (one thread), box relaxations and proofs
+before and after: 315 -> 188 (2.0 -> 1.6 s), 2,805 -> 610 (18.2 -> 6.2 s), 2,199 -> 538 (10.9 -> 6.5
+s); and the two groups no 60 s limit proved, 32,803 -> 3,532 boxes (112.6 -> 19.1 s) and about 120 ->
+28.7 s. With the halves alone (no end levels) the last three took 14.6, 9.4 and 82.3 s.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import math
 import numpy as np
 import scipy.sparse as sps
 
+from kipopt.formulations.consumers.level_bounds import shave_box
 from kipopt.formulations.consumers.level_search import _mu
 from kipopt.formulations.consumers.level_warm import LeafLP
 
@@ -81,25 +82,8 @@ def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.nda
 
 def shave(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, best: float, row_dual: np.ndarray
           ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The box ``[lo, hi]`` with every topic's half and end level cut that ``row_dual`` bounds at ``best``
-    or above, repeated until nothing is cut; ``None`` when a topic's whole range is cut (nothing in the
-    box beats ``best``)."""
-    lo, hi = lo.copy(), hi.copy()
-    while True:
-        wide = np.flatnonzero(hi > lo)
-        if not len(wide):
-            return (lo, hi) if dual_bounds(leaf, lo[None], hi[None], row_dual)[0] < best else None
-        rows, mid = np.arange(len(wide)), (lo[wide] + hi[wide]) // 2
-        los = np.repeat(lo[None], 4 * len(wide), axis=0)
-        his = np.repeat(hi[None], 4 * len(wide), axis=0)
-        his[4 * rows, wide], los[4 * rows + 1, wide] = mid, mid + 1
-        his[4 * rows + 2, wide], los[4 * rows + 3, wide] = lo[wide], hi[wide]
-        cut = (dual_bounds(leaf, los, his, row_dual) >= best).reshape(-1, 4)
-        if cut[:, :2].all(axis=1).any():
-            return None
-        if not cut.any():
-            return lo, hi
-        lo[wide] = np.where(cut[:, 0], mid + 1, np.where(cut[:, 2], lo[wide] + 1, lo[wide]))
-        hi[wide] = np.where(cut[:, 1], mid, np.where(cut[:, 3], hi[wide] - 1, hi[wide]))
-        if (lo > hi).any():  # a half and the other side's end level both cut
-            return None
+    """The box ``[lo, hi]`` shaved by the bounds ``row_dual`` gives
+    (:func:`~kipopt.formulations.consumers.level_bounds.shave_box`: halves and end levels of every topic's
+    range cut while they cannot beat ``best``); ``None`` when nothing in the box can."""
+    shaved = shave_box(lo, hi, best, lambda los, his: dual_bounds(leaf, los, his, row_dual))
+    return None if shaved is None else (shaved.lo, shaved.hi)
