@@ -177,6 +177,20 @@ sweep's first vector holds 23,549, the best answer known there (the tree's first
 Two runs of ``kipopt solve`` on that instance at L = 10 ended at the dec-min 24,154 when stage 2 took
 3.3 s instead of 2.1-2.6 s: the sweep's one leaf LP (interior point, about 3-4 s) then did not finish.
 At 1,000,000 x 10,000 one sweep LP fits and gains 0.1 %. No target is met.
+
+Measured 2026-11-29 (quiet machine, one run) with relaxed boxes shaved by their LPs' duals
+(:mod:`~kipopt.formulations.consumers.level_duals`) and the duals that proved a leaf's cutoff tried on
+the next leaves (:meth:`~kipopt.formulations.highs.WarmLP.solve`). This script::
+
+    10,000 x 1,000      feasible  2,388    bound 2,341    gap 2.0 %   1.23 s end to end
+    100,000 x 5,000     feasible  23,549   bound 23,111   gap 1.9 %   9.52 s
+    1,000,000 x 10,000  feasible  243,636  bound 224,395  gap 7.9 %   109.1 s  1,313 MB peak
+
+The shave needs box relaxations, which these sizes do not get (16,000 leaf LP columns and more): no
+change there. The cutoff's duals settle 30 of the 31 leaf LPs of the 10,000 x 1,000 proof, which at
+L = 60 takes 1.42-1.87 s end to end (method 1.08-1.47 s; 96 boxes; it was 1.5-1.9 s): of that, about
+0.25 s is reading the instance, 0.35 s the dec-min stages, and 0.28 s the sweep's first leaf LP
+(interior point, cold). No target is met.
 """
 
 from __future__ import annotations
