@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sps
 
 from kipopt.formulations.consumers.level_bounds import shave_box
 from kipopt.formulations.consumers.level_search import _mu
@@ -41,11 +40,9 @@ def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.nda
     y_count, y_b = row_dual[:N], np.minimum(row_dual[N:2 * N], 0.0)
     y_all, y_kb = np.minimum(row_dual[2 * N:2 * N + C], 0.0), np.minimum(row_dual[2 * N + C:2 * N + 2 * C], 0.0)
     y_supply = row_dual[2 * N + 2 * C:]
-    node, group, ka = net.arc_node, net.arc_group, leaf.keep_arc
+    node, group, ka, to_cut = net.arc_node, net.arc_group, leaf.keep_arc, leaf.keep_cut
     knode = node[ka]
-    cut_of = np.full(N, -1, dtype=np.int64)
-    cut_of[leaf.cut_nodes] = np.arange(C)
-    kcut = cut_of[knode]
+    kcut = to_cut.indices  # one entry per keep arc, in order
     size = net.node_size.astype(np.float64)
 
     mu_lo = _mu(sp, los)[:, net.node_class].astype(np.float64)               # (B, N)
@@ -56,7 +53,6 @@ def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.nda
     cap = np.minimum(leaf.group_sizes[group], size[node] * (np.minimum(mu_hi[:, node], level) + 1.0))
     owned = net.arc_owned[ka].astype(np.float64)
     kb, klive = is_b[:, ka], live[:, ka]
-    to_cut = sps.csr_matrix((np.ones(len(ka)), (np.arange(len(ka)), kcut)), shape=(len(ka), C))
     own_all = np.asarray((klive * owned) @ to_cut)                          # (B, C)
     own_b = np.asarray((kb * owned) @ to_cut)
     cmu = mu_hi[:, leaf.cut_nodes]

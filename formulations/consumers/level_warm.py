@@ -30,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import scipy.sparse as sps
 
 from kipopt.formulations.consumers.level_search import Arcs, FixedModel, LevelSpace, _mu
 from kipopt.formulations.highs import ArrayLP, HighsResult, WarmLP, is_integral
@@ -45,6 +46,7 @@ class LeafLP:
     warm: WarmLP
     keep_arc: np.ndarray
     cut_nodes: np.ndarray
+    keep_cut: sps.csr_matrix  # (keep arcs, cut nodes) 0/1: each keep arc's node among ``cut_nodes``
     order: np.ndarray
     base: ArrayLP
     group_sizes: np.ndarray
@@ -74,7 +76,8 @@ def leaf_lp(space: LevelSpace, net: Arcs, threads: int | None = None) -> LeafLP:
                    upper=np.r_[net.node_size.astype(np.float64), np.zeros(K + nk)],
                    row_lower=np.r_[np.zeros(2 * N + 2 * C), sizes], row_upper=np.r_[np.zeros(2 * N + 2 * C), sizes],
                    start=start, index=rows[order].astype(np.int32), value=np.ones(len(rows)))
-    return LeafLP(space, net, WarmLP(threads), keep_arc, cut_nodes, order, base, sizes)
+    keep_cut = sps.csr_matrix((np.ones(nk), (np.arange(nk), local)), shape=(nk, C))
+    return LeafLP(space, net, WarmLP(threads), keep_arc, cut_nodes, keep_cut, order, base, sizes)
 
 
 def leaf_columns(net: Arcs) -> int:
