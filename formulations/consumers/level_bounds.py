@@ -43,6 +43,7 @@ group, from the dec-min answer, this took 808 boxes against 2,490 for halving al
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -231,14 +232,15 @@ class Shaved:
     bounds: np.ndarray
 
 
-def shave_box(lo: np.ndarray, hi: np.ndarray, best: float,
-              bounds_of: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Shaved | None:
+def shave_box(lo: np.ndarray, hi: np.ndarray, best: float, bounds_of: Callable[[np.ndarray, np.ndarray], np.ndarray],
+              until: float | None = None) -> Shaved | None:
     """Per topic, its lower and upper halves and its lowest and highest levels are bounded in one batch
     (``bounds_of(los, his)``: a bound valid for every vector of each box); whatever of those cannot beat
     ``best`` is cut from the box and the batch is bounded again, until nothing is cut. An end that was
     cut is tried twice as wide in the next batch, one that was not half as wide, down to one level (on a
     100,000-partition, 50-topic group the root's shave took 21 batches instead of 40, to the same box).
-    ``None`` when the whole box cannot beat ``best``."""
+    ``None`` when the whole box cannot beat ``best``. Past ``until`` (a ``time.perf_counter()`` value) it
+    returns the box shaved so far, with no batch (``los`` empty)."""
     lo, hi = lo.copy(), hi.copy()
     step_lo, step_hi = np.ones_like(lo), np.ones_like(hi)
     while True:
@@ -267,3 +269,6 @@ def shave_box(lo: np.ndarray, hi: np.ndarray, best: float,
         step_hi[wide] = np.where(cut[:, 3], 2 * s_hi, np.maximum(1, s_hi // 2))
         if (lo > hi).any():
             return None
+        if until is not None and time.perf_counter() >= until:
+            empty = np.zeros((0, len(lo)), dtype=lo.dtype)
+            return Shaved(lo, hi, np.flatnonzero(hi > lo), empty, empty, np.zeros((0, 4)))

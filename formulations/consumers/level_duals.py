@@ -76,10 +76,10 @@ def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.nda
     return np.where(np.isfinite(bound), np.ceil(bound - 1e-6) + sp.owned_total, -math.inf)
 
 
-def shave(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, best: float, row_dual: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray] | None:
+def shave(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, best: float, row_dual: np.ndarray,
+          until: float | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """The box ``[lo, hi]`` shaved by the bounds ``row_dual`` gives
     (:func:`~kipopt.formulations.consumers.level_bounds.shave_box`: halves and end levels of every topic's
-    range cut while they cannot beat ``best``); ``None`` when nothing in the box can."""
-    shaved = shave_box(lo, hi, best, lambda los, his: dual_bounds(leaf, los, his, row_dual))
+    range cut while they cannot beat ``best``, until ``until``); ``None`` when nothing in the box can."""
+    shaved = shave_box(lo, hi, best, lambda los, his: dual_bounds(leaf, los, his, row_dual), until)
     return None if shaved is None else (shaved.lo, shaved.hi)

@@ -260,7 +260,8 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         if kind == SPLIT and best_value < failed_at:
             kind = BOX
         if kind in (BOX, SPLIT):  # below a box its MILP did not settle, leaves only until a better answer
-            kids = _split(tr, warm, lo, hi, best_value, start.row_dual if relaxed and start is not None else None)
+            kids = _split(tr, warm, lo, hi, best_value, start.row_dual if relaxed and start is not None else None,
+                          deadline)
             for l2, h2, b2 in kids:
                 push(max(b2, bound), SPLIT if kind == SPLIT and (l2 != h2).any() else kind_of(l2, h2), l2, h2,
                      start=start)
@@ -353,13 +354,14 @@ the tree alone proves the group in 1.5 s."""
 
 
 def _split(tr: Tree, leaf: LeafLP | None, lo: np.ndarray, hi: np.ndarray, best: float,
-           row_dual: np.ndarray | None) -> list[tuple[np.ndarray, np.ndarray, float]]:
+           row_dual: np.ndarray | None, deadline: float | None = None) -> list[tuple[np.ndarray, np.ndarray, float]]:
     """The box's children (:func:`~kipopt.formulations.consumers.level_bounds.children`); a box back with
-    its relaxation (``row_dual``: its duals, in the leaves' family ``leaf``) is first shaved by them, and
-    its children's bounds raised by them (:mod:`~kipopt.formulations.consumers.level_duals`)."""
+    its relaxation (``row_dual``: its duals, in the leaves' family ``leaf``) is first shaved by them (until
+    the ``deadline``: a batch takes 0.1-0.3 s on a 50-topic group of 100,000 partitions), and its
+    children's bounds raised by them (:mod:`~kipopt.formulations.consumers.level_duals`)."""
     if row_dual is None or leaf is None or not DUAL_SHAVE:
         return children(tr, lo, hi, best)
-    box = shave(leaf, lo, hi, best, row_dual)
+    box = shave(leaf, lo, hi, best, row_dual, deadline)
     if box is None:
         return []
     kids = children(tr, *box, best)

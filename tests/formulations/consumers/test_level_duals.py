@@ -136,3 +136,17 @@ def test_the_tree_shaved_by_duals_proves_the_same_optimum_with_fewer_box_relaxat
         runs[on] = level_tree.search_tree(inst, lay, incumbent=value, best=least)
     assert runs[0].bound == runs[1].bound == min(value, runs[1].value or value)
     assert runs[1].info["level_box_lps"] < runs[0].info["level_box_lps"]
+
+
+def test_a_shave_past_its_deadline_returns_the_box_shaved_so_far():
+    """One topic whose levels below 5 cannot beat the best: shaved to [5, 10] in full; past its deadline,
+    after one batch, to [1, 10] (the lowest level cut), with no batch for halving."""
+    from kipopt.formulations.consumers.level_bounds import shave_box
+
+    def bounds_of(los, his):
+        return np.where(his[:, 0] < 5, 10.0, 0.0)
+    lo, hi = np.array([0]), np.array([10])
+    full = shave_box(lo, hi, 10.0, bounds_of)
+    assert full is not None and (full.lo[0], full.hi[0]) == (5, 10) and len(full.los) == 4
+    early = shave_box(lo, hi, 10.0, bounds_of, until=0.0)
+    assert early is not None and (early.lo[0], early.hi[0]) == (1, 10) and len(early.los) == 0
