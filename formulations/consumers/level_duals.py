@@ -36,7 +36,7 @@ def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.nda
     duals of the family's pattern), in rule units (rounded up, plus ``O``); ``-inf`` where it says
     nothing. Equal, box by box, to ``dual_bound(_model(leaf, lo, hi), row_dual)`` so converted."""
     net, sp = leaf.net, leaf.space
-    N, K, C = len(net.nodes), len(net.arc_node), len(leaf.cut_nodes)
+    N, C = len(net.nodes), len(leaf.cut_nodes)
     y_count, y_b = row_dual[:N], np.minimum(row_dual[N:2 * N], 0.0)
     y_all, y_kb = np.minimum(row_dual[2 * N:2 * N + C], 0.0), np.minimum(row_dual[2 * N + C:2 * N + 2 * C], 0.0)
     y_supply = row_dual[2 * N + 2 * C:]

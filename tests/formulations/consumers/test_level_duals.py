@@ -38,7 +38,7 @@ def _relaxed_box(inst, rnd):
         return None
     space, tr, net = setting
     leaf = leaf_lp(space, net)
-    lo = np.minimum(_vector(tr, rnd), tr.lo + rnd.randint(0, 1))
+    lo = tr.lo.copy() if rnd.random() < 0.3 else _vector(tr, rnd)  # from the root's least levels, or anywhere
     hi = np.array([rnd.randint(int(a), int(b)) for a, b in zip(lo, tr.hi)], dtype=np.int64)
     result = relax_box(leaf, lo, hi)
     if result.status != "optimal":
