@@ -37,7 +37,8 @@ those cannot beat the best answer in hand is cut, and the cuts (one topic's narr
 classes' ``μ⁻``) are bounded again until none is left; the rest is halved, on the topic whose halves'
 weaker bound is the highest (strong branching on the closed form). On the 10,000 × 1,000 benchmark
 group, from the dec-min answer, this took 808 boxes against 2,490 for halving alone (before the peak of
-``g_m`` above), the same proof.
+``g_m`` above), the same proof. The shaving loop (:func:`shave_box`) takes its bounds as a function, so
+:mod:`~kipopt.formulations.consumers.level_duals` shaves with a box relaxation's duals in the same way.
 """
 
 from __future__ import annotations
