@@ -4,8 +4,9 @@ A box relaxation (:func:`~kipopt.formulations.consumers.level_warm.relax_box`) o
 with row duals ``y``. Every box's relaxation has the same pattern, so by weak duality
 (:func:`~kipopt.formulations.highs.dual_bound`) ``y`` bounds the relaxation of *any* box, hence every
 vector in it, with no solve: :func:`dual_bounds` does it for a batch of boxes in a few array passes
-(the rows' and columns' terms written out per column kind, as
-:func:`~kipopt.formulations.consumers.level_warm._model` sets them). A narrower box's relaxation has
+(the rows' and columns' terms written out per column kind, from the same
+:func:`~kipopt.formulations.consumers.level_warm.box_terms` that
+:func:`~kipopt.formulations.consumers.level_warm._model` builds a box's relaxation from). A narrower box's relaxation has
 other coefficients (its count rows, B rows and keep cuts follow its own levels), not only tighter
 bounds, so ``y`` may say less of it than of the box it came from; where a half of a topic's range
 closes arcs or tightens counts that ``y`` prices, it says more.
@@ -27,8 +28,7 @@ import math
 import numpy as np
 
 from kipopt.formulations.consumers.level_bounds import shave_box
-from kipopt.formulations.consumers.level_search import _mu
-from kipopt.formulations.consumers.level_warm import LeafLP
+from kipopt.formulations.consumers.level_warm import LeafLP, box_terms
 
 
 def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.ndarray) -> np.ndarray:
@@ -40,24 +40,11 @@ def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.nda
     y_count, y_b = row_dual[:N], np.minimum(row_dual[N:2 * N], 0.0)
     y_all, y_kb = np.minimum(row_dual[2 * N:2 * N + C], 0.0), np.minimum(row_dual[2 * N + C:2 * N + 2 * C], 0.0)
     y_supply = row_dual[2 * N + 2 * C:]
-    node, group, ka, to_cut = net.arc_node, net.arc_group, leaf.keep_arc, leaf.keep_cut
-    knode = node[ka]
-    kcut = to_cut.indices  # one entry per keep arc, in order
+    node, group, ka = net.arc_node, net.arc_group, leaf.keep_arc
+    knode, kcut = node[ka], leaf.keep_cut
     size = net.node_size.astype(np.float64)
-
-    mu_lo = _mu(sp, los)[:, net.node_class].astype(np.float64)               # (B, N)
-    mu_hi = _mu(sp, his)[:, net.node_class].astype(np.float64)
-    level = his[:, sp.group_topic[group]].astype(np.float64)                 # (B, K)
-    live = level >= mu_lo[:, node] - 1
-    is_b = live & (level < mu_lo[:, node])
-    cap = np.minimum(leaf.group_sizes[group], size[node] * (np.minimum(mu_hi[:, node], level) + 1.0))
-    owned = net.arc_owned[ka].astype(np.float64)
-    kb, klive = is_b[:, ka], live[:, ka]
-    own_all = np.asarray((klive * owned) @ to_cut)                          # (B, C)
-    own_b = np.asarray((kb * owned) @ to_cut)
-    cmu = mu_hi[:, leaf.cut_nodes]
-    a = np.minimum(cmu, own_all)
-    top = np.minimum(cmu + 1, own_all - own_b)
+    t = box_terms(leaf, los, his)
+    mu_lo, mu_hi, a, own_b = t.mu_lo, t.mu_hi, t.a, t.own_b
 
     # rows: count rows [n μ⁻, n μ⁺], B rows (<= n μ⁻), keep cuts (<= a, <= own_b), supplies (= sizes)
     rows = (np.where(y_count > 0, y_count * size * mu_lo, y_count * size * mu_hi).sum(axis=1)
@@ -65,13 +52,13 @@ def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.nda
             + float(y_supply @ leaf.group_sizes))
     # columns (all with lower bound 0): a negative reduced cost times the upper bound
     d_eta = y_count - mu_lo * y_b
-    d_eta[:, leaf.cut_nodes] -= (a - top) * y_all + own_b * y_kb
-    d_arc = net.arc_cost - y_count[node] - is_b * y_b[node] - y_supply[group]
+    d_eta[:, leaf.cut_nodes] -= (a - t.top) * y_all + own_b * y_kb
+    d_arc = net.arc_cost - y_count[node] - t.is_b * y_b[node] - y_supply[group]
     d_keep = (net.arc_cost[ka] - 1.0 - y_count[knode] - y_supply[group[ka]] - y_all[kcut]
-              - kb * (y_b[knode] + y_kb[kcut]))
+              - t.kb * (y_b[knode] + y_kb[kcut]))
     cols = (np.minimum(d_eta, 0.0) * size).sum(axis=1)
-    cols += (np.minimum(d_arc, 0.0) * np.where(live, cap, 0.0)).sum(axis=1)
-    cols += (np.minimum(d_keep, 0.0) * np.where(klive, np.minimum(owned, cap[:, ka]), 0.0)).sum(axis=1)
+    cols += (np.minimum(d_arc, 0.0) * t.arc_upper).sum(axis=1)
+    cols += (np.minimum(d_keep, 0.0) * t.keep_upper).sum(axis=1)
     bound = rows + cols
     return np.where(np.isfinite(bound), np.ceil(bound - 1e-6) + sp.owned_total, -math.inf)
 

@@ -175,6 +175,15 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         held = proven(result, cut)
         return bound if held is None else max(bound, held)
 
+    def share_of_time_left(share: float) -> float:
+        """When ``share`` of the time left from now ends (``inf`` without a deadline)."""
+        left = time_left()
+        return math.inf if left is None else time.perf_counter() + share * left
+
+    def answer_levels() -> np.ndarray:
+        """``answer``'s least loads within the root box: where the sweep and the descent start."""
+        return np.clip(_least_levels(lay, answer), tr.lo, tr.hi)
+
     def improve() -> None:
         """The descent from ``answer``'s least loads (:mod:`~kipopt.formulations.consumers.level_local`)."""
         nonlocal warm
@@ -184,18 +193,15 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             lp = relax(warm, vector, time_left(), cutoff())
             return math.inf if lp.status != "optimal" else _rule_units(sp, lp.objective)
 
-        left = time_left()
-        until = math.inf if left is None else time.perf_counter() + LOCAL_TIME_SHARE * left
-        start = np.clip(_least_levels(lay, answer), tr.lo, tr.hi)
-        stats.update(descend(start, tr.lo, tr.hi, screen, lambda v: leaf_milp(v, -math.inf),
-                             lambda: best_value, until))
+        stats.update(descend(answer_levels(), tr.lo, tr.hi, screen, lambda v: leaf_milp(v, -math.inf),
+                             lambda: best_value, share_of_time_left(LOCAL_TIME_SHARE)))
 
     def lower_small_topics() -> None:
         """The sweep of :mod:`~kipopt.formulations.consumers.level_local` from ``answer``'s least loads: each
         vector's relaxation, its rounded answer kept when better."""
         nonlocal warm
         warm = warm or leaf_lp(sp, net, threads)
-        start = np.clip(_least_levels(lay, answer), tr.lo, tr.hi)
+        start = answer_levels()
 
         def score(r: int) -> float:
             nonlocal found, best_value
@@ -206,9 +212,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             value = _box_value(sp, lp)  # cut off above the best answer: its proven bound still steers the walk
             return math.inf if value is None else value
 
-        left = time_left()
-        until = math.inf if left is None else time.perf_counter() + SWEEP_TIME_SHARE * left
-        stats.update(sweep(score, len(start), until, first_guess(sp.sizes)))
+        stats.update(sweep(score, len(start), share_of_time_left(SWEEP_TIME_SHARE), first_guess(sp.sizes)))
 
     sweeping = answer is not None
     sweep_at = math.inf if deadline is None else t0 + SWEEP_AFTER_SHARE * (deadline - t0)

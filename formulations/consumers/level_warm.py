@@ -30,7 +30,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.sparse as sps
 
 from kipopt.formulations.consumers.level_search import Arcs, FixedModel, LevelSpace, _mu
 from kipopt.formulations.highs import ArrayLP, HighsResult, WarmLP, is_integral
@@ -46,7 +45,8 @@ class LeafLP:
     warm: WarmLP
     keep_arc: np.ndarray
     cut_nodes: np.ndarray
-    keep_cut: sps.csr_matrix  # (keep arcs, cut nodes) 0/1: each keep arc's node among ``cut_nodes``
+    keep_cut: np.ndarray      # per keep arc, its node's index in ``cut_nodes`` (arcs run node by node)
+    cut_starts: np.ndarray    # per cut node, its first keep arc
     order: np.ndarray
     base: ArrayLP
     group_sizes: np.ndarray
@@ -76,8 +76,8 @@ def leaf_lp(space: LevelSpace, net: Arcs, threads: int | None = None) -> LeafLP:
                    upper=np.r_[net.node_size.astype(np.float64), np.zeros(K + nk)],
                    row_lower=np.r_[np.zeros(2 * N + 2 * C), sizes], row_upper=np.r_[np.zeros(2 * N + 2 * C), sizes],
                    start=start, index=rows[order].astype(np.int32), value=np.ones(len(rows)))
-    keep_cut = sps.csr_matrix((np.ones(nk), (np.arange(nk), local)), shape=(nk, C))
-    return LeafLP(space, net, WarmLP(threads), keep_arc, cut_nodes, keep_cut, order, base, sizes)
+    cut_starts = np.searchsorted(local, np.arange(C))
+    return LeafLP(space, net, WarmLP(threads), keep_arc, cut_nodes, local, cut_starts, order, base, sizes)
 
 
 def leaf_columns(net: Arcs) -> int:
@@ -137,7 +137,8 @@ def _read_model(leaf: LeafLP, vector: np.ndarray) -> FixedModel:
     (``η | z | k``), live arcs only, for :func:`~kipopt.formulations.consumers.level_search.read_back`."""
     net = leaf.net
     N, K = len(net.nodes), len(net.arc_node)
-    mu, _, level, live = _levels_at(leaf, vector, vector)
+    terms = box_terms(leaf, vector[None], None)
+    mu, level, live = terms.mu_lo[0], terms.level[0], terms.live[0]
     arcs = np.flatnonzero(live)
     flows = np.stack([net.arc_group[arcs], net.arc_node[arcs], N + arcs, (level[arcs] < mu[net.arc_node[arcs]])],
                      axis=1).astype(np.int64)
@@ -148,16 +149,47 @@ def _read_model(leaf: LeafLP, vector: np.ndarray) -> FixedModel:
     return FixedModel(net.nodes, net.owner, tuple(int(v) for v in mu), flows, keeps, np.arange(N), None)
 
 
-def _levels_at(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per node its least and greatest base level ``μ⁻, μ⁺`` over the box; per arc its topic's highest
-    level, and whether the arc may be live (that level is at least ``μ⁻ - 1``). At a vector (``lo ==
-    hi``): each node's ``μ`` twice, each arc's level and liveness."""
-    net = leaf.net
-    mu_lo = _mu(leaf.space, lo[None])[0][net.node_class]
-    mu_hi = mu_lo if hi is lo else _mu(leaf.space, hi[None])[0][net.node_class]
-    level = hi[leaf.space.group_topic[net.arc_group]]
-    return mu_lo, mu_hi, level, level >= mu_lo[net.arc_node] - 1
+@dataclass(frozen=True)
+class BoxTerms:
+    """What the relaxation of each box of a batch depends on (leading axis: the box; :func:`_model` says
+    how each enters it, :func:`~kipopt.formulations.consumers.level_duals.dual_bounds` reads the same):
+    per node its least and greatest base level ``μ⁻, μ⁺`` over the box; per arc its topic's highest
+    level, whether it may be live (that level is at least ``μ⁻ - 1``) and whether it is a B arc; per
+    keep arc whether it is a B arc; per cut node what its owner could keep on B arcs and its keep hull's
+    ends ``a`` and ``top``; the flow and keep columns' upper bounds."""
+
+    mu_lo: np.ndarray
+    mu_hi: np.ndarray
+    level: np.ndarray
+    live: np.ndarray
+    is_b: np.ndarray
+    kb: np.ndarray
+    arc_upper: np.ndarray
+    keep_upper: np.ndarray
+    own_b: np.ndarray
+    a: np.ndarray
+    top: np.ndarray
+
+
+def box_terms(leaf: LeafLP, los: np.ndarray, his: np.ndarray | None) -> BoxTerms:
+    """:class:`BoxTerms` of the boxes ``[los[i], his[i]]``; ``his`` ``None`` for single vectors (``los``)."""
+    net, sp = leaf.net, leaf.space
+    node, ka = net.arc_node, leaf.keep_arc
+    mu_lo = _mu(sp, los)[:, net.node_class].astype(np.float64)                # (B, N)
+    mu_hi = mu_lo if his is None else _mu(sp, his)[:, net.node_class].astype(np.float64)
+    level = (los if his is None else his)[:, sp.group_topic[net.arc_group]].astype(np.float64)  # (B, K)
+    live = level >= mu_lo[:, node] - 1
+    is_b = live & (level < mu_lo[:, node])
+    size = net.node_size.astype(np.float64)
+    cap = np.minimum(leaf.group_sizes[net.arc_group], size[node] * (np.minimum(mu_hi[:, node], level) + 1.0))
+    owned = net.arc_owned[ka].astype(np.float64)
+    kb, klive = is_b[:, ka], live[:, ka]
+    own_all = np.add.reduceat(klive * owned, leaf.cut_starts, axis=1)           # (B, C)
+    own_b = np.add.reduceat(kb * owned, leaf.cut_starts, axis=1)
+    cmu = mu_hi[:, leaf.cut_nodes]
+    return BoxTerms(mu_lo, mu_hi, level, live, is_b, kb, np.where(live, cap, 0.0),
+                    np.where(klive, np.minimum(owned, cap[:, ka]), 0.0), own_b, np.minimum(cmu, own_all),
+                    np.minimum(cmu + 1, own_all - own_b))
 
 
 def _model(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray) -> ArrayLP:
@@ -180,23 +212,14 @@ def _model(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray) -> ArrayLP:
     group, equal on the widest boxes and far below inside them (1,501 against 1,549 at a vector)."""
     net = leaf.net
     N, K, nk, C = len(net.nodes), len(net.arc_node), len(leaf.keep_arc), len(leaf.cut_nodes)
-    mu_lo, mu_hi, level, live = _levels_at(leaf, lo, hi)
-    mu_lo, mu_hi = mu_lo.astype(np.float64), mu_hi.astype(np.float64)
-    node, knode = net.arc_node, net.arc_node[leaf.keep_arc]
-    is_b = (live & (level < mu_lo[node])).astype(np.float64)
+    t = box_terms(leaf, lo[None], None if hi is lo else hi[None])
+    mu_lo, mu_hi, own_b, a = t.mu_lo[0], t.mu_hi[0], t.own_b[0], t.a[0]
+    is_b, kb = t.is_b[0].astype(np.float64), t.kb[0].astype(np.float64)
     sizes = leaf.group_sizes
-    cap = np.minimum(sizes[net.arc_group], net.node_size[node] * (np.minimum(mu_hi[node], level) + 1.0))
-    owned = net.arc_owned[leaf.keep_arc].astype(np.float64)
-    kb, klive = is_b[leaf.keep_arc], live[leaf.keep_arc]
-    own_all = np.bincount(knode, weights=owned * klive, minlength=N)[leaf.cut_nodes]
-    own_b = np.bincount(knode, weights=owned * kb, minlength=N)[leaf.cut_nodes]
-    cmu = mu_hi[leaf.cut_nodes]
-    a = np.minimum(cmu, own_all)
-    top = np.minimum(cmu + 1, own_all - own_b)
-    values = np.r_[np.ones(K + nk), -np.ones(N), is_b, kb, mu_lo, np.ones(nk), a - top, kb, own_b, np.ones(K + nk)]
+    values = np.r_[np.ones(K + nk), -np.ones(N), is_b, kb, mu_lo, np.ones(nk), a - t.top[0], kb, own_b,
+                   np.ones(K + nk)]
     n_lo, n_hi = net.node_size * mu_lo, net.node_size * mu_hi
     return replace(leaf.base, value=values[leaf.order],
-                   upper=np.r_[net.node_size.astype(np.float64), np.where(live, cap, 0.0),
-                               np.where(klive, np.minimum(owned, cap[leaf.keep_arc]), 0.0)],
+                   upper=np.r_[net.node_size.astype(np.float64), t.arc_upper[0], t.keep_upper[0]],
                    row_lower=np.r_[n_lo, np.full(N + 2 * C, -np.inf), sizes],
                    row_upper=np.r_[n_hi, n_lo, a, own_b, sizes])
