@@ -211,22 +211,26 @@ def topic_levels(lay: Layout, sizes: dict[str, int], classes, count: np.ndarray
     """
     L, U = level_bounds(lay, sizes, classes, count)
     L, U = L.copy(), U.copy()
-    members_of = {t: [c for c, ts in enumerate(classes) if t in ts] for t in lay.topics}
-    subscribers = {t: int(sum(count[c] for c in cs)) for t, cs in members_of.items()}
+    index = {t: i for i, t in enumerate(lay.topics)}
+    member = np.zeros((len(classes), len(lay.topics)), dtype=bool)   # (classes, topics): c subscribes to t
+    for c, ts in enumerate(classes):
+        member[c, [index[t] for t in ts]] = True
+    some = member.any(axis=1)                                       # the classes with topics
+    subscribers = count @ member
     total = sum(sizes.values())
-    lo = {t: max(0, -(-sizes[t] // subscribers[t]) - 1) for t in lay.topics}
-    hi = {t: min(int(U[c]) for c in members_of[t]) for t in lay.topics}
+    size = np.array([sizes[t] for t in lay.topics], dtype=np.int64)
+    big = np.iinfo(np.int64).max
+    lo = np.maximum(0, -(-size // subscribers) - 1)
+    hi = np.where(member, U[:, None], big).min(axis=0)
     for _ in range(100):
-        before = (L.copy(), U.copy(), dict(lo), dict(hi))
-        for t, cs in members_of.items():
-            others = sum(int(count[c]) * int(L[c]) for c in range(len(classes)) if c not in cs and classes[c])
-            hi[t] = min(hi[t], min(int(U[c]) for c in cs), (total - others) // subscribers[t])
-        for c, ts in enumerate(classes):
-            if ts:
-                L[c] = max(int(L[c]), max(lo[t] for t in ts))
-                U[c] = min(int(U[c]), max(hi[t] for t in ts) + 1)
-        for t, cs in members_of.items():
-            lo[t] = max(lo[t], min(int(L[c]) for c in cs))
-        if all(np.array_equal(a, b) for a, b in zip(before[:2], (L, U))) and before[2:] == (lo, hi):
+        before = (L.copy(), U.copy(), lo.copy(), hi.copy())
+        weight = count * L * some
+        others = weight.sum() - weight @ member                     # what the classes without t hold at least
+        hi = np.minimum(np.minimum(hi, np.where(member, U[:, None], big).min(axis=0)), (total - others) // subscribers)
+        L = np.where(some, np.maximum(L, np.where(member, lo[None, :], -big).max(axis=1)), L)
+        U = np.where(some, np.minimum(U, np.where(member, hi[None, :], -big).max(axis=1) + 1), U)
+        lo = np.maximum(lo, np.where(member, L[:, None], big).min(axis=0))
+        if all(np.array_equal(a, b) for a, b in zip(before, (L, U, lo, hi))):
             break
-    return lo, hi, L, U
+    return ({t: int(lo[i]) for i, t in enumerate(lay.topics)}, {t: int(hi[i]) for i, t in enumerate(lay.topics)},
+            L, U)

@@ -69,6 +69,44 @@ def small_groups(draw):
     return generate("consumers", draw(st.integers(0, 10_000)), **params)
 
 
+def _propagated_by_hand(lay, sizes, classes, count):
+    """topic_levels' fixed point written out topic by topic and class by class (its definition)."""
+    from kipopt.formulations.consumers.groups import level_bounds
+    L, U = (a.copy() for a in level_bounds(lay, sizes, classes, count))
+    of = {t: [c for c, ts in enumerate(classes) if t in ts] for t in lay.topics}
+    subs = {t: int(sum(count[c] for c in cs)) for t, cs in of.items()}
+    total = sum(sizes.values())
+    lo = {t: max(0, -(-sizes[t] // subs[t]) - 1) for t in lay.topics}
+    hi = {t: min(int(U[c]) for c in of[t]) for t in lay.topics}
+    while True:
+        before = (L.copy(), U.copy(), dict(lo), dict(hi))
+        for t, cs in of.items():
+            others = sum(int(count[c] * L[c]) for c in range(len(classes)) if c not in cs and classes[c])
+            hi[t] = min(hi[t], min(int(U[c]) for c in cs), (total - others) // subs[t])
+        for c, ts in enumerate(classes):
+            if ts:
+                L[c] = max(int(L[c]), max(lo[t] for t in ts))
+                U[c] = min(int(U[c]), max(hi[t] for t in ts) + 1)
+        for t, cs in of.items():
+            lo[t] = max(lo[t], min(int(L[c]) for c in cs))
+        if (L == before[0]).all() and (U == before[1]).all() and (lo, hi) == before[2:]:
+            return lo, hi, L, U
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_groups())
+def test_level_propagation_reaches_its_definitions_fixed_point(inst):
+    """The array propagation of topic_levels ends where the rules applied one topic and one class at a time
+    end: the same topic ranges and class count ranges."""
+    lay = layout(inst)
+    classes, member_class = subscription_classes(lay)
+    count = np.bincount(member_class, minlength=len(classes))
+    sizes = {t: inst.topics[t].partitions for t in lay.topics}
+    lo, hi, L, U = topic_levels(lay, sizes, classes, count)
+    rlo, rhi, rL, rU = _propagated_by_hand(lay, sizes, classes, count)
+    assert (lo, hi) == (rlo, rhi) and (L == rL).all() and (U == rU).all()
+
+
 @settings(max_examples=300 if LONG else 25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_groups())
 def test_member_milp_equals_pulp_pairwise(inst):

@@ -44,24 +44,40 @@ def test_box_bound_holds_for_every_balanced_assignment_in_the_box(inst, rnd):
 
 
 @SETTINGS
-@given(tiny_groups(), st.integers(0, 3))
-def test_shaved_children_keep_every_assignment_that_beats_the_best(inst, above):
+@given(tiny_groups(), st.integers(0, 3), st.booleans())
+def test_shaved_children_keep_every_assignment_that_beats_the_best(inst, above, stopped):
     """Shaving cuts only what cannot beat the best in hand: every balanced assignment cheaper than
     ``best`` has its least loads in one of the root's children (and in exactly one), and the
-    children's bounds hold for it."""
+    children's bounds hold for it; so too when the shave is stopped at once by its deadline."""
     lay = layout(inst)
     tr = tree(inst, lay, restrict=False)
     valid = [a for a in _all_assignments(inst) if not balanced_violations(inst, a)]
     if not valid or (tr.lo == tr.hi).all():
         return
     best = min(balanced_objective(inst, a) for a in valid) + above
-    kids = children(tr, tr.lo, tr.hi, best)
+    kids = children(tr, tr.lo, tr.hi, best, until=0.0 if stopped else None)
     for a in valid:
         value = balanced_objective(inst, a)
         if value < best:
             least = _least_loads(inst, lay, a)
             inside = [b for lo, hi, b in kids if (least >= lo).all() and (least <= hi).all()]
             assert len(inside) == 1 and inside[0] <= value
+
+
+def test_a_shave_past_its_deadline_still_halves_the_box():
+    """Stopped after its first batch, the shave hands back the box it has, halved on the topic with the most
+    partitions times levels left, both halves bounded by the shaved box's bound."""
+    inst = generate("consumers", 3, members=40, topics=6, partitions=400, subscriptions="mixed")
+    lay = layout(inst)
+    tr = tree(inst, lay, restrict=False)
+    full = children(tr, tr.lo, tr.hi, math.inf)
+    kids = children(tr, tr.lo, tr.hi, math.inf, until=0.0)
+    assert len(full) == len(kids) == 2
+    (lo1, hi1, b1), (lo2, hi2, b2) = kids
+    split = np.flatnonzero((hi1 != hi2) | (lo1 != lo2))
+    assert len(split) == 1 and hi1[split[0]] + 1 == lo2[split[0]]
+    assert b1 == b2 == box_bound(tr, lo1, hi2)
+    assert (lo1 >= tr.lo).all() and (hi2 <= tr.hi).all()
 
 
 @SETTINGS
@@ -124,7 +140,7 @@ def test_the_sweep_alone_beats_the_decmin_answer(seed, monkeypatch):
     assert whole.value == whole.bound
     calls = []
 
-    def once(tr, lo, hi, best):
+    def once(tr, lo, hi, best, until=None):
         calls.append(1)
         return [(lo, hi, -math.inf)] if len(calls) == 1 else []
     monkeypatch.setattr(level_tree, "children", once)
