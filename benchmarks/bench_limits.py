@@ -54,6 +54,7 @@ class Case:
     method: str
     params: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    fast: bool = True   # consumers: bench_kip881's generator (partitions, members, topics only), else the package's
 
 
 CASES = (
@@ -78,6 +79,10 @@ CASES = (
          "100,000 x 5,000, two standbys"),
     Case("balanced-500k", "consumers", "exact.balanced", dict(partitions=500_000, members=5_000, topics=100),
          "500,000 partitions x 5,000 members"),
+    Case("balanced-mixed-50-topics", "consumers", "exact.balanced",
+         dict(partitions=100_000, members=1_000, topics=50, subscriptions="mixed", racks=3, replication_factor=3,
+              owner_draw="direct", static_members=0.5, conflicts=0.05),
+         "100,000 x 1,000, 50 topics, mixed (the paper grid's largest consumer cell)", fast=False),
     Case("range-2m", "consumers", "exact.range", dict(partitions=2_000_000, members=10_000, topics=100),
          "2,000,000 partitions x 10,000 members"),
     Case("spread-fresh-2m", "replicas", "exact.spread",
@@ -93,7 +98,7 @@ def instance_path(case: Case, workdir: Path, seed: int) -> Path:
     path = workdir / f"{case.name}.json"
     if path.exists():
         return path
-    if case.family == "consumers":  # the package generator is O(subscribers) per partition: hours at 2M
+    if case.family == "consumers" and case.fast:  # the package generator is O(subscribers) per partition: hours at 2M
         sys.path.insert(0, str(Path(__file__).parent))
         from bench_kip881 import instance_dict
         data = instance_dict(case.params["partitions"], case.params["members"], case.params["topics"], seed, 0.1)
