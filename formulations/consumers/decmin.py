@@ -18,8 +18,8 @@ import numpy as np
 from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,
-                                                  least_cross, level_bounds, quotas)
-from kipopt.formulations.consumers.rules import owners, revoked, _owned_by
+                                                  least_cross, level_bounds, owner_of, quotas, subscribers_of)
+from kipopt.formulations.consumers.rules import owners, revoked
 from kipopt.formulations.highs import (INTERIOR_POINT, ArrayLP, Deadline, HighsResult, build_csc, call_highs_before,
                                       is_integral, solve_lp, solve_tu_lp, stopped_at_limit)
 
@@ -288,25 +288,18 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound).
 
     Revoked there: owned partitions whose owner does not subscribe to them or reads them at more than
-    their group's least cost; counted per owner and topic with numpy (one string split per partition,
-    on the owner lists :func:`rules.revoked` caches and reuses)."""
+    their group's least cost (and those of topics nobody subscribes to), counted per topic with numpy
+    on :func:`~kipopt.formulations.consumers.groups.owner_of`."""
     weight = len(owners(instance)) + 1
     best = cheapest(lay)
-    total = weight * least_cross(lay, best)
-    for m, parts in _owned_by(instance).items():
-        i = lay.member_index[m]
-        mine, row = lay.member_topics[i], lay.cross[:, lay.member_rack[i]]
-        by_topic: dict[str, list[int]] = defaultdict(list)
-        for p in parts:
-            t, _, number = p.rpartition("-")
-            by_topic[t].append(int(number))
-        for t, numbers in by_topic.items():
-            if t not in mine:
-                total += len(numbers)
-                continue
-            g = lay.group_of_partition[t][numbers]
-            total += int(np.count_nonzero(row[g] > best[g]))
-    return float(total)
+    lost = len(owners(instance))
+    for t, owner in owner_of(instance, lay).items():
+        owned = np.flatnonzero(owner >= 0)
+        who = owner[owned]
+        g = lay.group_of_partition[t][owned]
+        keeps = subscribers_of(lay, t)[who] & (lay.cross[g, lay.member_rack[who]] <= best[g])
+        lost -= int(np.count_nonzero(keeps))
+    return float(weight * least_cross(lay, best) + lost)
 
 
 def layout_objective(instance: ConsumersInstance, lay: Layout, assignment: dict[str, tuple[str, ...]]) -> float:

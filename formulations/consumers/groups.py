@@ -19,7 +19,7 @@ import numpy as np
 
 from kipopt.instance import ConsumersInstance, java_string_key
 
-from kipopt.formulations.consumers.rules import is_cross_rack
+from kipopt.formulations.consumers.rules import is_cross_rack, owners
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,19 @@ class Layout:
         """``cross[g, r]`` = 1 when a member on rack ``racks[r]`` reads group g's partitions cross-rack."""
         return np.array([[is_cross_rack(r, g.racks) for r in self.racks] for g in self.groups],
                         dtype=np.int64).reshape(len(self.groups), len(self.racks))
+
+    @cached_property
+    def least_cost(self) -> np.ndarray:
+        """Per partition group, the least cross-rack cost over its topic's subscribers' racks
+        (:func:`cheapest`)."""
+        racks_of_topic: dict[str, set[int]] = defaultdict(set)
+        for i, topics in enumerate(self.member_topics):
+            for t in topics:
+                racks_of_topic[t].add(int(self.member_rack[i]))
+        least = np.array([min(int(self.cross[g, r]) for r in racks_of_topic[group.topic])
+                          for g, group in enumerate(self.groups)], dtype=np.int64)
+        least.flags.writeable = False
+        return least
 
     @cached_property
     def groups_of_topic(self) -> dict[str, list[int]]:
@@ -176,13 +189,37 @@ def flow_to_lists(pairs: list[tuple[int, int, int]], members_of: dict[int, list[
 
 
 def cheapest(lay: Layout) -> np.ndarray:
-    """Per partition group, the least cross-rack cost (0 or 1) over its topic's subscribers' racks."""
-    racks_of_topic: dict[str, set[int]] = defaultdict(set)
-    for i, topics in enumerate(lay.member_topics):
-        for t in topics:
-            racks_of_topic[t].add(int(lay.member_rack[i]))
-    return np.array([min(int(lay.cross[g, r]) for r in racks_of_topic[group.topic])
-                     for g, group in enumerate(lay.groups)], dtype=np.int64)
+    """Per partition group, the least cross-rack cost (0 or 1) over its topic's subscribers' racks (the
+    layout's, computed once: the fallback, the balance-free bound and the level tree all ask; read only)."""
+    return lay.least_cost
+
+
+_OWNER_OF: dict[str, tuple] = {}
+
+
+def owner_of(instance: ConsumersInstance, lay: Layout) -> dict[str, np.ndarray]:
+    """Per topic of ``lay``, each partition's owner (:func:`~kipopt.formulations.consumers.rules.owners`)
+    as a member index, -1 where it has none: one parse of the owned partitions' names, shared by the
+    fallback and the balance-free bound (kept for the last instance and layout asked; read only)."""
+    hit = _OWNER_OF.get("last")
+    if hit is not None and hit[0] is instance and hit[1] is lay:
+        return hit[2]
+    out = {t: np.full(instance.topics[t].partitions, -1, dtype=np.int64) for t in lay.topics}
+    index = lay.member_index
+    for name, member in owners(instance).items():
+        t, _, number = name.rpartition("-")
+        found = out.get(t)
+        if found is not None:
+            found[int(number)] = index[member]
+    for found in out.values():
+        found.flags.writeable = False
+    _OWNER_OF["last"] = (instance, lay, out)
+    return out
+
+
+def subscribers_of(lay: Layout, t: str) -> np.ndarray:
+    """Per member, whether it subscribes to ``t`` (bool)."""
+    return np.fromiter((t in ts for ts in lay.member_topics), dtype=bool, count=len(lay.members))
 
 
 def least_cross(lay: Layout, best: np.ndarray | None = None) -> int:

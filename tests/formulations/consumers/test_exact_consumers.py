@@ -202,6 +202,24 @@ def test_greedy_fallback_is_balanced_and_keeps_a_fitting_history(seed, partition
     assert greedy == greedy_balanced(inst)
 
 
+@settings(max_examples=60, deadline=None)
+@given(loads=st.lists(st.integers(0, 20), min_size=1, max_size=12), n=st.integers(0, 80))
+def test_water_fill_is_one_unit_at_a_time_to_the_least_loaded(loads, n):
+    """The fallback deals a group at once what unit-by-unit dealing to the least loaded (first among
+    equals) would give."""
+    import heapq
+    import numpy as np
+    from kipopt.formulations.consumers.greedy import _water_fill
+    heap = [(load, i) for i, load in enumerate(loads)]
+    heapq.heapify(heap)
+    one_by_one = [0] * len(loads)
+    for _ in range(n):
+        load, i = heapq.heappop(heap)
+        one_by_one[i] += 1
+        heapq.heappush(heap, (load + 1, i))
+    assert _water_fill(np.array(loads, dtype=np.int64), n).tolist() == one_by_one
+
+
 def test_greedy_fallback_keeps_a_balanced_rack_local_history_and_moves_what_it_must():
     """Owners that fit keep their partitions; a partition whose owner left goes to the member on its rack."""
     kept = from_dict({"format": 1, "family": "consumers",
