@@ -24,7 +24,10 @@ Run it with ``nice`` and a memory cap::
 
 The latest run (2026-11-28, the quiet machine, after issue 21's third round: 24 runs, none over its
 limit, none worse than at the longer limit, 22 optimal) is the README's table under "Time limits at
-every size"; earlier runs are in the git history of this file and of the README.
+every size"; earlier runs are in the git history of this file and of the README. The 2026-11-29 run of
+``--only balanced-mixed-50-topics balanced-500k --limits 2 5 10 20`` (a new case: the paper grid's largest
+consumer cell; exact.balanced's owner- and rack-aware fallback, its tree's shave stopped at the deadline)
+is the table after it.
 """
 
 from __future__ import annotations
