@@ -20,11 +20,12 @@ def greedy_balanced(instance: ConsumersInstance, lay: Layout | None = None) -> d
     subscriber while they differ by two or more (each lowers ``Σ x²``, so this ends), of a partition the
     receiver reads at least cost and the holder does not own where there is one. Ties go to the first
     member in Java order. Dealing a group's partitions is water-filling (:func:`_water_fill`), the moves
-    use heaps with lazy deletion: ``O(P + groups · M log P + moves · log M)``. Against the greedy it
+    use heaps with lazy deletion: ``O(P + groups · M log P)`` to deal, ``O(log M)`` a move plus the scan
+    of the holder's partitions of the topic for one to move (:func:`_movable`). Against the greedy it
     replaces (blind to owners and racks): at 100,000 partitions x 1,000 members x 50 topics, every
     partition on every rack, 19,213 revocations instead of 77,081 (0.30 s instead of 0.16); at 500,000 x
     5,000, two replica racks of three, 77 cross-rack partitions instead of 132,732 (1.8 s instead of 1.4;
-    ``kipopt solve --time-limit 2`` there, which leaves only the fallback, takes 2.4-2.7 s, as before)."""
+    ``kipopt solve --time-limit 2`` there, which leaves only the fallback, takes 2.4-2.9 s, as before)."""
     lay = lay or layout(instance)
     subs: dict[str, list[int]] = {t: [] for t in lay.topics}
     for i, ts in enumerate(lay.member_topics):
