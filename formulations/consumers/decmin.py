@@ -18,7 +18,7 @@ import numpy as np
 from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,
-                                                  least_cross, level_bounds, owner_of, quotas, subscribers_of)
+                                                  least_cross, level_bounds, owner_of, quotas)
 from kipopt.formulations.consumers.rules import owners, revoked
 from kipopt.formulations.highs import (INTERIOR_POINT, ArrayLP, Deadline, HighsResult, build_csc, call_highs_before,
                                       is_integral, solve_lp, solve_tu_lp, stopped_at_limit)
@@ -297,7 +297,9 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
         owned = np.flatnonzero(owner >= 0)
         who = owner[owned]
         g = lay.group_of_partition[t][owned]
-        keeps = subscribers_of(lay, t)[who] & (lay.cross[g, lay.member_rack[who]] <= best[g])
+        subscribes = np.zeros(len(lay.members), dtype=bool)
+        subscribes[lay.subscribers[t]] = True
+        keeps = subscribes[who] & (lay.cross[g, lay.member_rack[who]] <= best[g])
         lost -= int(np.count_nonzero(keeps))
     return float(weight * least_cross(lay, best) + lost)
 

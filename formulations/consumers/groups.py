@@ -67,6 +67,15 @@ class Layout:
         return least
 
     @cached_property
+    def subscribers(self) -> dict[str, np.ndarray]:
+        """Per topic, its subscribers' member indices (ascending); read only."""
+        found: dict[str, list[int]] = defaultdict(list)
+        for i, topics in enumerate(self.member_topics):
+            for t in topics:
+                found[t].append(i)
+        return {t: np.array(found[t], dtype=np.int64) for t in self.topics}
+
+    @cached_property
     def groups_of_topic(self) -> dict[str, list[int]]:
         found: dict[str, list[int]] = defaultdict(list)
         for i, g in enumerate(self.groups):
@@ -215,11 +224,6 @@ def owner_of(instance: ConsumersInstance, lay: Layout) -> dict[str, np.ndarray]:
         found.flags.writeable = False
     _OWNER_OF["last"] = (instance, lay, out)
     return out
-
-
-def subscribers_of(lay: Layout, t: str) -> np.ndarray:
-    """Per member, whether it subscribes to ``t`` (bool)."""
-    return np.fromiter((t in ts for ts in lay.member_topics), dtype=bool, count=len(lay.members))
 
 
 def least_cross(lay: Layout, best: np.ndarray | None = None) -> int:
