@@ -295,7 +295,8 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     if assignment is None:
         fallback = greedy_balanced(instance, lay)
         return MethodResult(fallback, Status.FEASIBLE, layout_objective(instance, lay, fallback), bound, info=info,
-                            message=f"HiGHS ended with {status}: returning a least-loaded greedy assignment")
+                            message=f"HiGHS ended with {status}: returning a greedy balanced assignment "
+                                    "(owners and racks kept where that costs no balance)")
     objective = layout_objective(instance, lay, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
     limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
