@@ -295,12 +295,8 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     lost = len(owners(instance))
     for t, owner in owner_of(instance, lay).items():
         owned = np.flatnonzero(owner >= 0)
-        who = owner[owned]
         g = lay.group_of_partition[t][owned]
-        subscribes = np.zeros(len(lay.members), dtype=bool)
-        subscribes[lay.subscribers[t]] = True
-        keeps = subscribes[who] & (lay.cross[g, lay.member_rack[who]] <= best[g])
-        lost -= int(np.count_nonzero(keeps))
+        lost -= int(np.count_nonzero(lay.cross[g, lay.member_rack[owner[owned]]] <= best[g]))
     return float(weight * least_cross(lay, best) + lost)
 
 

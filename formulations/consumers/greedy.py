@@ -30,50 +30,32 @@ def greedy_balanced(instance: ConsumersInstance, lay: Layout | None = None) -> d
     subs = {t: members.tolist() for t, members in lay.subscribers.items()}
     least = cheapest(lay)
     fits = lay.cross <= least[:, None]                      # (groups, racks): read at the group's least cost
-    own = _owner_index(instance, lay, subs)
+    own = owner_of(instance, lay)                           # per topic: its owners that subscribe
     load = [0] * len(lay.members)
     held = [defaultdict(lambda: ([], [])) for _ in lay.members]   # per member, topic: (its own, the rest)
     for t in sorted(lay.topics, key=lambda t: len(subs[t])):
-        _deal_topic(t, subs[t], instance.topics[t].partitions, lay, fits, own.get(t), load, held)
+        _deal_topic(t, lay.subscribers[t], lay, fits, own[t], load, held)
     moved = True
     while moved:
         moved = False
         for t in lay.topics:
-            moved |= _rebalance_topic(t, subs[t], lay, fits, own.get(t), load, held)
+            moved |= _rebalance_topic(t, subs[t], lay, fits, own[t], load, held)
     return {m: tuple(f"{t}-{p}" for t, lists in held[i].items() for ps in lists for p in ps)
             for i, m in enumerate(lay.members)}
 
 
-def _owner_index(instance: ConsumersInstance, lay: Layout, subs: dict[str, list[int]]) -> dict[str, np.ndarray]:
-    """Per topic, each partition's owner (member index) where that owner subscribes to it, else -1."""
-    out: dict[str, np.ndarray] = {}
-    for t, owner in owner_of(instance, lay).items():
-        owned = np.flatnonzero(owner >= 0)
-        if len(owned):
-            mine = np.full(len(owner), -1, dtype=np.int64)
-            sub = np.zeros(len(lay.members), dtype=bool)
-            sub[subs[t]] = True
-            keep = owned[sub[owner[owned]]]
-            mine[keep] = owner[keep]
-            out[t] = mine
-    return out
-
-
-def _deal_topic(t: str, members: list[int], partitions: int, lay: Layout, fits: np.ndarray,
-                own: np.ndarray | None, load: list[int], held) -> None:
+def _deal_topic(t: str, subscribers: np.ndarray, lay: Layout, fits: np.ndarray, own: np.ndarray,
+                load: list[int], held) -> None:
     """Topic ``t``'s partitions to their owners where they fit; then, group by group, the others to the
     subscribers that fit them, each time to the least loaded (first in Java order among equals), which
     :func:`_water_fill` does at once."""
     groups = lay.group_of_partition[t]
-    rest = np.ones(partitions, dtype=bool)
-    if own is not None:
-        keep = own >= 0
-        keep[keep] = fits[groups[keep], lay.member_rack[own[keep]]]
-        for p, o in zip(np.flatnonzero(keep).tolist(), own[keep].tolist()):
-            held[o][t][0].append(p)
-            load[o] += 1
-        rest &= ~keep
-    subscribers = np.array(members, dtype=np.int64)
+    keep = own >= 0
+    keep[keep] = fits[groups[keep], lay.member_rack[own[keep]]]
+    for p, o in zip(np.flatnonzero(keep).tolist(), own[keep].tolist()):
+        held[o][t][0].append(p)
+        load[o] += 1
+    rest = ~keep
     racks = lay.member_rack[subscribers]
     for g in lay.groups_of_topic[t]:
         ps = np.flatnonzero(rest & (groups == g))
@@ -117,7 +99,7 @@ def _movable(lists: tuple[list[int], list[int]], groups: np.ndarray, fits_low: n
     return (1, len(lists[1]) - 1) if lists[1] else (0, len(lists[0]) - 1)
 
 
-def _rebalance_topic(t: str, members: list[int], lay: Layout, fits: np.ndarray, own: np.ndarray | None,
+def _rebalance_topic(t: str, members: list[int], lay: Layout, fits: np.ndarray, own: np.ndarray,
                      load: list[int], held) -> bool:
     """Moves of ``t``'s partitions from its heaviest holder to its lightest subscriber until they differ
     by at most one; ``True`` if any moved. Only members of ``members`` change load meanwhile, and each
@@ -144,7 +126,7 @@ def _rebalance_topic(t: str, members: list[int], lay: Layout, fits: np.ndarray, 
         low, high = light[0][1], heavy[0][1]
         k, j = _movable(held[high][t], groups, fits[:, lay.member_rack[low]])
         p = held[high][t][k].pop(j)
-        held[low][t][0 if own is not None and own[p] == low else 1].append(p)
+        held[low][t][0 if own[p] == low else 1].append(p)
         load[high] -= 1
         load[low] += 1
         for i in (low, high):

@@ -208,8 +208,9 @@ _OWNER_OF: dict[str, tuple] = {}
 
 def owner_of(instance: ConsumersInstance, lay: Layout) -> dict[str, np.ndarray]:
     """Per topic of ``lay``, each partition's owner (:func:`~kipopt.formulations.consumers.rules.owners`)
-    as a member index, -1 where it has none: one parse of the owned partitions' names, shared by the
-    fallback and the balance-free bound (kept for the last instance and layout asked; read only)."""
+    as a member index where that owner subscribes to the topic (the only owner that can keep it), -1
+    elsewhere: one parse of the owned partitions' names, shared by the fallback and the balance-free bound
+    (kept for the last instance and layout asked; read only)."""
     hit = _OWNER_OF.get("last")
     if hit is not None and hit[0] is instance and hit[1] is lay:
         return hit[2]
@@ -220,7 +221,11 @@ def owner_of(instance: ConsumersInstance, lay: Layout) -> dict[str, np.ndarray]:
         found = out.get(t)
         if found is not None:
             found[int(number)] = index[member]
-    for found in out.values():
+    for t, found in out.items():
+        subscribes = np.zeros(len(lay.members), dtype=bool)
+        subscribes[lay.subscribers[t]] = True
+        owned = np.flatnonzero(found >= 0)
+        found[owned[~subscribes[found[owned]]]] = -1
         found.flags.writeable = False
     _OWNER_OF["last"] = (instance, lay, out)
     return out

@@ -215,22 +215,21 @@ def children(tr: Tree, lo: np.ndarray, hi: np.ndarray, best: float, until: float
     if shaved is None:
         return []
     lo, hi, wide = shaved.lo, shaved.hi, shaved.wide
-    if not len(wide) or not len(shaved.los):
+    work = (hi[wide] - lo[wide]) * tr.space.sizes[wide]
+    if not len(shaved.los):  # a single vector, or a shave stopped at ``until``
         bound = float(box_bounds(tr, lo, hi)[0])
-        return [(lo, hi, bound)] if not len(wide) else _halves(lo, hi, wide[np.argmax(
-            (hi[wide] - lo[wide]) * tr.space.sizes[wide])], bound)
+        return [(lo, hi, bound)] if not len(wide) else _halves(lo, hi, int(wide[np.argmax(work)]), (bound, bound))
     halves = shaved.bounds[:, :2]
-    score = np.lexsort(((hi[wide] - lo[wide]) * tr.space.sizes[wide], halves.max(axis=1), halves.min(axis=1)))
-    pick = int(score[-1])
-    return [(shaved.los[4 * pick + j], shaved.his[4 * pick + j], float(halves[pick, j])) for j in (0, 1)]
+    pick = int(np.lexsort((work, halves.max(axis=1), halves.min(axis=1)))[-1])
+    return _halves(lo, hi, int(wide[pick]), halves[pick])
 
 
-def _halves(lo: np.ndarray, hi: np.ndarray, topic: int, bound: float) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """The box halved on ``topic``, each half with ``bound``."""
+def _halves(lo: np.ndarray, hi: np.ndarray, topic: int, bounds) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """The box halved on ``topic``, its lower and upper half with ``bounds[0]`` and ``bounds[1]``."""
     mid = (lo[topic] + hi[topic]) // 2
     low_hi, high_lo = hi.copy(), lo.copy()
     low_hi[topic], high_lo[topic] = mid, mid + 1
-    return [(lo, low_hi, bound), (high_lo, hi, bound)]
+    return [(lo, low_hi, float(bounds[0])), (high_lo, hi, float(bounds[1]))]
 
 
 @dataclass(frozen=True)
@@ -245,6 +244,12 @@ class Shaved:
     los: np.ndarray
     his: np.ndarray
     bounds: np.ndarray
+
+    @classmethod
+    def unbatched(cls, lo: np.ndarray, hi: np.ndarray) -> "Shaved":
+        """The box with no batch: a single vector, or a shave stopped at its deadline."""
+        empty = np.zeros((0, len(lo)), dtype=lo.dtype)
+        return cls(lo, hi, np.flatnonzero(hi > lo), empty, empty, np.zeros((0, 4)))
 
 
 def shave_box(lo: np.ndarray, hi: np.ndarray, best: float, bounds_of: Callable[[np.ndarray, np.ndarray], np.ndarray],
@@ -261,8 +266,7 @@ def shave_box(lo: np.ndarray, hi: np.ndarray, best: float, bounds_of: Callable[[
     while True:
         wide = np.flatnonzero(hi > lo)
         if not len(wide):
-            empty = np.zeros((0, len(lo)), dtype=lo.dtype)
-            return Shaved(lo, hi, wide, empty, empty, np.zeros((0, 4)))
+            return Shaved.unbatched(lo, hi)
         rows, mid = np.arange(len(wide)), (lo[wide] + hi[wide]) // 2
         s_lo, s_hi = step_lo[wide], step_hi[wide]
         los = np.repeat(lo[None], 4 * len(wide), axis=0)
@@ -285,5 +289,4 @@ def shave_box(lo: np.ndarray, hi: np.ndarray, best: float, bounds_of: Callable[[
         if (lo > hi).any():
             return None
         if until is not None and time.perf_counter() >= until:
-            empty = np.zeros((0, len(lo)), dtype=lo.dtype)
-            return Shaved(lo, hi, np.flatnonzero(hi > lo), empty, empty, np.zeros((0, 4)))
+            return Shaved.unbatched(lo, hi)
