@@ -28,13 +28,16 @@ import math
 import numpy as np
 
 from kipopt.formulations.consumers.level_bounds import shave_box
-from kipopt.formulations.consumers.level_warm import LeafLP, box_terms
+from kipopt.formulations.consumers.level_warm import BoxTerms, LeafLP, box_terms
 
 
-def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.ndarray) -> np.ndarray:
+def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.ndarray,
+                terms: BoxTerms | None = None) -> np.ndarray:
     """Per box (rows of ``los``, ``his``), the weak-duality bound of its relaxation from ``row_dual`` (any
     duals of the family's pattern), in rule units (rounded up, plus ``O``); ``-inf`` where it says
-    nothing. Equal, box by box, to ``dual_bound(_model(leaf, lo, hi), row_dual)`` so converted."""
+    nothing. Equal, box by box, to ``dual_bound(_model(leaf, lo, hi), row_dual)`` so converted.
+    ``terms``: the boxes' :func:`~kipopt.formulations.consumers.level_warm.box_terms`, when the caller
+    bounds them with several duals."""
     net, sp = leaf.net, leaf.space
     N, C = len(net.nodes), len(leaf.cut_nodes)
     y_count, y_b = row_dual[:N], np.minimum(row_dual[N:2 * N], 0.0)
@@ -43,7 +46,7 @@ def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.nda
     node, group, ka = net.arc_node, net.arc_group, leaf.keep_arc
     knode, kcut = node[ka], leaf.keep_cut
     size = net.node_size.astype(np.float64)
-    t = box_terms(leaf, los, his)
+    t = box_terms(leaf, los, his) if terms is None else terms
     mu_lo, mu_hi, a, own_b = t.mu_lo, t.mu_hi, t.a, t.own_b
 
     # rows: count rows [n μ⁻, n μ⁺], B rows (<= n μ⁻), keep cuts (<= a, <= own_b), supplies (= sizes)

@@ -197,7 +197,7 @@ def test_solve_then_equals_the_fixed_lp_solved_alone_inline_and_in_a_child(monke
             assert first.status == "optimal" and abs(first.objective - full.objective) < 1e-6
             assert second is not None and second.status == fixed.status
             assert second.status != "optimal" or abs(second.objective - fixed.objective) < 1e-6
-            assert warm._dual is not None  # the first optimum's duals settle later members
+            assert warm.carried  # the first optimum's duals settle later members
 
 
 def test_solve_then_skips_the_second_above_the_cutoff(monkeypatch):

@@ -150,3 +150,22 @@ def test_a_shave_past_its_deadline_returns_the_box_shaved_so_far():
     assert full is not None and (full.lo[0], full.hi[0]) == (5, 10) and len(full.los) == 4
     early = shave_box(lo, hi, 10.0, bounds_of, until=0.0)
     assert early is not None and (early.lo[0], early.hi[0]) == (1, 10) and len(early.los) == 0
+
+
+@pytest.mark.parametrize("seed", [2, 6, 9])
+def test_boxes_bounded_by_the_leaves_carried_duals_keep_the_proven_optimum(seed, monkeypatch):
+    """Mixed 40-member, 8-topic groups, with no box relaxation solved (as on groups whose leaf LPs are too
+    large for them): boxes are bounded, cut and shaved by the duals the leaves' solves leave behind
+    (weak duality, no solve), and the tree proves the optimum it proves on the closed form alone, with
+    fewer boxes."""
+    inst = generate("consumers", seed, members=40, topics=8, partitions=1_000, subscriptions="mixed")
+    lay = layout(inst)
+    value, least = decmin_incumbent(inst, lay)
+    monkeypatch.setattr(level_tree, "BOX_LP_MAX_COLUMNS", 0)
+    runs = {}
+    for on in (False, True):
+        monkeypatch.setattr(level_tree, "CARRIED_BOX_BOUNDS", on)
+        runs[on] = level_tree.search_tree(inst, lay, incumbent=value, best=least)
+    assert runs[False].bound == runs[True].bound == min(value, runs[False].value or value)
+    assert runs[True].info["level_dual_cut"] + runs[True].info["level_dual_raised"] > 0
+    assert runs[True].info["level_boxes"] < runs[False].info["level_boxes"]
