@@ -191,6 +191,23 @@ change there. The cutoff's duals settle 30 of the 31 leaf LPs of the 10,000 x 1,
 L = 60 takes 1.42-1.87 s end to end (method 1.08-1.47 s; 96 boxes; it was 1.5-1.9 s): of that, about
 0.25 s is reading the instance, 0.35 s the dec-min stages, and 0.28 s the sweep's first leaf LP
 (interior point, cold). No target is met.
+
+Measured 2026-11-29 (quiet machine, one run each) with boxes that get no LP of their own bounded, cut and
+shaved by the duals the leaves' LPs left behind (the last eight optima's and the last cutoff's; the
+level tree's ``CARRIED_BOX_BOUNDS``), and leaves the sweep solved not solved again. This script::
+
+    10,000 x 1,000      feasible  2,388    bound 2,341    gap 2.0 %   1.40 s end to end
+    100,000 x 5,000     feasible  23,549   bound 23,127   gap 1.8 %   9.72 s
+    1,000,000 x 10,000  feasible  243,636  bound 242,650  gap 0.40 %  110.2 s  1,473 MB peak
+
+At 1,000,000 x 10,000 the bound was 224,392 (gap 7.9 %): the closed form left boxes at about 224,000
+whose leaves' LPs lie above the answer, and the carried duals now say so for most of them with no solve
+(the bound climbs from 224,075 to 242,610 in 13 s once the sweep's leaves are solved); what is left
+open are leaves those duals do not settle, each a 13-18 s interior point solve at 208,000 columns. At
+100,000 x 5,000 ``kipopt solve --time-limit 300`` proves the optimum, 23,549, in 78.6 s end to end (300
+s had left it at 23,177 before); at 10 s the sweep's leaf LPs take the time. No target is met: 10,000 x
+1,000 needs 1.4 s, 100,000 x 5,000 about 8 times the 10 s, and 1,000,000 x 10,000 is 0.40 % open at
+120 s against 0.1 %.
 """
 
 from __future__ import annotations

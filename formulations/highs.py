@@ -139,8 +139,9 @@ class WarmLP:
 
     @property
     def carried(self) -> list[np.ndarray]:
-        """The row duals :meth:`solve` tries before solving (the last optimum's, then those that proved the
-        last cutoff), for a caller that bounds other members of the family with them (weak duality)."""
+        """The row duals :meth:`solve` tries before solving (the last optima's, newest first, then those that
+        proved the last cutoff), for a caller that bounds other members of the family with them (weak
+        duality)."""
         return self._duals + ([] if self._cut_dual is None else [self._cut_dual])
 
     @property
@@ -157,8 +158,8 @@ class WarmLP:
 
         With a ``cutoff``, the row duals of a :class:`WarmStart` given (a related member's optimum: in the
         level tree, the box a box was split from), then those of the family's last optima
-        (:data:`KEPT_DUALS`, newest first), then those that proved the last cutoff are tried first: by weak duality (:func:`dual_bound`, valid for any duals)
-        they bound this member too, and a bound above ``cutoff`` settles it (status ``cutoff``) with no
+        (:data:`KEPT_DUALS`, newest first), then those that proved the last cutoff are tried first: by
+        weak duality (:func:`dual_bound`, valid for any duals) they bound this member too, and a bound above ``cutoff`` settles it (status ``cutoff``) with no
         solve. Measured on the level tree's leaves at 10,000 x 1,000: the last cutoff's duals settle 30
         of the 31 leaves the last optimum's do not (the tree's 1.4 s proof then takes 1.0 s).
 

@@ -137,7 +137,8 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     seq = counter()
     heap: list = []
     stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_cutoff": 0, "level_rounded": 0,
-             "level_milps": 0, "level_cubes": 0, "level_box_lps": 0, "level_dual_cut": 0, "level_dual_raised": 0, "level_known": 0}
+             "level_milps": 0, "level_cubes": 0, "level_box_lps": 0, "level_dual_cut": 0, "level_dual_raised": 0,
+             "level_known": 0}
 
     def kind_of(lo: np.ndarray, hi: np.ndarray) -> int:
         return LEAF if (lo == hi).all() else BOX
