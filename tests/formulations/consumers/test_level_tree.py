@@ -417,3 +417,29 @@ def test_galloping_ends_shave_to_a_box_where_no_end_level_or_half_can_be_cut():
                 value = box_bound(tr, l2, h2)  # None: no vector there has an assignment, which is a cut too
                 assert value is not None and value < best
     assert fewer > 0
+
+
+@pytest.mark.parametrize("seed", [3, 6, 8])
+def test_leaf_milps_in_a_child_and_leaves_the_sweep_solved_prove_the_same_optimum(seed, monkeypatch):
+    """Mixed 20-member, 6-topic groups under a deadline, as ``run_balanced`` calls the tree: with every
+    leaf MILP in a child the deadline kills (as above :data:`LEAF_MILP_CHILD_COLUMNS` columns), the same
+    proven optimum as in process; a vector the sweep already solved is not solved again (seed 6 reaches
+    one, and its MILP)."""
+    import kipopt.formulations.consumers.level_tree as level_tree
+    from kipopt.formulations.consumers.balanced import solve_balanced
+    inst = generate("consumers", seed, members=20, topics=6, partitions=300, subscriptions="mixed")
+    lay = layout(inst)
+    value, least = decmin_incumbent(inst, lay)
+    answer = solve_balanced(inst, lay=lay)[0]
+    runs = []
+    for columns in (level_tree.LEAF_MILP_CHILD_COLUMNS, 0):
+        monkeypatch.setattr(level_tree, "LEAF_MILP_CHILD_COLUMNS", columns)
+        runs.append(search_tree(inst, lay, incumbent=value, best=least, answer=answer,
+                                deadline=time.perf_counter() + 60))
+    _, status, optimum, _ = solve_members(inst, lay, 60)
+    assert status == "optimal"
+    for found in runs:
+        assert found.bound == min(value, found.value or value) == optimum
+        assert found.assignment is None or not balanced_violations(inst, found.assignment)
+    if seed == 6:
+        assert runs[1].info["level_known"] >= 1 and runs[1].info["level_milps"] >= 1
