@@ -239,3 +239,19 @@ def test_solve_then_in_a_child_says_infeasible_where_interior_point_gives_up(mon
         first, second = WarmLP().solve_then(lp_, _first_columns_floored, time_limit=30)
         assert first.status == status and (second is None) == (status != "optimal")
         assert WarmLP().solve(lp_, time_limit=30).status == status
+
+
+def test_the_family_keeps_its_last_optima_duals_newest_first_and_each_bounds_any_member():
+    """After 12 members (different costs) the family carries the duals of its last ``KEPT_DUALS`` optima,
+    newest first; by weak duality each bounds every member, at most at its optimum."""
+    warm = WarmLP()
+    lps = [_transport(seed) for seed in range(12)]
+    results = [warm.solve(lp) for lp in lps]
+    assert all(r.status == "optimal" for r in results)
+    carried = warm.carried
+    assert len(carried) == WarmLP.KEPT_DUALS
+    for kept, result in zip(carried, reversed(results)):
+        assert np.array_equal(kept, result.row_dual)
+    for lp, result in zip(lps, results):
+        for dual in carried:
+            assert dual_bound(lp, dual) <= result.objective + 1e-6
