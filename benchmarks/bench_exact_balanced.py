@@ -203,7 +203,12 @@ level tree's ``CARRIED_BOX_BOUNDS``), and leaves the sweep solved not solved aga
 At 1,000,000 x 10,000 the bound was 224,392 (gap 7.9 %): the closed form left boxes at about 224,000
 whose leaves' LPs lie above the answer, and the carried duals now say so for most of them with no solve
 (the bound climbs from 224,075 to 242,610 in 13 s once the sweep's leaves are solved); what is left
-open are leaves those duals do not settle, each a 13-18 s interior point solve at 208,000 columns. At
+open are leaves those duals do not settle, each a 13-18 s interior point solve at 208,000 columns. With
+``--time-limit 160`` (in process) the tree ends at 154.5 s with the bound at 243,632 against 243,636 (gap
+0.0016 %): the target's 0.1 % is about 40 s of leaf solves away (the sweep's four leaf LPs take 57 s of
+the 120, stage 2 5.5 s). From about 195 s on the tree gets only half the time left and the member MILP
+(150,051 pairs, a turn of 90 s needed) the other half: with a 220 s limit the tree ended at 111 s and
+the MILP, in its child, found nothing. At
 100,000 x 5,000 ``kipopt solve --time-limit 300`` proves the optimum, 23,549, in 78.6 s end to end (300
 s had left it at 23,177 before); at 10 s the sweep's leaf LPs take the time. No target is met: 10,000 x
 1,000 needs 1.4 s, 100,000 x 5,000 about 8 times the 10 s, and 1,000,000 x 10,000 is 0.40 % open at
