@@ -31,13 +31,24 @@ from kipopt.formulations.consumers.level_bounds import shave_box
 from kipopt.formulations.consumers.level_warm import BoxTerms, LeafLP, box_terms
 
 
+BATCH_ENTRIES = 4_000_000
+"""(box, arc) entries per chunk of :func:`dual_bounds` (each of its dozen arrays then takes 32 MB): a
+shave's batch at 1,000,000 x 10,000 (40 boxes, 208,000 arcs) held 8.3 million, and a 50-topic group with
+leaf LPs of 125,000 columns would hold 25 million (200 boxes), 2.4 GB in all."""
+
+
 def dual_bounds(leaf: LeafLP, los: np.ndarray, his: np.ndarray, row_dual: np.ndarray,
                 terms: BoxTerms | None = None) -> np.ndarray:
     """Per box (rows of ``los``, ``his``), the weak-duality bound of its relaxation from ``row_dual`` (any
     duals of the family's pattern), in rule units (rounded up, plus ``O``); ``-inf`` where it says
     nothing. Equal, box by box, to ``dual_bound(_model(leaf, lo, hi), row_dual)`` so converted.
     ``terms``: the boxes' :func:`~kipopt.formulations.consumers.level_warm.box_terms`, when the caller
-    bounds them with several duals."""
+    bounds them with several duals. Without them, boxes go in chunks of at most :data:`BATCH_ENTRIES`
+    (box, arc) entries: a shave's batch holds four boxes per topic still wide."""
+    step = max(1, BATCH_ENTRIES // max(1, len(leaf.net.arc_node)))
+    if terms is None and len(los) > step:
+        return np.concatenate([dual_bounds(leaf, los[i:i + step], his[i:i + step], row_dual)
+                               for i in range(0, len(los), step)])
     net, sp = leaf.net, leaf.space
     N, C = len(net.nodes), len(leaf.cut_nodes)
     y_count, y_b = row_dual[:N], np.minimum(row_dual[N:2 * N], 0.0)

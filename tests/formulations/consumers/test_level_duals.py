@@ -169,3 +169,21 @@ def test_boxes_bounded_by_the_leaves_carried_duals_keep_the_proven_optimum(seed,
     assert runs[False].bound == runs[True].bound == min(value, runs[False].value or value)
     assert runs[True].info["level_dual_cut"] + runs[True].info["level_dual_raised"] > 0
     assert runs[True].info["level_boxes"] < runs[False].info["level_boxes"]
+
+
+def test_bounds_in_chunks_equal_the_whole_batch(monkeypatch):
+    """A batch bounded in chunks of one box (as :data:`BATCH_ENTRIES` cuts batches of large models) gives
+    the bounds of the whole batch at once."""
+    import kipopt.formulations.consumers.level_duals as level_duals
+    inst = generate("consumers", 2, members=40, topics=8, partitions=1_000, subscriptions="mixed")
+    lay = layout(inst)
+    tr = tree(inst, lay, restrict=False)
+    leaf = leaf_lp(tr.space, arcs(tr.space))
+    dual = relax_box(leaf, tr.lo, tr.hi).row_dual
+    rng = np.random.default_rng(3)
+    los = np.array([[rng.integers(a, b + 1) for a, b in zip(tr.lo, tr.hi)] for _ in range(9)])
+    his = np.minimum(los + rng.integers(0, 3, los.shape), tr.hi)
+    whole = dual_bounds(leaf, los, his, dual)
+    monkeypatch.setattr(level_duals, "BATCH_ENTRIES", 1)
+    assert np.array_equal(dual_bounds(leaf, los, his, dual), whole)
+    assert np.isfinite(whole).any()
