@@ -290,9 +290,9 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     Revoked there: owned partitions whose owner does not subscribe to them or reads them at more than
     their group's least cost (and those of topics nobody subscribes to), counted per topic with numpy
     on :func:`~kipopt.formulations.consumers.groups.owner_of`."""
-    weight = len(owners(instance)) + 1
-    best = cheapest(lay)
     lost = len(owners(instance))
+    weight = lost + 1
+    best = cheapest(lay)
     for t, owner in owner_of(instance, lay).items():
         owned = np.flatnonzero(owner >= 0)
         g = lay.group_of_partition[t][owned]

@@ -57,12 +57,9 @@ class Layout:
     def least_cost(self) -> np.ndarray:
         """Per partition group, the least cross-rack cost over its topic's subscribers' racks
         (:func:`cheapest`)."""
-        racks_of_topic: dict[str, set[int]] = defaultdict(set)
-        for i, topics in enumerate(self.member_topics):
-            for t in topics:
-                racks_of_topic[t].add(int(self.member_rack[i]))
-        least = np.array([min(int(self.cross[g, r]) for r in racks_of_topic[group.topic])
-                          for g, group in enumerate(self.groups)], dtype=np.int64)
+        racks = {t: self.member_rack[members] for t, members in self.subscribers.items()}
+        least = np.array([int(self.cross[g, racks[group.topic]].min()) for g, group in enumerate(self.groups)],
+                         dtype=np.int64)
         least.flags.writeable = False
         return least
 

@@ -312,8 +312,9 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                 push(max(b2, bound), SPLIT if kind == SPLIT and (l2 != h2).any() else kind_of(l2, h2), l2, h2,
                      start=start)
             continue
-        if kind == LEAF and tuple(lo.tolist()) in known:  # its LP was solved before (the sweep, the descent)
-            bound = max(bound, known[tuple(lo.tolist())])
+        seen = known.get(tuple(lo.tolist())) if kind == LEAF else None
+        if seen is not None:  # its LP was solved before (the sweep, the descent)
+            bound = max(bound, seen)
             stats["level_known"] += 1
             if bound < best_value:
                 push(float(bound), RELAXED, lo, hi)  # its MILP runs when it comes up again
