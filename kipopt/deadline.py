@@ -189,16 +189,18 @@ since ``select`` refuses a timeout beyond the platform's ``time_t``."""
 
 
 def _read_until(deadline: Deadline, fd: int) -> list[bytes] | None:
-    """What the child writes to ``fd`` up to its end of file, or ``None`` when the deadline comes first."""
+    """What the child writes to ``fd`` up to its end of file, or ``None`` when the deadline passes with the
+    child silent (what it has sent by then is still read to its end)."""
     import os
     import select
 
     chunks: list[bytes] = []
     while True:
-        left = deadline.remaining()
-        if left is not None and left <= 0:
+        left = deadline.remaining()  # past the deadline, a result sent while this process worked still counts
+        wait = None if left is None else min(max(left, 0.0), _MAX_WAIT)
+        ready, _, _ = select.select([fd], [], [], wait)
+        if not ready and left is not None and left <= 0:
             return None
-        ready, _, _ = select.select([fd], [], [], None if left is None else min(left, _MAX_WAIT))
         if ready:
             chunk = os.read(fd, 1 << 20)
             if not chunk:

@@ -221,3 +221,14 @@ def test_call_before_kills_its_child_when_the_caller_raises(monkeypatch):
 def test_a_deadline_centuries_away_is_waited_for():
     """``--time-limit 1e308``: the wait on the child is cut into steps ``select`` accepts (was exit 3)."""
     assert call_before(Deadline.after(1e308), lambda: 6 * 7) == 42
+
+
+def test_a_result_sent_before_the_deadline_counts_when_the_caller_worked_past_it():
+    """Two children at once (the level tree's leaves): the parent waits for the second past the deadline
+    while the first has sent its whole result; that result is read, not lost. A child still silent at
+    the deadline gives ``None``."""
+    from kipopt.deadline import call_before_with
+    done, mine = call_before_with(Deadline.after(0.5), lambda: 6 * 7, lambda: time.sleep(1.0) or "late")
+    assert (done, mine) == (42, "late")
+    done, _ = call_before_with(Deadline.after(0.5), lambda: time.sleep(30), lambda: time.sleep(1.0))
+    assert done is None

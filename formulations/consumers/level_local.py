@@ -112,27 +112,37 @@ def first_guess(sizes: np.ndarray, share: float = 0.6) -> int:
     return max(1, int(np.searchsorted(mass, share * mass[-1])) + 1) if len(mass) and mass[-1] > 0 else 1
 
 
-def sweep(score: Callable[[int], float], topics: int, until: float, r: int = 1) -> dict:
-    """Seek the ``r`` in ``1 .. topics - 1`` with the least ``score(r)`` (the leaf LP of :func:`lowered`'s
-    vector; the caller keeps any answer it finds): from ``r`` (:func:`first_guess`), both neighbours, then
-    on in the direction that improved, one step at a time, until a step does not improve or ``until``.
-    Exact for a score with one minimum; neighbouring vectors' LPs are short warm re-solves. Returns
-    counts for the search's statistics."""
+def sweep(score: Callable[[list[int]], list[float]], topics: int, until: float, r: int = 1,
+          workers: int = 1) -> dict:
+    """Seek the ``r`` in ``1 .. topics - 1`` with the least score (``score(rs)``: for each ``r`` of ``rs`` the
+    leaf LP of :func:`lowered`'s vector; the caller keeps any answer it finds): from ``r``
+    (:func:`first_guess`), both neighbours, then on in the direction that improved until a step does
+    not improve or ``until``. Exact for a score with one minimum. ``score`` gets up to ``workers``
+    values at a time, which it may solve at once: ``r`` with ``r - 1`` first (the side the measured
+    minima lay on), and ``workers`` steps ahead at a time. Returns counts for the search's statistics."""
     if topics < 2 or time.perf_counter() >= until:
         return {"sweep_scores": 0}
     r = min(max(r, 1), topics - 1)
-    tried = {r: score(r)}
-    step = 0
-    while time.perf_counter() < until:
-        ahead = [r + d for d in ((step,) if step else (-1, 1)) if 0 < r + d < topics and r + d not in tried]
-        for q in ahead:
-            if time.perf_counter() < until:
-                tried[q] = score(q)
-        ahead = [q for q in ahead if q in tried]
-        if not ahead:
-            break
-        q = min(ahead, key=lambda a: tried[a])
-        if tried[q] >= tried[r]:
-            break
-        step, r = q - r, q
+    tried: dict[int, float] = {}
+
+    def run(rs: list[int]) -> None:
+        rs = [q for q in rs if 0 < q < topics and q not in tried]
+        for at in range(0, len(rs), workers):
+            if time.perf_counter() >= until:
+                return
+            chunk = rs[at:at + workers]
+            tried.update(zip(chunk, score(chunk)))
+
+    run([r, r - 1][:workers])
+    run([r - 1, r + 1])
+    near = [q for q in (r - 1, r + 1) if q in tried]
+    if r in tried and near and tried[min(near, key=tried.__getitem__)] < tried[r]:
+        step = min(near, key=tried.__getitem__) - r
+        r += step
+        while time.perf_counter() < until:
+            run([r + step * k for k in range(1, workers + 1)])
+            if r + step not in tried or tried[r + step] >= tried[r]:
+                break
+            while r + step in tried and tried[r + step] < tried[r]:
+                r += step
     return {"sweep_scores": len(tried)}

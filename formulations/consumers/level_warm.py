@@ -115,6 +115,21 @@ def relax_rounded(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = N
     return first, None if second is None else _answer(leaf, vector, second)
 
 
+def relax_settled(leaf: LeafLP, vector: np.ndarray, cutoff: float | None) -> HighsResult | None:
+    """``vector``'s relaxation settled above ``cutoff`` with no solve, by the duals the family's solves left
+    (:meth:`~kipopt.formulations.highs.WarmLP.settled`); ``None`` when they do not."""
+    return leaf.warm.settled(_model(leaf, vector, vector), cutoff)
+
+
+def relax_rounded_each(leaf: LeafLP, vectors: list[np.ndarray], time_limit: float | None = None,
+                       cutoff: float | None = None) -> list[tuple[HighsResult, tuple[FixedModel, HighsResult] | None]]:
+    """:func:`relax_rounded` for each of ``vectors``, large leaf LPs all at once, each in a child of its own
+    (:meth:`~kipopt.formulations.highs.WarmLP.solve_then_each`)."""
+    done = leaf.warm.solve_then_each([_model(leaf, v, v) for v in vectors], lambda x: _rounded_high(leaf, x),
+                                     time_limit, cutoff)
+    return [(first, None if second is None else _answer(leaf, v, second)) for v, (first, second) in zip(vectors, done)]
+
+
 def _rounded_high(leaf: LeafLP, x: np.ndarray) -> np.ndarray:
     """The high counts ``η`` (the first columns) of ``x`` rounded by largest remainders, their sum kept."""
     eta = x[:len(leaf.net.nodes)]

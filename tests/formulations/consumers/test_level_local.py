@@ -65,13 +65,16 @@ def test_first_guess_is_the_fewest_largest_topics_with_sixty_percent():
     assert first_guess(np.array([0, 0])) == 1
 
 
-def _walk(f, topics, start, until=float("inf")):
-    seen = []
+def _walk(f, topics, start, until=float("inf"), workers=1):
+    seen, calls = [], []
 
-    def score(r):
-        seen.append(r)
-        return f(r)
-    return sweep(score, topics, until, start), seen
+    def score(rs):
+        assert 0 < len(rs) <= workers
+        seen.extend(rs)
+        calls.append(list(rs))
+        return [f(r) for r in rs]
+    stats = sweep(score, topics, until, start, workers)
+    return (stats, seen, calls) if workers > 1 else (stats, seen)
 
 
 def test_sweep_walks_to_the_minimum_of_a_single_valley():
@@ -79,6 +82,18 @@ def test_sweep_walks_to_the_minimum_of_a_single_valley():
     assert seen == [2, 1, 3, 4, 5, 6, 7, 8] and stats["sweep_scores"] == 8
     _, seen = _walk(lambda r: (r - 1) ** 2, 12, 4)
     assert seen == [4, 3, 5, 2, 1]            # the walk stops at the end of the range
+
+
+def test_sweep_with_two_workers_scores_pairs_and_finds_the_same_minimum():
+    for f, topics, start in (((lambda r: (r - 7) ** 2), 12, 2), ((lambda r: (r - 1) ** 2), 12, 4),
+                             ((lambda r: abs(r - 5)), 10, 5), ((lambda r: (r - 3) ** 2 + 0.5 * r), 20, 9)):
+        _, alone = _walk(f, topics, start)
+        _, seen, calls = _walk(f, topics, start, workers=2)
+        assert min(seen, key=f) == min(alone, key=f)
+        assert calls[0] == [start, start - 1]           # the first guess and its lower neighbour at once
+        assert len(seen) == len(set(seen)) and len(seen) <= len(alone) + 1
+    _, seen, calls = _walk(lambda r: (r - 7) ** 2, 12, 2, workers=2)
+    assert calls == [[2, 1], [3], [4, 5], [6, 7], [8, 9]]
 
 
 def test_sweep_stops_where_no_neighbour_improves_and_at_its_deadline():

@@ -443,3 +443,35 @@ def test_leaf_milps_in_a_child_and_leaves_the_sweep_solved_prove_the_same_optimu
         assert found.assignment is None or not balanced_violations(inst, found.assignment)
     if seed == 6:
         assert runs[1].info["level_known"] >= 1 and runs[1].info["level_milps"] >= 1
+
+
+@pytest.mark.parametrize("seed", [3, 6])
+def test_large_leaves_solved_two_at_a_time_prove_the_same_optimum(seed, monkeypatch):
+    """Every leaf LP taken as large (interior point in a child, no box relaxations), as at 1,000,000 x
+    10,000: with two leaves at a time (the sweep's first guess with its lower neighbour, and the two
+    leaves first in line) the tree proves the optimum one at a time proves, and it did solve pairs."""
+    import kipopt.formulations.consumers.level_tree as level_tree
+    from kipopt.formulations.consumers.balanced import solve_balanced
+    from kipopt.formulations.highs import WarmLP
+    inst = generate("consumers", seed, members=20, topics=6, partitions=300, subscriptions="mixed")
+    lay = layout(inst)
+    value, least = decmin_incumbent(inst, lay)
+    answer = solve_balanced(inst, lay=lay)[0]
+    monkeypatch.setattr(WarmLP, "WARM_COLUMNS", 0)
+    monkeypatch.setattr(level_tree, "BOX_LP_MAX_COLUMNS", 0)
+    batches = []
+    each = level_tree.relax_rounded_each
+
+    def spy(leaf, vectors, *args):
+        batches.append(len(vectors))
+        return each(leaf, vectors, *args)
+    monkeypatch.setattr(level_tree, "relax_rounded_each", spy)
+    runs = []
+    for workers in (1, 2):
+        monkeypatch.setattr(level_tree, "LEAF_WORKERS", workers)
+        runs.append(search_tree(inst, lay, incumbent=value, best=least, answer=answer, threads=2,
+                                deadline=time.perf_counter() + 120))
+    one, two = runs
+    assert one.bound == min(value, one.value or value) == two.bound == min(value, two.value or value)
+    assert two.assignment is None or not balanced_violations(inst, two.assignment)
+    assert max(batches) == 2 and two.info["level_paired"] >= 1 and one.info["level_paired"] == 0
