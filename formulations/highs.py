@@ -187,7 +187,7 @@ class WarmLP:
         if start is not None:
             self._basis = start
         if lp.num_col > self.WARM_COLUMNS and time_limit is not None:
-            done = call_highs_before(Deadline.after(time_limit), lambda: self._solve(lp, time_limit, cutoff))
+            done = call_highs_before(Deadline.after(time_limit), lambda: self._solve(lp, time_limit, None))
             result = done if done is not None else stopped_at_limit()
         else:
             result = self._solve(lp, time_limit, cutoff)
@@ -269,11 +269,8 @@ class WarmLP:
             h = self._warm_highs(lp, time_limit)
             h.setBasis(self._basis)
             h.setOptionValue("objective_bound", np.inf if cutoff is None else float(cutoff))
-        elif lp.num_col > self.WARM_COLUMNS:  # interior point: on the level tree's leaves at 5,000 members
+        else:  # interior point then crossover to a vertex: on the level tree's leaves at 5,000 members
             # (86,000 columns) 3 s where the dual simplex takes 26 s cold and about as long warm
-            h, result = _interior(lp, until, cutoff, self._threads)
-            return result
-        else:  # a small family's first member: interior point and crossover to a vertex, its basis kept
             h = _interior_highs(lp, time_limit, self._threads)
         h.run()
         if warm and cutoff is not None and h.getModelStatus() == highspy.HighsModelStatus.kObjectiveBound:
@@ -317,7 +314,9 @@ def _solve_then(lp: ArrayLP, fixed: Callable[[np.ndarray], np.ndarray], time_lim
     columns' bounds changed in place and a dual simplex from that vertex, under HiGHS' own time limit
     (a dual simplex keeps it; the crossover is what the child's deadline guards)."""
     until = Deadline.after(time_limit)
-    h, first = _interior(lp, until, cutoff, threads)
+    h = _interior_highs(lp, time_limit, threads)
+    h.run()
+    h, first = _or_plain(h, lp, until, threads)
     if not _fixing_pays(first, cutoff):
         return first, None
     values = np.asarray(fixed(first.x), dtype=np.float64)
@@ -332,49 +331,13 @@ def _solve_then(lp: ArrayLP, fixed: Callable[[np.ndarray], np.ndarray], time_lim
 INTERIOR_POINT = {"solver": "ipm", "run_crossover": "on"}
 """HiGHS options for interior point, then crossover to a vertex (integral on a network matrix)."""
 
+
 def _interior_highs(lp: ArrayLP, time_limit: float | None, threads: int | None):
     """A ``Highs`` object holding ``lp`` for interior point and crossover to a vertex."""
     h = _highs(lp, False, time_limit, threads, False)
     for name, value in INTERIOR_POINT.items():
         h.setOptionValue(name, value)
     return h
-
-
-INTERIOR_BOUND = {"solver": "ipm", "run_crossover": "off"}
-"""HiGHS options for an interior point solve whose duals bound the LP before any crossover (:func:`_interior`)."""
-
-_NEAR_OPTIMAL = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kUnknown)
-
-
-def _interior(lp: ArrayLP, until: Deadline, cutoff: float | None, threads: int | None):
-    """``(h, result)``: ``lp`` by interior point (:data:`INTERIOR_BOUND`), whose row duals settle it by weak
-    duality (:func:`dual_bound`) when they bound it above ``cutoff`` (status ``cutoff``, with those
-    duals), else crossover from that point to an optimal vertex; where the crossover ends without one,
-    interior point and crossover in one run (:data:`INTERIOR_POINT`), then the plain dual simplex where
-    that fails too (:func:`_or_plain`). The level tree's leaves at 1,000,000 x 10,000 (224,000 columns)
-    mostly end above the cutoff: their crossover (about 1 s of 11-13 s) is saved. A looser interior
-    point tolerance was not faster there (1e-6: the same 11 s) and left points the crossover could not
-    finish from."""
-    h = _highs(lp, False, until.limit(), threads, False)
-    for name, value in INTERIOR_BOUND.items():
-        h.setOptionValue(name, value)
-    h.run()
-    point, status = h.getSolution(), h.getModelStatus()
-    if status in _NEAR_OPTIMAL and point.value_valid and point.dual_valid:
-        row_dual = np.asarray(point.row_dual, dtype=np.float64)
-        bound = None if cutoff is None else dual_bound(lp, row_dual)
-        if bound is not None and bound > cutoff:
-            return h, HighsResult("cutoff", None, bound, None, False, "interior point's duals bound it above the cutoff",
-                                  row_dual=row_dual)
-        _time_limit(h, until.limit())
-        h.crossover(point)
-        if h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-            return _or_plain(h, lp, until, threads)
-        status = highspy.HighsModelStatus.kUnknown
-    if status == highspy.HighsModelStatus.kUnknown and not until.expired:
-        h = _interior_highs(lp, until.limit(), threads)
-        h.run()
-    return _or_plain(h, lp, until, threads)
 
 
 def _fixing_pays(first: HighsResult, cutoff: float | None) -> bool:

@@ -84,3 +84,14 @@ def shave(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, best: float, row_dual: n
     range cut while they cannot beat ``best``, until ``until``); ``None`` when nothing in the box can."""
     shaved = shave_box(lo, hi, best, lambda los, his: dual_bounds(leaf, los, his, row_dual), until)
     return None if shaved is None else (shaved.lo, shaved.hi)
+
+
+def carried_bound(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, given: np.ndarray | None = None
+                  ) -> tuple[float, np.ndarray]:
+    """The best bound that the duals the leaves' solves left behind, or ``given`` (those the box's parent was
+    bounded with), give the box ``[lo, hi]`` (weak duality on its relaxation, no solve), with those duals."""
+    duals = leaf.warm.carried + ([] if given is None else [given])
+    terms = box_terms(leaf, lo[None], hi[None])
+    values = [float(dual_bounds(leaf, lo[None], hi[None], d, terms)[0]) for d in duals]
+    i = int(np.argmax(values))
+    return values[i], duals[i]

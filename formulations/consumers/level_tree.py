@@ -63,11 +63,9 @@ Two leaves at a time. A large leaf LP (interior point, in a child: above
 the other waits. With :data:`LEAF_WORKERS` (and as many threads allowed) the sweep solves its first
 guess with its lower neighbour at once and then two steps ahead at a time, and a leaf popped with another
 leaf next in line (neither settled by the carried duals) is solved beside it, each in a child of its
-own (:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each`). The interior point's duals
-settle a leaf above the cutoff before any crossover (:func:`~kipopt.formulations.highs._interior`). At
-1,000,000 x 10,000 (120 s, two threads) the tree then reaches 243,632 against the answer 243,636 (gap
-0.0016 %; 0.40 % one at a time): the sweep takes 28 s instead of 53, and the leaves after it come
-two at a time.
+own (:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each`). At 1,000,000 x 10,000
+(120 s, two threads) the tree then reaches 243,632 against the answer 243,636 (gap 0.0016 %; 0.40 %
+one at a time): the sweep takes 28 s instead of 53, and the leaves after it come two at a time.
 
 Early answers. Given the dec-min answer, the search runs the sweep of
 :mod:`~kipopt.formulations.consumers.level_local` once the root box is shaved, or on groups with large
@@ -117,12 +115,12 @@ from kipopt.formulations.consumers.groups import Layout
 from kipopt.formulations.consumers.level_bounds import Tree, box_bounds, children, tree
 from kipopt.formulations.consumers.level_box import (CUBE_HIGHS_OPTIONS, CUBE_TIME_SHARE, box_levels, box_model,
                                                      worth_a_milp)
-from kipopt.formulations.consumers.level_duals import dual_bounds, shave
-from kipopt.formulations.consumers.level_local import descend, first_guess, least_levels, lowered, sweep
-from kipopt.formulations.consumers.level_search import LevelSpace, SearchResult, arcs, fixed_model, read_back
-from kipopt.formulations.consumers.level_warm import (LeafLP, box_terms, leaf_columns, leaf_lp, relax, relax_box,
-                                                      relax_rounded, relax_rounded_each, relax_settled)
-from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
+from kipopt.formulations.consumers.level_answers import better, box_value, least_loads_of, rule_units
+from kipopt.formulations.consumers.level_duals import carried_bound, dual_bounds, shave
+from kipopt.formulations.consumers.level_local import descend, first_guess, lowered, sweep
+from kipopt.formulations.consumers.level_search import SearchResult, arcs, fixed_model
+from kipopt.formulations.consumers.level_warm import (LeafLP, leaf_columns, leaf_lp, relax, relax_box, relax_rounded,
+                                                      relax_rounded_each, relax_settled)
 from kipopt.formulations.highs import WarmLP, WarmStart, call_highs_before, in_guarded_child, solve_lp
 
 
@@ -208,7 +206,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             return bound
         if result.status == "infeasible":
             return None
-        found, best_value = _better(instance, sp, model, result, found, best_value)
+        found, best_value = better(instance, sp, model, result, found, best_value)
         if result.status == "optimal":
             return None
         held = proven(result, cut)
@@ -221,7 +219,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
 
     def answer_levels() -> np.ndarray:
         """``answer``'s least loads within the root box: where the sweep and the descent start."""
-        return np.clip(_least_levels(lay, answer), tr.lo, tr.hi)
+        return np.clip(least_loads_of(lay, answer), tr.lo, tr.hi)
 
     def improve() -> None:
         """The descent from ``answer``'s least loads (:mod:`~kipopt.formulations.consumers.level_local`)."""
@@ -230,8 +228,8 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
 
         def screen(vector: np.ndarray) -> float:
             lp = relax(warm, vector, time_left(), cutoff())
-            remember(vector, _box_value(sp, lp))
-            return math.inf if lp.status != "optimal" else _rule_units(sp, lp.objective)
+            remember(vector, box_value(sp, lp))
+            return math.inf if lp.status != "optimal" else rule_units(sp, lp.objective)
 
         def solve(vector: np.ndarray) -> None:
             if leaf_milp(vector, -math.inf) is None:  # settled: nothing below the best answer there
@@ -251,7 +249,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             vectors = [lowered(start, sp.sizes, r, tr.lo, tr.hi) for r in rs]
             done = relax_rounded_each(warm, vectors, time_left(), cutoff())
             take_rounded(rounded for _, rounded in done)
-            values = [_box_value(sp, lp) for lp, _ in done]  # cut off above the best: its bound steers the walk
+            values = [box_value(sp, lp) for lp, _ in done]  # cut off above the best: its bound steers the walk
             for vector, value in zip(vectors, values):
                 remember(vector, value)
             return [math.inf if value is None else value for value in values]
@@ -265,7 +263,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         nonlocal found, best_value
         for rounded in sorted(filter(None, answers), key=lambda a: a[1].objective):
             before = best_value
-            found, best_value = _better(instance, sp, *rounded, found, best_value)
+            found, best_value = better(instance, sp, *rounded, found, best_value)
             if best_value < before:
                 stats["level_rounded"] += 1
                 return
@@ -278,7 +276,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             return True
         if lp.status != "optimal" or lp.objective is None:
             return False
-        push(max(bound, _rule_units(sp, lp.objective)), RELAXED, vector, vector)  # dropped at the best
+        push(max(bound, rule_units(sp, lp.objective)), RELAXED, vector, vector)  # dropped at the best
         return True
 
     def partners() -> list[tuple[np.ndarray, float]]:
@@ -320,7 +318,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         late = stats["level_boxes"] > BOX_LP_LATE_BOXES or (deadline is not None and time.perf_counter() >= lps_at)
         if kind in (BOX, SPLIT) and not relaxed and box_lps and (eager or late):  # back in line if it rises
             warm = warm or leaf_lp(sp, net, threads)
-            value = _box_value(sp, relax_box(warm, lo, hi, left, cutoff(), start))
+            value = box_value(sp, relax_box(warm, lo, hi, left, cutoff(), start))
             stats["level_box_lps"] += 1
             if value is not None and value >= best_value:
                 continue
@@ -329,7 +327,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                 continue
         if kind in (BOX, SPLIT) and not relaxed and not box_lps and CARRIED_BOX_BOUNDS and warm is not None \
                 and warm.warm.carried:
-            value, dual = _carried_bound(warm, lo, hi, None if start is None else start.row_dual)
+            value, dual = carried_bound(warm, lo, hi, None if start is None else start.row_dual)
             if value >= best_value:
                 stats["level_dual_cut"] += 1
                 continue
@@ -347,7 +345,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             if result.status == "infeasible":
                 continue
             if result.status == "optimal" and result.x is not None:
-                value = _rule_units(sp, result.objective)
+                value = rule_units(sp, result.objective)
                 stuck = leaf_milp(box_levels(model, lo, result.x), max(bound, value)) if value < best_value else None
                 if stuck is not None:
                     open_bound = stuck
@@ -484,7 +482,7 @@ LEAF_MILP_CHILD_COLUMNS = 40_000
 
 CARRIED_BOX_BOUNDS = True
 """Above :data:`BOX_LP_MAX_COLUMNS`, bound a box by the duals the leaves' solves left behind, cut it when
-that reaches the best answer, else shave it with them (:func:`_carried_bound`). Below, box relaxations
+that reaches the best answer, else shave it with them (:func:`~kipopt.formulations.consumers.level_duals.carried_bound`). Below, box relaxations
 price the boxes: on a 50-topic group of 100,000 partitions (46,000 columns, box LPs from 15 s on) the
 carried duals' shave before them took the time of half its boxes (bound at 60 s 9,939 against 10,178
 without). On a 100,000 x 5,000
@@ -495,52 +493,3 @@ group (leaf LPs of 89,000 columns, too large for box relaxations) the bound at 6
 DUAL_SHAVE = True
 """Shave relaxed boxes by their relaxations' duals (:mod:`~kipopt.formulations.consumers.level_duals`):
 on the production grid's 100-member groups, 3 to 8 times fewer boxes to the same proofs."""
-
-
-def _carried_bound(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, given: np.ndarray | None = None
-                   ) -> tuple[float, np.ndarray]:
-    """The best bound that the duals the leaves' solves left behind, or ``given`` (those the box's parent was
-    bounded with), give the box ``[lo, hi]`` (weak duality on its relaxation, no solve), with those duals."""
-    duals = leaf.warm.carried + ([] if given is None else [given])
-    terms = box_terms(leaf, lo[None], hi[None])
-    values = [float(dual_bounds(leaf, lo[None], hi[None], d, terms)[0]) for d in duals]
-    i = int(np.argmax(values))
-    return values[i], duals[i]
-
-
-def _least_levels(lay: Layout, answer: dict[str, tuple[str, ...]]) -> np.ndarray:
-    index = {t: i for i, t in enumerate(lay.topics)}
-    loads = np.array([len(answer.get(m, ())) for m in lay.members], dtype=np.int64)
-    member_topics = [np.array([index[t] for t in ts if t in index], dtype=np.int64) for ts in lay.member_topics]
-    return least_levels(member_topics, loads, len(lay.topics))
-
-
-def _better(instance: ConsumersInstance, sp: LevelSpace, model, result, found, best_value: float):
-    """``(answer, value)``: ``result``'s, read back, when it beats ``best_value`` and the rule agrees (it
-    meets the rule at the value the model says), else ``(found, best_value)``."""
-    if result.x is None or result.objective is None:
-        return found, best_value
-    value = float(round(result.objective)) + sp.owned_total
-    if value < best_value:
-        answer = read_back(sp, model, result.x)
-        if not balanced_violations(instance, answer) and balanced_objective(instance, answer) == value:
-            return answer, value
-    return found, best_value
-
-
-def _box_value(sp: LevelSpace, result) -> float | None:
-    """A box relaxation's bound in rule units: ``inf`` when no vector of the box has a valid assignment
-    over the tree's arcs (with least-cost arcs only, none at the least cross-rack count, where the answer
-    in hand is), ``None`` when the solve did not finish."""
-    if result.status == "infeasible":
-        return math.inf
-    if result.status == "cutoff":
-        return _rule_units(sp, float(result.bound))
-    if result.status != "optimal" or result.objective is None:
-        return None
-    return _rule_units(sp, result.objective)
-
-
-def _rule_units(sp: LevelSpace, objective: float) -> float:
-    """A model objective (or a bound on it) in rule units: rounded up (objectives are integers) plus ``O``."""
-    return math.ceil(objective - 1e-6) + sp.owned_total

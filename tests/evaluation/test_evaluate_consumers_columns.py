@@ -128,3 +128,13 @@ def test_the_rule_count_read_from_the_last_evaluation_is_the_count(seed):
     evaluate_consumers(instance, first)
     assert cross_rack(instance, first) == counted[0] == evaluate_consumers(instance, first).metrics["cross_rack"]
     assert cross_rack(instance, second) == counted[1]  # another assignment is counted, not read
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_topic_of_maps_every_partition_to_its_topic(seed):
+    """Built from the index's partition numbers (not the instance's per-partition rack sets): the same map,
+    in the same order, with topic names that hold dashes too."""
+    instance = instance_of(random.Random(seed))
+    expected = {p: p.rpartition("-")[0] for p in instance.partition_racks}
+    found = group_index(instance).topic_of
+    assert found == expected and list(found) == list(expected)

@@ -257,31 +257,6 @@ def test_the_family_keeps_its_last_optima_duals_newest_first_and_each_bounds_any
             assert dual_bound(lp, dual) <= result.objective + 1e-6
 
 
-def test_interior_point_settles_above_the_cutoff_by_its_duals_and_else_crosses_over_to_the_optimum(monkeypatch):
-    """:func:`_interior`: above the cutoff its duals' weak-duality bound settles the LP (never above the
-    optimum); below, the crossover's vertex is the optimum, and so is the full solve's where the crossover
-    ends without one."""
-    from kipopt.formulations import highs
-    from kipopt.formulations.highs import Deadline, _interior
-    settled = 0
-    for seed in range(1, 8):
-        lp = _bounded(_transport(seed))
-        full = solve_lp(lp)
-        for cutoff in (full.objective - 5.5, full.objective - 0.5, full.objective + 0.5, None):
-            _, got = _interior(lp, Deadline.after(30), cutoff, None)
-            if got.status == "cutoff":
-                settled += 1
-                assert cutoff < got.bound <= full.objective + 1e-6 and got.row_dual is not None
-            else:
-                assert got.status == "optimal" and abs(got.objective - full.objective) < 1e-6
-                assert cutoff is None or cutoff > full.objective - 1
-    assert settled > 0
-    monkeypatch.setattr(highs, "_NEAR_OPTIMAL", ())  # no crossover from the interior point: the full solve
-    lp = _transport(3)
-    _, got = _interior(lp, Deadline.after(30), None, None)
-    assert got.status == "optimal" and abs(got.objective - solve_lp(lp).objective) < 1e-6
-
-
 def test_solve_then_each_in_children_at_once_equals_one_at_a_time(monkeypatch):
     """Large members at once, each in a child of its own: the same results as :meth:`WarmLP.solve_then` one
     at a time, their optima's duals kept; a member the kept duals settle is not solved."""

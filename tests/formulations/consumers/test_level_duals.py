@@ -18,7 +18,7 @@ from kipopt.formulations.consumers.decmin import solve_balanced
 from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.formulations.consumers.level_search import arcs
 from kipopt.formulations.consumers.level_duals import dual_bounds, shave
-from kipopt.formulations.consumers.level_tree import _least_levels, _rule_units
+from kipopt.formulations.consumers.level_answers import least_loads_of, rule_units
 from kipopt.formulations.consumers.level_warm import _model, leaf_lp, relax, relax_box
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 from kipopt.formulations.highs import dual_bound
@@ -109,13 +109,13 @@ def test_shave_cuts_only_vectors_whose_relaxation_reaches_the_best(seed):
     lay = layout(inst)
     tr = tree(inst, lay, restrict=False)
     leaf = leaf_lp(tr.space, arcs(tr.space))
-    least = np.clip(_least_levels(lay, solve_balanced(inst, lay=lay)[0]), tr.lo, tr.hi)
+    least = np.clip(least_loads_of(lay, solve_balanced(inst, lay=lay)[0]), tr.lo, tr.hi)
     lo = np.maximum(tr.lo, least - 1)
     hi = np.minimum(tr.hi, lo + 1)
     values = {}
     for v in itertools.product(*[range(a, b + 1) for a, b in zip(lo, hi)]):
         result = relax(leaf, np.array(v))
-        values[v] = math.inf if result.status == "infeasible" else _rule_units(tr.space, result.objective)
+        values[v] = math.inf if result.status == "infeasible" else rule_units(tr.space, result.objective)
     best = sorted(values.values())[len(values) // 10]
     box = shave(leaf, lo, hi, best, relax_box(leaf, lo, hi).row_dual)
     assert box is not None and (box[1] - box[0]).sum() < (hi - lo).sum()
