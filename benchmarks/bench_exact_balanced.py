@@ -213,6 +213,29 @@ the MILP, in its child, found nothing. At
 s had left it at 23,177 before); at 10 s the sweep's leaf LPs take the time. No target is met: 10,000 x
 1,000 needs 1.4 s, 100,000 x 5,000 about 8 times the 10 s, and 1,000,000 x 10,000 is 0.40 % open at
 120 s against 0.1 %.
+
+Measured 2026-11-29 later (quiet machine, one run each) with large leaf LPs two at a time, each in a
+child of its own (the level tree's ``LEAF_WORKERS``: the sweep's first guess with its lower neighbour,
+then two steps ahead; a leaf with the next leaf in line when the carried duals settle neither), and
+the evaluator's partition-to-topic map built without the per-partition rack sets (0.3 s instead of
+2.9 s at 1,000,000 partitions, inside the tree's first answer check). This script::
+
+    10,000 x 1,000      feasible  2,388    bound 2,375    gap 0.54 %   1.32 s end to end
+    100,000 x 5,000     feasible  23,549   bound 23,156   gap 1.7 %    9.75 s
+    1,000,000 x 10,000  feasible  243,636  bound 243,597  gap 0.016 %  109.6 s  995 MB peak
+
+The 1,000,000 x 10,000 target (0.1 % in 120 s) is met; the process tree's summed PSS peaked at 1,078 MB
+(two leaf children at once; "peak" above is the largest single process). Its sweep now takes 28 s
+instead of 53 (two pairs of 8-12 s interior point solves instead of four solves), and the leaves left
+after it, 11-13 s each, come two at a time where the heap has two in line. The first 100,000 x 5,000 run after the change gave 23,024 at 10 s, this one
+23,156: the bound at 10 s moves with the second or so the tree gets after the sweep. There the
+leaves rarely come two in line (0 to 2 pairs among 45 leaf LPs), and ``kipopt solve --time-limit 300`` proves
+23,549 in 71.0 s end to end (78.6 s before). Tried and dropped: settling a leaf above the cutoff by
+its interior point's duals before the crossover (HiGHS' crossover run afterwards from that point
+otherwise). It saves about 1 s of a 12 s leaf at 1,000,000 x 10,000, but the central duals it keeps
+settle fewer later leaves than vertex duals: 100,000 x 5,000 took 104 s to its proof instead of 70.
+A looser interior point tolerance (1e-6) was not faster on those leaves and left points HiGHS'
+crossover could not finish from.
 """
 
 from __future__ import annotations
