@@ -43,6 +43,7 @@ from typing import Any, BinaryIO, Callable, TextIO
 
 from . import _read as r
 from . import interrupts
+from .deadline import cores, share_cores
 from .batch import LRU, CACHE_SIZE, Oracle, Outcome, Stats, _compact, _content_key, _peek_id
 
 _LINE = struct.Struct("<QI")       # sequence number, length: a line on its way to a worker
@@ -71,11 +72,7 @@ def default_jobs() -> int:
     :data:`MAX_DEFAULT_JOBS`; 1 where ``fork`` is missing."""
     if not hasattr(os, "fork"):
         return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_DEFAULT_JOBS))
+    return max(1, min(cores(), MAX_DEFAULT_JOBS))
 
 
 def run_pool(make_oracle: Callable[[], Oracle], lines: BinaryIO, out: TextIO, jobs: int, stats: Stats) -> Outcome:
@@ -86,7 +83,7 @@ def run_pool(make_oracle: Callable[[], Oracle], lines: BinaryIO, out: TextIO, jo
     finished = False
     try:
         for _ in range(jobs):
-            workers.append(_start(make_oracle, workers))
+            workers.append(_start(make_oracle, workers, jobs))
         collector = _Collector(workers, out, stats)
         collector.start()
         _dispatch(lines, workers, collector)
@@ -295,7 +292,7 @@ class _Collector(threading.Thread):
 # --------------------------------------------------------------------------- the workers
 
 
-def _start(make_oracle: Callable[[], Oracle], others: list[_Worker]) -> _Worker:
+def _start(make_oracle: Callable[[], Oracle], others: list[_Worker], jobs: int = 1) -> _Worker:
     """Fork one worker; it keeps none of the parent's ends of the other workers' pipes."""
     parent = os.getpid()
     interrupts.flush_streams()
@@ -310,6 +307,7 @@ def _start(make_oracle: Callable[[], Oracle], others: list[_Worker]) -> _Worker:
                        *(fd for w in others for fd in (w.lines_fd, w.verdicts_fd, w.lifeline_fd))):
                 _close(fd)
             interrupts.die_with_parent(parent, lifeline_read)
+            share_cores(cores() // max(1, jobs))  # the workers share the cores: no more children each
             _fresh_solver_threads()
             _serve(make_oracle(), lines_read, verdicts_write)
         except BaseException:  # noqa: BLE001 - the parent answers this worker's lines

@@ -64,6 +64,32 @@ class Deadline:
         return left if time_limit is None else min(time_limit, left)
 
 
+_CORES: int | None = None
+
+
+def cores() -> int:
+    """How many children this process may keep busy at once (the level tree's leaf LPs): the cores it may
+    run on (its CPU affinity where the platform says), or the share :func:`share_cores` gave it.
+
+    >>> cores() >= 1
+    True
+    """
+    if _CORES is not None:
+        return _CORES
+    import os
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def share_cores(count: int) -> None:
+    """Give this process ``count`` cores of its machine (at least one): a ``--batch`` worker, one of several
+    that share the cores, gets its part, so that its solves do not each start children for every core."""
+    global _CORES
+    _CORES = max(1, int(count))
+
+
 def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
     """``fn()`` in a forked child that is killed when ``deadline`` passes: its result, or ``None`` if it did
     not finish in time (or died).

@@ -155,3 +155,24 @@ def test_a_reader_that_leaves_ends_the_batch_quietly(tmp_path):
     proc.stdout.close()
     assert proc.wait(60) == 1
     assert proc.stderr.read() == b""
+
+
+class _CoresOracle(Oracle):
+    """Answers every line with the cores its process may keep busy (:func:`kipopt.deadline.cores`)."""
+
+    def answer_line(self, raw):
+        from kipopt import deadline
+        return json.dumps({"cores": deadline.cores(), "pid": os.getpid()}), Outcome.PASSED
+
+
+def test_batch_workers_share_the_cores_for_their_childrens_sake(monkeypatch):
+    """A ``--batch`` worker is given its share of the cores (:func:`kipopt.deadline.share_cores`), so that the
+    level tree in it pairs large leaf LPs only where its share has room for two."""
+    from kipopt import deadline
+    from kipopt.formulations.consumers.level_tree import leaf_workers
+    monkeypatch.setattr(deadline, "_CORES", None)
+    whole = deadline.cores()
+    assert leaf_workers(None) == min(2, whole) and leaf_workers(1) == 1 and leaf_workers(8) == 2
+    verdicts, _, _ = _run(["{}"] * 8, 2, make=lambda: _CoresOracle("check"))
+    assert len({v["pid"] for v in verdicts}) >= 1 and {v["cores"] for v in verdicts} == {max(1, whole // 2)}
+    assert deadline.cores() == whole  # this process keeps all of them

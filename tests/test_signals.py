@@ -232,3 +232,27 @@ def test_a_result_sent_before_the_deadline_counts_when_the_caller_worked_past_it
     assert (done, mine) == (42, "late")
     done, _ = call_before_with(Deadline.after(0.5), lambda: time.sleep(30), lambda: time.sleep(1.0))
     assert done is None
+
+
+@pytest.mark.parametrize("pipe_only", [False, True], ids=["death-signal", "pipe-alone"])
+def test_two_children_at_once_die_with_a_killed_parent(pipe_only):
+    """The level tree's two leaf LPs at once (:func:`call_highs_each_before`): the second child is forked
+    while the first runs and holds a copy of the first's lifeline; a parent killed by SIGKILL still leaves
+    neither, with the Linux death signal and with the lifeline pipes alone."""
+    mark = uuid.uuid4().hex
+    script = ("import time\n"
+              "from kipopt import interrupts\n"
+              + ("interrupts._pdeathsig = lambda: None\n" if pipe_only else "")
+              + "from kipopt.formulations.highs import Deadline, call_highs_each_before\n"
+              "call_highs_each_before(Deadline.after(120), [lambda: time.sleep(120), lambda: time.sleep(120)])\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, MARKER: mark})
+    end = time.monotonic() + 30
+    while len(_children(proc.pid)) < 2 and time.monotonic() < end:
+        time.sleep(0.05)
+    assert len(_children(proc.pid)) == 2
+    proc.kill()
+    proc.wait(10)
+    end = time.monotonic() + 3.0
+    while _marked(mark) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert _marked(mark) == []

@@ -102,13 +102,12 @@ from __future__ import annotations
 
 import heapq
 import math
-import os
 import time
 from itertools import count as counter
 
 import numpy as np
 
-from kipopt.deadline import Deadline
+from kipopt.deadline import Deadline, cores
 from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import Layout
@@ -472,8 +471,9 @@ works on one core otherwise."""
 
 
 def leaf_workers(threads: int | None) -> int:
-    """Large leaf LPs solved at once: :data:`LEAF_WORKERS`, no more than ``threads`` (when given) or cores."""
-    return max(1, min(LEAF_WORKERS, threads or os.cpu_count() or 1))
+    """Large leaf LPs solved at once: :data:`LEAF_WORKERS`, no more than ``threads`` (when given) or the
+    process's cores (:func:`kipopt.deadline.cores`: a ``--batch`` worker's share)."""
+    return max(1, min(LEAF_WORKERS, threads or cores()))
 
 
 LEAF_MILP_CHILD_COLUMNS = 40_000
