@@ -184,6 +184,16 @@ def test_fifo_instance_path_does_not_block(tmp_path):
     assert [(v["id"], v["field"]) for v in verdicts] == [(1, "instance_path"), (2, "instance_path")]
 
 
+def _kill_and_find_nothing_left(proc: subprocess.Popen, mark: str) -> None:
+    """SIGKILL ``proc``; within 3 s no process carrying ``mark`` is left."""
+    proc.kill()
+    proc.wait(10)
+    end = time.monotonic() + 3.0
+    while _marked(mark) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert _marked(mark) == []
+
+
 def test_child_dies_with_a_killed_parent_by_its_pipe_alone(tmp_path):
     """The portable fallback (SIGIO when the parent's end of the lifeline closes), with the Linux death
     signal switched off: a parent killed by SIGKILL still leaves no child."""
@@ -195,12 +205,7 @@ def test_child_dies_with_a_killed_parent_by_its_pipe_alone(tmp_path):
               "call_before(Deadline.after(120), lambda: time.sleep(120))\n")
     proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ, MARKER: mark})
     _wait_for_child(proc, seconds=30)
-    proc.kill()
-    proc.wait(10)
-    end = time.monotonic() + 3.0
-    while _marked(mark) and time.monotonic() < end:
-        time.sleep(0.05)
-    assert _marked(mark) == []
+    _kill_and_find_nothing_left(proc, mark)
 
 
 def test_call_before_kills_its_child_when_the_caller_raises(monkeypatch):
@@ -250,9 +255,4 @@ def test_two_children_at_once_die_with_a_killed_parent(pipe_only):
     while len(_children(proc.pid)) < 2 and time.monotonic() < end:
         time.sleep(0.05)
     assert len(_children(proc.pid)) == 2
-    proc.kill()
-    proc.wait(10)
-    end = time.monotonic() + 3.0
-    while _marked(mark) and time.monotonic() < end:
-        time.sleep(0.05)
-    assert _marked(mark) == []
+    _kill_and_find_nothing_left(proc, mark)
