@@ -371,9 +371,14 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             continue
         if kind == LEAF:
             warm = warm or leaf_lp(sp, net, threads)
-            batch = [(lo, bound)] + (partners() if workers > 1 and relax_settled(warm, lo, cutoff()) is None else [])
-            done = ([relax_rounded(warm, lo, left, cutoff(), start)] if len(batch) == 1
-                    else relax_rounded_each(warm, [v for v, _ in batch], left, cutoff()))
+            settled = relax_settled(warm, lo, cutoff()) if workers > 1 else None  # then no partner needed
+            batch = [(lo, bound)] + (partners() if workers > 1 and settled is None else [])
+            if settled is not None:
+                done = [(settled, None)]
+            elif len(batch) == 1:
+                done = [relax_rounded(warm, lo, left, cutoff(), start)]
+            else:
+                done = relax_rounded_each(warm, [v for v, _ in batch], left, cutoff())
             stats["level_relaxed"] += len(batch)
             stats["level_paired"] += len(batch) - 1
             take_rounded(rounded for _, rounded in done)  # an early answer: later relaxations stop at its cutoff
