@@ -136,9 +136,9 @@ def sweep(score: Callable[[list[int]], list[float]], topics: int, until: float, 
     run([r, r - 1][:workers])
     run([r - 1, r + 1])
     near = [q for q in (r - 1, r + 1) if q in tried]
-    if r in tried and near and tried[min(near, key=tried.__getitem__)] < tried[r]:
-        step = min(near, key=tried.__getitem__) - r
-        r += step
+    best = min(near, key=tried.__getitem__, default=None)
+    if r in tried and best is not None and tried[best] < tried[r]:
+        step, r = best - r, best
         while time.perf_counter() < until:
             run([r + step * k for k in range(1, workers + 1)])
             if r + step not in tried or tried[r + step] >= tried[r]:

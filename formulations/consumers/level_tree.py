@@ -167,8 +167,8 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     box_lps, eager = columns <= BOX_LP_MAX_COLUMNS, columns <= BOX_LP_EAGER_COLUMNS
     lps_at = t0 + max(BOX_LP_LATE_SECONDS, BOX_LP_LATE_SHARE * (deadline - t0)) if deadline is not None else math.inf
     failed_at = math.inf   # the best answer when a box's MILP last ran out of its turn
-    large = columns > WarmLP.WARM_COLUMNS and deadline is not None and not in_guarded_child()
-    workers = leaf_workers(threads) if large else 1   # leaf LPs at once, each in a child of its own
+    large_leaves = columns > WarmLP.WARM_COLUMNS and deadline is not None and not in_guarded_child()
+    workers = leaf_workers(threads) if large_leaves else 1   # leaf LPs at once, each in a child of its own
     known: dict[tuple[int, ...], float] = {}   # vectors whose leaf LP the sweep or the descent solved
 
     def remember(vector: np.ndarray, value: float | None) -> None:
@@ -199,8 +199,8 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         def run():
             return solve_lp(model.lp, integer=True, time_limit=left, threads=threads, cutoff=cut)
         # a large MILP in a child the deadline kills: HiGHS checks its own limit only between nodes
-        large = deadline is not None and model.lp.num_col > LEAF_MILP_CHILD_COLUMNS
-        result = call_highs_before(Deadline(deadline), run) if large else run()
+        in_child = deadline is not None and model.lp.num_col > LEAF_MILP_CHILD_COLUMNS
+        result = call_highs_before(Deadline(deadline), run) if in_child else run()
         stats["level_milps"] += 1
         if result is None:
             return bound
