@@ -38,8 +38,8 @@ from kipopt.formulations.highs_duals import (NewColumns, carried_cutoff, confirm
 from kipopt.formulations.highs_lexicographic import (MERGE_LIMIT, LexResult, SparseBuilder,  # noqa: F401 (re-exported)
                                                     solve_lexicographic, split_merged)
 from kipopt.formulations.highs_lp import (INTEGRALITY_TOL, SMALL_LP_COLUMNS,  # noqa: F401 (re-exported)
-                                          SMALL_LP_SECONDS, build_csc, is_integral, quiet_stdout, run_highs,
-                                          solve_lp, solve_tu_lp)
+                                          SMALL_LP_SECONDS, build_csc, is_integral, quiet_stdout,
+                                          restart_thread_pool, run_highs, size_thread_pool, solve_lp, solve_tu_lp)
 from kipopt.formulations.highs_lp import ArrayLP, HighsResult, _highs, _result, new_highs, pass_model
 
 T = TypeVar("T")
@@ -55,13 +55,6 @@ def call_highs_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
     never returned). The child therefore restarts the pool first.
     """
     return fn() if deadline.at is None or _KILLABLE else call_before(deadline, _guarded(fn))
-
-
-def restart_thread_pool() -> None:
-    """Restart HiGHS' process-wide thread pool: a forked child inherits it without its threads, so a child
-    that may run HiGHS after the parent did calls this first (:func:`call_highs_before`, the ``--batch``
-    workers)."""
-    new_highs().resetGlobalScheduler(True)
 
 
 def _guarded(fn: Callable[[], T]) -> Callable[[], T]:

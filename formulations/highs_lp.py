@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterator
@@ -44,6 +45,38 @@ def new_highs() -> highspy.Highs:
         h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     return h
+
+
+_POOL_LOCK = threading.Lock()
+_POOL_SIZE: int | None = None
+"""The size HiGHS' process-wide thread pool was last made at here (``None``: not made here since the process
+or its last restart began)."""
+
+
+def size_thread_pool(threads: int) -> None:
+    """HiGHS' process-wide thread pool at ``threads`` threads, as a run asking for ``threads`` needs (a run
+    asking for a size other than the pool's fails). The pool is restarted only when its size changes: a
+    restart under a solve running in another thread (the level tree's start,
+    :mod:`~kipopt.formulations.consumers.level_start`) would take that solve's threads away. It is made at
+    once, by an empty run, so that two threads starting their solves together find it made."""
+    global _POOL_SIZE
+    with _POOL_LOCK:
+        if _POOL_SIZE != threads:
+            h = new_highs()
+            h.resetGlobalScheduler(True)
+            h.setOptionValue("threads", int(threads))
+            h.run()
+            _POOL_SIZE = threads
+
+
+def restart_thread_pool() -> None:
+    """Restart HiGHS' process-wide thread pool: a forked child inherits it without its threads, so a child
+    that may run HiGHS after the parent did calls this first (:func:`~kipopt.formulations.highs.call_highs_before`,
+    the ``--batch`` workers); the next run makes it again."""
+    global _POOL_SIZE
+    with _POOL_LOCK:
+        new_highs().resetGlobalScheduler(True)
+        _POOL_SIZE = None
 
 
 SMALL_LP_COLUMNS = 20_000
@@ -180,9 +213,7 @@ def _highs(lp: ArrayLP, integer: bool, time_limit: float | None, threads: int | 
     if time_limit is not None:
         h.setOptionValue("time_limit", float(time_limit))
     if threads is not None:
-        # HiGHS' thread pool is process-wide: a run asking for a different size than the pool
-        # was started with fails, so the pool is restarted (only when threads are asked for)
-        h.resetGlobalScheduler(True)
+        size_thread_pool(int(threads))
         h.setOptionValue("threads", int(threads))
     if _is_mip(lp, integer):
         h.setOptionValue("mip_rel_gap", 0.0)

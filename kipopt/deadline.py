@@ -90,6 +90,35 @@ def share_cores(count: int) -> None:
     _CORES = max(1, int(count))
 
 
+_BESIDE: list[Any] = []   # the threads :func:`beside` started (the finished ones dropped at its next call)
+
+
+def beside(fn: Callable[[], None], name: str) -> Any:
+    """``fn()`` started in a daemon thread beside this one (HiGHS releases the GIL while it solves, so two
+    solves use two cores); the thread is returned, to be joined. Every fork (:func:`call_before` and the
+    calls built on it) first waits for such threads to end: a child inherits the memory of every thread
+    but runs only one, so a lock the other holds (HiGHS' scheduler, an allocator's) would stay locked in it.
+
+    >>> out = []; beside(lambda: out.append(6 * 7), "doc").join(); out
+    [42]
+    """
+    import threading
+
+    thread = threading.Thread(target=fn, name=name, daemon=True)
+    _BESIDE[:] = [t for t in _BESIDE if t.is_alive()] + [thread]
+    thread.start()
+    return thread
+
+
+def _wait_beside() -> None:
+    """Join the threads :func:`beside` started (all but the calling one) before a fork."""
+    import threading
+
+    for thread in list(_BESIDE):
+        if thread is not threading.current_thread():
+            thread.join()
+
+
 def call_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
     """``fn()`` in a forked child that is killed when ``deadline`` passes: its result, or ``None`` if it did
     not finish in time (or died).
@@ -182,6 +211,7 @@ def _fork(fn: Callable[[], T]) -> tuple[int, int, int]:
 
     from . import interrupts
 
+    _wait_beside()
     parent = os.getpid()
     interrupts.flush_streams()
     read_fd, write_fd = os.pipe()

@@ -223,6 +223,15 @@ def test_call_before_kills_its_child_when_the_caller_raises(monkeypatch):
     assert seen and all(not os.path.exists(f"/proc/{pid}") for pid in seen)
 
 
+def test_a_fork_waits_for_the_threads_working_beside():
+    """A thread :func:`beside` started (the level tree's start, HiGHS solving in it) has ended before
+    a child is forked: the child sees its whole work, and no lock it held."""
+    from kipopt.deadline import beside
+    done: list[int] = []
+    beside(lambda: time.sleep(0.5) or done.append(1), "test-beside")
+    assert call_before(Deadline.after(30), lambda: len(done)) == 1
+
+
 def test_a_deadline_centuries_away_is_waited_for():
     """``--time-limit 1e308``: the wait on the child is cut into steps ``select`` accepts (was exit 3)."""
     assert call_before(Deadline.after(1e308), lambda: 6 * 7) == 42

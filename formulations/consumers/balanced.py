@@ -112,6 +112,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable
 
 from kipopt.instance import ConsumersInstance
@@ -123,6 +124,7 @@ from kipopt.formulations.consumers.decmin import (BalanceFace, BalancedProblem, 
                                                   layout_objective, read_back, solve_balanced, _uniform)
 from kipopt.formulations.consumers.groups import Layout, cheapest, layout, least_cross  # noqa: F401 (re-exported)
 from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
+from kipopt.formulations.consumers.level_start import StartBeside, start_beside
 from kipopt.formulations.consumers.level_tree import search_tree
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners
@@ -218,13 +220,19 @@ class Best:
                 self.info["answer"] = f"{by} (less balanced than dec-min, cheaper)"
 
 
-def _tree_stage(instance, lay, best: Best, deadline: float, threads, least, size: int) -> None:
-    """The level tree (:mod:`~kipopt.formulations.consumers.level_tree`) until ``deadline``."""
+def _tree_stage(instance, lay, best: Best, deadline: float, threads, least, size: int,
+                start: StartBeside | None = None) -> None:
+    """The level tree (:mod:`~kipopt.formulations.consumers.level_tree`) until ``deadline``, from ``start``
+    when one was made beside the dec-min stages and fits."""
     if deadline - time.perf_counter() <= STAGES_LEAST_SECONDS + TREE_BUILD_SECONDS_PER_PARTITION * len(owners(instance)):
         return
     # a leaf LP in flight may pass the deadline by its last crossover: stop the search a little early
     margin = 0.05 * (deadline - time.perf_counter())
-    found = search_tree(instance, lay, best.objective, deadline - margin, threads, best=least, answer=best.assignment)
+    made = None if start is None else start.take(least)
+    if start is not None and start.error is not None:
+        best.info["level_start"] = f"failed beside the dec-min stages ({start.error}): built again"
+    found = search_tree(instance, lay, best.objective, deadline - margin, threads, best=least, answer=best.assignment,
+                        start=made)
     if found is not None:
         best.info.update(found.info)
         best.offer(instance, found.assignment, found.bound, "the level tree")
@@ -279,10 +287,25 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     (:mod:`~kipopt.formulations.consumers.member_milp`); each settles optimality or raises the bound,
     and its answer replaces the dec-min one when cheaper. The dec-min and fallback answers are priced
     by :func:`layout_objective` (linear, no evaluator index: the façade re-evaluates every answer
-    after the method and reports a mismatch as an error).
+    after the method and reports a mismatch as an error). With mixed subscriptions and a second core
+    allowed, the level tree's start is made in a thread beside the dec-min stages
+    (:mod:`~kipopt.formulations.consumers.level_start`), and joined before the method returns.
     """
     t0 = time.perf_counter()
     lay = layout(instance)
+    limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
+    deadline = options.deadline_at if options.deadline_at is not None else t0 + limit
+    early = None if _uniform(lay) else start_beside(instance, lay, options.threads, deadline)
+    try:
+        return _run_balanced(instance, options, t0, lay, deadline, early)
+    finally:
+        if early is not None:  # stopped and joined on every way out: no solve outlives the method
+            early.drop()
+
+
+def _run_balanced(instance: ConsumersInstance, options: SolveOptions, t0: float, lay: Layout, deadline: float,
+                  early: StartBeside | None) -> MethodResult:
+    """:func:`run_balanced` from its layout on (the level tree's start being made beside)."""
     total = sum(g.size for g in lay.groups)
     stages = None
     if options.time_limit is not None:  # keep time for the fallback, its bound and its price
@@ -299,8 +322,6 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
                                     "(owners and racks kept where that costs no balance)")
     objective = layout_objective(instance, lay, assignment)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
-    limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
-    deadline = options.deadline_at if options.deadline_at is not None else t0 + limit
     # the dec-min answer at the balance-free least cross-rack: every better answer gives each partition
     # to a subscriber at its group's least cost, so only those pairs enter the search and the MILP
     least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
@@ -310,7 +331,8 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
         if best.proven:
             break
         left = deadline - time.perf_counter()
-        stage(instance, lay, best, time.perf_counter() + turn(left), options.threads, least, size)
+        run = partial(_tree_stage, start=early) if stage is _tree_stage else stage
+        run(instance, lay, best, time.perf_counter() + turn(left), options.threads, least, size)
     assignment, objective, bound, info, proven = best.assignment, best.objective, best.bound, best.info, best.proven
     if not proven:
         info["note"] = ("the best of the most balanced assignments, the level tree's and the MILP's; the rule "

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from kipopt.formulations.consumers.level_bounds import shave_box
+from kipopt.formulations.consumers.level_bounds import Tree, children, shave_box
 from kipopt.formulations.consumers.level_warm import BoxTerms, LeafLP, box_terms
 
 
@@ -95,3 +95,22 @@ def carried_bound(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, given: np.ndarra
     values = [float(dual_bounds(leaf, lo[None], hi[None], d, terms)[0]) for d in duals]
     i = int(np.argmax(values))
     return values[i], duals[i]
+
+
+def split(tr: Tree, leaf: LeafLP | None, lo: np.ndarray, hi: np.ndarray, best: float,
+           row_dual: np.ndarray | None, deadline: float | None = None) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """The box's children for the level tree (:func:`~kipopt.formulations.consumers.level_bounds.children`,
+    its closed-form shave stopped at the ``deadline``); a box back with its relaxation (``row_dual``: its duals, in the
+    leaves' family ``leaf``) is first shaved by them (until the ``deadline`` too: a batch takes 0.1-0.3 s on
+    a 50-topic group of 100,000 partitions), and its children's bounds raised by them
+    (:func:`shave`, :func:`dual_bounds`)."""
+    if row_dual is None or leaf is None:
+        return children(tr, lo, hi, best, deadline)
+    box = shave(leaf, lo, hi, best, row_dual, deadline)
+    if box is None:
+        return []
+    kids = children(tr, *box, best, deadline)
+    if not kids:
+        return kids
+    raised = dual_bounds(leaf, np.array([k[0] for k in kids]), np.array([k[1] for k in kids]), row_dual)
+    return [(l2, h2, max(b2, float(b))) for (l2, h2, b2), b in zip(kids, raised)]

@@ -68,6 +68,12 @@ carried duals), each in a child of its own
 (120 s, two threads) the tree then reaches 243,632 against the answer 243,636 (gap 0.0016 %; 0.40 %
 one at a time): the sweep takes 28 s instead of 53, and the leaves after it come two at a time.
 
+A start made beside. Where a second core is allowed, ``run_balanced`` has the tree's index, its arcs and
+its first leaf LP (the sweep's first vector, as it is when the dec-min members hold ``⌊P / M⌋`` or one
+more) made in a thread while the dec-min stages run (:mod:`~kipopt.formulations.consumers.level_start`),
+and the search starts from them (``start``): at 10,000 x 1,000 its first leaf is then a re-solve from an
+optimal basis, and the whole run 0.95-1.02 s end to end instead of 1.22-1.32 s.
+
 Early answers. Given the dec-min answer, the search runs the sweep of
 :mod:`~kipopt.formulations.consumers.level_local` once the root box is shaved, or on groups with large
 leaf LPs once cheap closed-form boxes have raised the bound (:data:`SWEEP_AFTER_BOXES`; at most
@@ -112,14 +118,15 @@ from kipopt.deadline import Deadline, cores
 from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import Layout
-from kipopt.formulations.consumers.level_bounds import Tree, box_bounds, children, tree
+from kipopt.formulations.consumers.level_bounds import box_bounds, tree
 from kipopt.formulations.consumers.level_box import (CUBE_HIGHS_OPTIONS, CUBE_TIME_SHARE, box_levels, box_model,
                                                      worth_a_milp)
 from kipopt.formulations.consumers.level_answers import better, box_value, least_loads_of, rule_units
-from kipopt.formulations.consumers.level_duals import carried_bound, dual_bounds, shave
+from kipopt.formulations.consumers.level_duals import carried_bound, split
 from kipopt.formulations.consumers.level_local import descend, first_guess, lowered, sweep
 from kipopt.formulations.consumers.level_search import SearchResult, arcs, fixed_model
-from kipopt.formulations.consumers.level_warm import (LeafLP, leaf_columns, leaf_lp, relax, relax_box, relax_rounded,
+from kipopt.formulations.consumers.level_start import Start
+from kipopt.formulations.consumers.level_warm import (leaf_columns, leaf_lp, relax, relax_box, relax_rounded,
                                                       relax_rounded_each, relax_settled)
 from kipopt.formulations.highs import WarmLP, WarmStart, call_highs_before, in_guarded_child, solve_lp
 
@@ -129,18 +136,22 @@ BOX, LEAF, RELAXED, SPLIT = 0, 1, 2, 3   # SPLIT: in a box whose MILP did not se
 
 def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | None = None,
                 deadline: float | None = None, threads: int | None = None,
-                best: np.ndarray | None = None, answer: dict[str, tuple[str, ...]] | None = None
-                ) -> SearchResult | None:
+                best: np.ndarray | None = None, answer: dict[str, tuple[str, ...]] | None = None,
+                start: Start | None = None) -> SearchResult | None:
     """Best assignment over every topic-level vector, by branch and bound (module docstring); arguments
     and result as :func:`~kipopt.formulations.consumers.level_search.search_levels`, with no box limit;
     ``answer`` (the incumbent's assignment) starts the descent of
-    :mod:`~kipopt.formulations.consumers.level_local` from its least loads."""
+    :mod:`~kipopt.formulations.consumers.level_local` from its least loads; ``start`` (made for arcs at
+    ``best``, :mod:`~kipopt.formulations.consumers.level_start`) replaces building its own."""
     t0 = time.perf_counter()
     if not lay.topics:
         return None
-    tr = tree(instance, lay, restrict=best is not None)
+    if start is not None and incumbent is not None:
+        tr, net, warm = start.tr, start.net, start.leaf
+    else:
+        tr = tree(instance, lay, restrict=best is not None)
+        net, warm = arcs(tr.space, best if incumbent is not None else None), None
     sp = tr.space
-    net = arcs(sp, best if incumbent is not None else None)
     best_value = math.inf if incumbent is None else float(incumbent)
     found = None
     seq = counter()
@@ -162,7 +173,6 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
 
     push(float(box_bounds(tr, tr.lo, tr.hi)[0]), kind_of(tr.lo, tr.hi), tr.lo, tr.hi)
     open_bound = math.inf
-    warm = None
     columns = leaf_columns(net)
     box_lps, eager = columns <= BOX_LP_MAX_COLUMNS, columns <= BOX_LP_EAGER_COLUMNS
     lps_at = t0 + max(BOX_LP_LATE_SECONDS, BOX_LP_LATE_SHARE * (deadline - t0)) if deadline is not None else math.inf
@@ -364,8 +374,8 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         if kind == SPLIT and best_value < failed_at:
             kind = BOX
         if kind in (BOX, SPLIT):  # below a box its MILP did not settle, leaves only until a better answer
-            kids = _split(tr, warm, lo, hi, best_value, start.row_dual if relaxed and start is not None else None,
-                          deadline)
+            duals = start.row_dual if relaxed and start is not None and DUAL_SHAVE else None
+            kids = split(tr, warm, lo, hi, best_value, duals, deadline)
             for l2, h2, b2 in kids:
                 push(max(b2, bound), SPLIT if kind == SPLIT and (l2 != h2).any() else kind_of(l2, h2), l2, h2,
                      start=start)
@@ -456,25 +466,6 @@ LOCAL_MAX_ARCS = 5_000
 """The descent runs on groups whose leaf models have at most this many arcs (a 100-member, 20-topic group
 has about 2,000). At 10,000 x 1,000 (16,000) its leaf MILPs take 0.85 s each, and it spent 8 s where
 the tree alone proves the group in 1.5 s."""
-
-
-def _split(tr: Tree, leaf: LeafLP | None, lo: np.ndarray, hi: np.ndarray, best: float,
-           row_dual: np.ndarray | None, deadline: float | None = None) -> list[tuple[np.ndarray, np.ndarray, float]]:
-    """The box's children (:func:`~kipopt.formulations.consumers.level_bounds.children`, its closed-form
-    shave stopped at the ``deadline``); a box back with its relaxation (``row_dual``: its duals, in the
-    leaves' family ``leaf``) is first shaved by them (until the ``deadline`` too: a batch takes 0.1-0.3 s on
-    a 50-topic group of 100,000 partitions), and its children's bounds raised by them
-    (:mod:`~kipopt.formulations.consumers.level_duals`)."""
-    if row_dual is None or leaf is None or not DUAL_SHAVE:
-        return children(tr, lo, hi, best, deadline)
-    box = shave(leaf, lo, hi, best, row_dual, deadline)
-    if box is None:
-        return []
-    kids = children(tr, *box, best, deadline)
-    if not kids:
-        return kids
-    raised = dual_bounds(leaf, np.array([k[0] for k in kids]), np.array([k[1] for k in kids]), row_dual)
-    return [(l2, h2, max(b2, float(b))) for (l2, h2, b2), b in zip(kids, raised)]
 
 
 LEAF_WORKERS = 2

@@ -137,9 +137,9 @@ def solve_standby_pulp(p: StandbyProblem, time_limit: float | None = None,
 def _solve(prob, mip: bool, time_limit: float | None, threads: int | None) -> str:
     import pulp
 
-    if threads is not None:  # see highs.solve_lp: HiGHS' thread pool is process-wide
-        import highspy
-        highspy.Highs.resetGlobalScheduler(True)
+    if threads is not None:  # HiGHS' thread pool is process-wide: sized as this run asks
+        from kipopt.formulations.highs import size_thread_pool
+        size_thread_pool(int(threads))
     options = {} if mip else {"solver": "simplex"}
     solver = pulp.HiGHS(mip=mip, msg=False, timeLimit=time_limit, threads=threads, **options)
     with quiet_stdout():  # PuLP's HiGHS prints highspy's banner on stdout

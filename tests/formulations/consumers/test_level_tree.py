@@ -130,6 +130,7 @@ def test_the_sweep_alone_beats_the_decmin_answer(seed, monkeypatch):
     settled), what is found is the sweep's: on these mixed groups
     (60 members, 8 topics) it is below the dec-min answer, meets the rule at its value, and is no
     better than the optimum (the whole tree's, proven; the member MILP takes a minute here)."""
+    import kipopt.formulations.consumers.level_duals as level_duals
     import kipopt.formulations.consumers.level_tree as level_tree
     from kipopt.formulations.consumers.balanced import solve_balanced
     inst = generate("consumers", seed, members=60, topics=8, partitions=600, subscriptions="mixed")
@@ -143,7 +144,7 @@ def test_the_sweep_alone_beats_the_decmin_answer(seed, monkeypatch):
     def once(tr, lo, hi, best, until=None):
         calls.append(1)
         return [(lo, hi, -math.inf)] if len(calls) == 1 else []
-    monkeypatch.setattr(level_tree, "children", once)
+    monkeypatch.setattr(level_duals, "children", once)
     found = level_tree.search_tree(inst, lay, incumbent=value, best=least, answer=decmin)
     assert found.assignment is not None and whole.value <= found.value < value
     assert not balanced_violations(inst, found.assignment)

@@ -1,0 +1,119 @@
+"""The level tree's start, made beside the dec-min stages: its structures built and its first leaf LP solved.
+
+The level tree (:mod:`~kipopt.formulations.consumers.level_tree`) starts after the dec-min stages
+(:mod:`~kipopt.formulations.consumers.decmin`), and its first leaf LP is solved cold, by interior point
+(:class:`~kipopt.formulations.highs.WarmLP`); every later one starts from a basis. Neither needs the
+dec-min answer: any leaf of the root box gives the family a basis and duals (members differ only in
+bounds, so an optimal basis stays dual feasible), and the tree's structures depend on the group alone.
+So on a machine with a second core both are made in a thread while the dec-min stages run (HiGHS
+releases the GIL while it solves), and the tree takes them over. Measured on the 10,000 x 1,000
+benchmark group: the cold leaf LP took 0.24 s of a 1.25 s run, and the dec-min stages 0.31 s beside it.
+
+Only where every solve stays in this process (:data:`START_MAX_PARTITIONS`, and a leaf LP of at most
+:data:`~kipopt.formulations.highs.WarmLP.WARM_COLUMNS` columns): a fork while the thread runs waits
+for it (:func:`kipopt.deadline.beside`), since a child must not inherit locks the thread holds.
+The tree's search, its answer and its bound do not depend on the thread's timing: it is joined before
+the tree reads what it made.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from kipopt.deadline import beside, cores
+from kipopt.instance import ConsumersInstance
+
+from kipopt.formulations.consumers.groups import Layout, cheapest
+from kipopt.formulations.consumers.level_bounds import Tree, root_box, tree
+from kipopt.formulations.consumers.level_local import first_guess, lowered
+from kipopt.formulations.consumers.level_search import Arcs, arcs, level_base
+from kipopt.formulations.consumers.level_warm import LeafLP, leaf_columns, leaf_lp, relax
+from kipopt.formulations.highs import WarmLP, size_thread_pool
+
+START_MAX_PARTITIONS = 50_000
+"""Groups of at most this many partitions get their tree's start beside the dec-min stages; larger ones
+solve their stage 2 and leaf LPs in children (forks, which would wait for the thread), and building
+their tree's index beside the stages would hold both in memory at once."""
+
+
+@dataclass(frozen=True)
+class Start:
+    """What the tree needs before its search: the least cross-rack cost per partition group its arcs keep
+    to (``best``), its bounds' index, its arcs and the leaf LP family (``leaf``: already solved once, or
+    ``None`` where leaf LPs are too large to be solved here)."""
+
+    best: np.ndarray
+    tr: Tree
+    net: Arcs
+    leaf: LeafLP | None
+
+
+class StartBeside:
+    """:class:`Start` made in a thread (:func:`start_beside`); :meth:`take` joins it."""
+
+    def __init__(self, instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> None:
+        self._made: Start | None = None
+        self.error: str | None = None
+        self._thread = beside(lambda: self._make(instance, lay, threads, deadline), "kipopt-level-start")
+
+    def _make(self, instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> None:
+        try:
+            self._made = make_start(instance, lay, threads, deadline)
+        except Exception as exc:  # noqa: BLE001 - the tree then builds its own start; said in the info
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    def drop(self) -> None:
+        """The start is not wanted (the tree does not run): the thread is joined. Its solve is not cancelled
+        (HiGHS' user interrupt is a Python callback per iteration, each waiting for the GIL while the
+        caller runs): it is at most one leaf LP of a group below :data:`START_MAX_PARTITIONS`, solved
+        beside the dec-min stages, which take about as long."""
+        self._thread.join()
+        self._made = None
+
+    def take(self, best: np.ndarray | None) -> Start | None:
+        """The start, once the thread is done, to the first taker (its leaf LP family is the tree's to change);
+        ``None`` where the tree's arcs do not keep to ``best`` (the dec-min answer was not at the least
+        cross-rack count: the tree then builds its own)."""
+        self._thread.join()
+        made, self._made = self._made, None
+        if made is None or best is None or not np.array_equal(best, made.best):
+            return None
+        return made
+
+
+def make_start(instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> Start:
+    """The tree's start for arcs at the least cross-rack cost, with its first leaf LP solved (when small
+    enough to be solved here) at the vector the sweep (:func:`~kipopt.formulations.consumers.level_local.sweep`)
+    starts from if the dec-min answer's least loads are all ``⌊P / M⌋``, as they are when its members hold
+    ``⌊P / M⌋`` or one more: the sweep's first solve is then its re-solve from an optimal basis."""
+    import scipy.sparse  # noqa: F401 - the bounds' index's (0.12 s): here, beside the dec-min stages' first solves
+
+    best = cheapest(lay)
+    space = level_base(instance, lay)
+    net = arcs(space, best)
+    leaf = None
+    if leaf_columns(net) <= WarmLP.WARM_COLUMNS:  # solved first: the bounds' index is built while HiGHS works
+        leaf = leaf_lp(space, net, threads)
+        lo, hi = root_box(lay, space)
+        even = np.clip(int(space.sizes.sum()) // max(1, len(lay.members)), lo, hi)
+        relax(leaf, lowered(even, space.sizes, first_guess(space.sizes), lo, hi),
+              None if deadline is None else max(0.01, deadline - time.perf_counter()))
+    return Start(best, tree(instance, lay, restrict=True, space=space), net, leaf)
+
+
+def start_beside(instance: ConsumersInstance, lay: Layout, threads: int | None,
+                 deadline: float | None) -> StartBeside | None:
+    """The tree's start made in a thread while the caller runs the dec-min stages, or ``None`` where that
+    does not pay or is not allowed: one core only, ``threads=1`` (the caller's budget, as for the tree's
+    leaves two at a time), or more than :data:`START_MAX_PARTITIONS` partitions. With ``threads`` given,
+    HiGHS' thread pool is sized for it here, before the thread starts: both threads' solves then find it
+    at their size, and none restarts it under the other."""
+    total = sum(g.size for g in lay.groups)
+    if (threads is not None and threads < 2) or cores() < 2 or total > START_MAX_PARTITIONS or not lay.topics:
+        return None
+    if threads is not None:
+        size_thread_pool(threads)
+    return StartBeside(instance, lay, threads, deadline)
