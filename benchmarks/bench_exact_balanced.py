@@ -250,6 +250,23 @@ point cutoff since dropped), 1,000,000 x 10,000 ended at 243,632, 243,597, 243,3
 243,597 and 243,632. Every size was slower in the run that missed (10,000 x 1,000 at 1.47 s, 100,000 x
 5,000 left at the dec-min answer), with nothing else running that I could find. The target is met
 with a margin of one or two leaf solves, no more.
+
+Measured 2026-11-29 evening (quiet machine) after the level tree's start (its bounds' index, arcs and
+first leaf LP, at the sweep's first vector) was made in a thread beside the dec-min stages
+(:mod:`~kipopt.formulations.consumers.level_start`, groups of at most 50,000 partitions; HiGHS releases
+the GIL while it solves, and ``scipy.sparse``'s 0.12 s import moved there too). This script, ``--sizes
+small``, fifteen runs over forty minutes: 0.95-1.16 s end to end, three of them under 1 s; eight proven
+within the 1 s limit, the other seven at bounds of 2,362-2,386 against 2,388 (the machine's speed drifts
+by 10 % within minutes here). Side by side with the code before, alternating runs (``python -m kipopt
+solve``, same limit): 0.99-1.11 s against 1.28-1.39 s. So the target is still missed, by about 0.05 s in
+a typical run. The whole script::
+
+    10,000 x 1,000      feasible  2,388    bound 2,362    gap 1.1 %     1.14 s end to end
+    100,000 x 5,000     feasible  23,549   bound 23,153   gap 1.7 %     9.47 s
+    1,000,000 x 10,000  feasible  243,636  bound 243,632  gap 0.0016 %  109.7 s  1,150 MB peak
+
+(the two larger groups do not use the start: above 50,000 partitions stage 2 and the leaf LPs run in
+children, and a fork waits for a thread working beside).
 """
 
 from __future__ import annotations
