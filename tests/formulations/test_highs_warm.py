@@ -277,3 +277,31 @@ def test_solve_then_each_in_children_at_once_equals_one_at_a_time(monkeypatch):
     again = warm.solve_then_each([lp, _bounded(_transport(2))], _first_columns_floored, time_limit=30,
                                  cutoff=optimum - 0.5)
     assert again[0][0].status == "cutoff" and "earlier member" in again[0][0].message
+
+
+def test_the_thread_pool_is_made_again_only_when_its_size_changes():
+    """HiGHS' pool is process-wide and a run asking for another size fails: solves asking for 1, 2, none
+    and 1 threads in turn all succeed; the pool is restarted on a change of size only (a restart under a
+    solve running in another thread would pull its threads away), and a restart after a fork is
+    followed by a new one."""
+    import kipopt.formulations.highs_lp as highs_lp
+    from kipopt.formulations.highs import restart_thread_pool
+
+    made = []
+    size = highs_lp.size_thread_pool
+
+    def spy(threads):
+        before = highs_lp._POOL_SIZE
+        size(threads)
+        if before != threads:
+            made.append(threads)
+    highs_lp.size_thread_pool = spy
+    try:
+        restart_thread_pool()
+        for threads in (1, 1, 2, None, 2, 1):
+            assert solve_lp(_transport(3), threads=threads).status == "optimal"
+        restart_thread_pool()
+        assert solve_lp(_transport(3), threads=1).status == "optimal"
+    finally:
+        highs_lp.size_thread_pool = size
+    assert made == [1, 2, 1, 1]

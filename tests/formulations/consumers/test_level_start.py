@@ -14,7 +14,7 @@ import kipopt.formulations.consumers.level_start as level_start
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.balanced import run_balanced, solve_balanced
 from kipopt.formulations.consumers.groups import layout
-from kipopt.formulations.consumers.level_start import make_start, start_beside
+from kipopt.formulations.consumers.level_start import StartBeside, make_start, start_beside
 from kipopt.formulations.consumers.level_tree import search_tree
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 from kipopt.methods import SolveOptions
@@ -87,10 +87,11 @@ def test_made_only_where_it_pays_and_is_safe(monkeypatch):
     assert start_beside(inst, lay, None, None) is None
 
 
-@pytest.mark.parametrize("fails", [False, True])
-def test_run_balanced_joins_the_start_and_survives_its_failure(fails, monkeypatch):
+@pytest.mark.parametrize("fails,threads", [(False, None), (False, 2), (True, None)])
+def test_run_balanced_joins_the_start_and_survives_its_failure(fails, threads, monkeypatch):
     """The method returns with no start thread alive, proves the optimum it proves without the start
-    (``threads=1``), and a start that raised is said in the info, not lost; the tree then builds its own."""
+    (``threads=1``), with or without a thread count (HiGHS' pool sized before the thread starts), and a
+    start that raised is said in the info, not lost; the tree then builds its own."""
     monkeypatch.setattr(level_start, "cores", lambda: 2)
     if fails:
         def broken(*args):
@@ -98,7 +99,10 @@ def test_run_balanced_joins_the_start_and_survives_its_failure(fails, monkeypatc
         monkeypatch.setattr(level_start, "make_start", broken)
     inst = generate("consumers", 4, members=60, topics=8, partitions=600, subscriptions="mixed")
     alone = run_balanced(inst, SolveOptions(time_limit=60, threads=1))
-    beside = run_balanced(inst, SolveOptions(time_limit=60))
+    made = []
+    monkeypatch.setattr(level_start, "StartBeside", lambda *args: made.append(1) or StartBeside(*args))
+    beside = run_balanced(inst, SolveOptions(time_limit=60, threads=threads))
+    assert made == [1]
     assert not _started()
     assert beside.status.value == alone.status.value == "optimal"
     assert beside.objective == alone.objective == beside.bound
