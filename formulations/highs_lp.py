@@ -53,14 +53,19 @@ _POOL_SIZE: int | None = None
 or its last restart began)."""
 
 
-def size_thread_pool(threads: int) -> None:
+def size_thread_pool(threads: int | None) -> None:
     """HiGHS' process-wide thread pool at ``threads`` threads, as a run asking for ``threads`` needs (a run
     asking for a size other than the pool's fails). The pool is restarted only when its size changes: a
     restart under a solve running in another thread (the level tree's start,
     :mod:`~kipopt.formulations.consumers.level_start`) would take that solve's threads away. It is made at
-    once, by an empty run, so that two threads starting their solves together find it made."""
+    once, by an empty run, so that two threads starting their solves together find it made; with
+    ``threads=None`` (HiGHS' default size) it is only made, where it is not yet."""
     global _POOL_SIZE
     with _POOL_LOCK:
+        if threads is None:
+            if _POOL_SIZE is None:  # an empty run makes it at the default size, or finds it made
+                new_highs().run()
+            return
         if _POOL_SIZE != threads:
             h = new_highs()
             h.resetGlobalScheduler(True)

@@ -108,12 +108,11 @@ def start_beside(instance: ConsumersInstance, lay: Layout, threads: int | None,
                  deadline: float | None) -> StartBeside | None:
     """The tree's start made in a thread while the caller runs the dec-min stages, or ``None`` where that
     does not pay or is not allowed: one core only, ``threads=1`` (the caller's budget, as for the tree's
-    leaves two at a time), or more than :data:`START_MAX_PARTITIONS` partitions. With ``threads`` given,
-    HiGHS' thread pool is sized for it here, before the thread starts: both threads' solves then find it
-    at their size, and none restarts it under the other."""
+    leaves two at a time), or more than :data:`START_MAX_PARTITIONS` partitions. HiGHS' process-wide
+    thread pool is made here first (at ``threads``, when given), before the thread starts: both threads'
+    solves then find it made at their size, and none makes or restarts it under the other."""
     total = sum(g.size for g in lay.groups)
     if (threads is not None and threads < 2) or cores() < 2 or total > START_MAX_PARTITIONS or not lay.topics:
         return None
-    if threads is not None:
-        size_thread_pool(threads)
+    size_thread_pool(threads)
     return StartBeside(instance, lay, threads, deadline)

@@ -301,6 +301,8 @@ def test_the_thread_pool_is_made_again_only_when_its_size_changes():
         for threads in (1, 1, 2, None, 2, 1):
             assert solve_lp(_transport(3), threads=threads).status == "optimal"
         restart_thread_pool()
+        spy(None)  # made at HiGHS' default size (the level tree's start, no thread count given)
+        assert solve_lp(_transport(3), threads=None).status == "optimal"
         assert solve_lp(_transport(3), threads=1).status == "optimal"
     finally:
         highs_lp.size_thread_pool = size
