@@ -64,29 +64,28 @@ the other waits. With :data:`LEAF_WORKERS` (and as many threads allowed) the swe
 guess with its lower neighbour at once and then two steps ahead at a time, and a leaf popped is solved
 beside the leaf of least bound in line, wherever it stands among the boxes (neither settled by the
 carried duals), each in a child of its own
-(:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each`). At 1,000,000 x 10,000
-(120 s, two threads) the tree then reaches 243,632 against the answer 243,636 (gap 0.0016 %; 0.40 %
-one at a time): the sweep takes 28 s instead of 53, and the leaves after it come two at a time.
+(:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each`); with no other leaf in line,
+beside the vector nearest it in the box of least bound (:data:`SPECULATIVE_PARTNERS`). At 1,000,000 x
+10,000 (120 s, two threads) the tree then reaches 243,632 against the answer 243,636 (gap 0.0016 %;
+0.40 % one at a time); 100,000 x 5,000 is proven in 47 s (71 s with leaf partners only).
 
-A start made beside. Where a second core is allowed, ``run_balanced`` has the tree's index, its arcs and
-its first leaf LP (the sweep's first vector, as it is when the dec-min members hold ``⌊P / M⌋`` or one
-more) made in a thread while the dec-min stages run (:mod:`~kipopt.formulations.consumers.level_start`),
-and the search starts from them (``start``): at 10,000 x 1,000 its first leaf is then a re-solve from an
-optimal basis, and the whole run 0.95-1.02 s end to end instead of 1.22-1.32 s.
+A start made beside. Where a second core is allowed, the tree's index, arcs and first leaf LP (the
+sweep's first vector when the dec-min members hold ``⌊P / M⌋`` or one more) are made in a thread during
+the dec-min stages (:mod:`~kipopt.formulations.consumers.level_start`; ``start``): at 10,000 x 1,000
+the whole run takes 0.95-1.16 s end to end instead of 1.28-1.39 s.
 
 Early answers. Given the dec-min answer, the search runs the sweep of
 :mod:`~kipopt.formulations.consumers.level_local` once the root box is shaved, or on groups with large
-leaf LPs once cheap closed-form boxes have raised the bound (:data:`SWEEP_AFTER_BOXES`; at most
-:data:`SWEEP_TIME_SHARE` of the time): the vectors that lower the least loads of every topic outside the
-``r`` largest by one, each bounded by its leaf LP and rounded to an answer. At 10,000 x 1,000 it finds
-the optimum (2,388) in 0.6 s, which the tree then proves in 96 boxes where it took 156 to find and
-prove it; at 100,000 x 5,000 it gives 23,549 within the 10 s target (the tree's first leaf: 23,877).
-On the paper grid's 40 mixed groups of 10,000 partitions over 100 members (60 s each) their exact
-solves took 613 s in all instead of 714 (median 12.0 s instead of 15.8 s; the same 38 proven). Then, on
-groups with at most :data:`LOCAL_MAX_ARCS` arcs, the descent of
-:mod:`~kipopt.formulations.consumers.level_local` improves the answer in hand from its least loads (at
-most :data:`LOCAL_TIME_SHARE` of the time): best first on flat bounds reaches single vectors in no
-useful order, and every bound prunes more below a better answer.
+leaf LPs once cheap closed-form boxes have raised the bound (when, and for how long: the constants at
+the end of that module): the vectors that lower the least loads of every topic outside the ``r``
+largest by one, each bounded by its leaf LP and rounded to an answer. At 10,000 x 1,000 it finds the
+optimum (2,388) in 0.6 s, which the tree then proves in 96 boxes where it took 156 to find and prove
+it; at 100,000 x 5,000 it gives 23,549 within the 10 s target (the tree's first leaf: 23,877). On the
+paper grid's 40 mixed groups of 10,000 partitions over 100 members (60 s each) their exact solves took
+613 s in all instead of 714 (median 12.0 s instead of 15.8 s; the same 38 proven). Then, on small
+groups, the descent of that module improves the answer in hand from its least loads: best first on
+flat bounds reaches single vectors in no useful order, and every bound prunes more below a better
+answer.
 
 Narrow boxes in one MILP. Where the leaves pile up (from :data:`CUBE_AFTER_LEAVES` leaf LPs on), a box
 at most :data:`~kipopt.formulations.consumers.level_box.CUBE_WIDTH` wide per topic, with at least
@@ -97,12 +96,10 @@ its vector straight to the leaf MILP (an answer at once), and a MILP stopped by 
 leaves the box split as any other, with its bound, and its parts searched by leaves only until a
 better answer turns up (:data:`~kipopt.formulations.consumers.level_box.CUBE_TIME_SHARE`).
 
-Measured on the production grid's 40 groups of 10,000 partitions, 100 members and 20 topics (60 s
-limit, one thread, two at a time): before box LPs and the descent, 4 proven, median gap 13.9 % (up to
-30.2 %); with a transportation LP per box, 7 proven, median gap 1.09 % (up to 2.7 %); with the box
-relaxations, 38 proven, the other two within 0.95 % (both proven within 240 s); with the shave by
-duals and the cutoffs' duals carried, all 40 proven (263 s in all instead of 613, median 4.8 s, the
-slowest 30 s: the paper's data).
+Measured on the production grid's 40 groups of 10,000 partitions, 100 members and 20 topics (60 s, one
+thread): before box LPs and the descent, 4 proven (median gap 13.9 %); with a transportation LP per
+box, 7; with the box relaxations, 38; with the shave by duals and the cutoffs' duals carried, all 40
+(263 s in all, median 4.8 s, the slowest 30 s: the paper's data).
 """
 
 from __future__ import annotations
@@ -123,6 +120,7 @@ from kipopt.formulations.consumers.level_box import (CUBE_HIGHS_OPTIONS, CUBE_TI
                                                      worth_a_milp)
 from kipopt.formulations.consumers.level_answers import better, box_value, least_loads_of, rule_units
 from kipopt.formulations.consumers.level_duals import carried_bound, split
+from kipopt.formulations.consumers import level_local as local
 from kipopt.formulations.consumers.level_local import descend, first_guess, lowered, sweep
 from kipopt.formulations.consumers.level_search import SearchResult, arcs, fixed_model
 from kipopt.formulations.consumers.level_start import Start
@@ -158,7 +156,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     heap: list = []
     stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_cutoff": 0, "level_rounded": 0,
              "level_milps": 0, "level_cubes": 0, "level_box_lps": 0, "level_dual_cut": 0, "level_dual_raised": 0,
-             "level_known": 0, "level_paired": 0}
+             "level_known": 0, "level_paired": 0, "level_inside": 0}
 
     def kind_of(lo: np.ndarray, hi: np.ndarray) -> int:
         return LEAF if (lo == hi).all() else BOX
@@ -246,7 +244,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                 remember(vector, math.inf)
 
         stats.update(descend(answer_levels(), tr.lo, tr.hi, screen, solve, lambda: best_value,
-                             share_of_time_left(LOCAL_TIME_SHARE)))
+                             share_of_time_left(local.LOCAL_TIME_SHARE)))
 
     def lower_small_topics() -> None:
         """The sweep of :mod:`~kipopt.formulations.consumers.level_local` from ``answer``'s least loads: each
@@ -264,7 +262,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                 remember(vector, value)
             return [math.inf if value is None else value for value in values]
 
-        stats.update(sweep(score, len(start), share_of_time_left(SWEEP_TIME_SHARE), first_guess(sp.sizes),
+        stats.update(sweep(score, len(start), share_of_time_left(local.SWEEP_TIME_SHARE), first_guess(sp.sizes),
                            workers))
 
     def take_rounded(answers) -> None:
@@ -289,11 +287,12 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         push(max(bound, rule_units(sp, lp.objective)), RELAXED, vector, vector)  # dropped at the best
         return True
 
-    def partners() -> list[tuple[np.ndarray, float]]:
+    def partners(popped: np.ndarray) -> list[tuple[np.ndarray, float]]:
         """The leaves of least bound in line (not solved before), wherever they stand among the boxes, to
         solve beside the one popped: up to ``workers`` in all. Each must be solved unless a later solve's
         duals settle it, and the core would wait otherwise. Those the carried duals settle already are
-        dropped on the way."""
+        dropped on the way. Where no such leaf is in line, the vector nearest ``popped`` in the box of
+        least bound (:func:`inside`, marked ``inf``: its value only remembered, the box left in line)."""
         more, dropped, taken = [], [], set()
         leaves = sorted((i for i, item in enumerate(heap) if item[3] == LEAF and item[0] < best_value
                          and tuple(item[4].tolist()) not in known), key=lambda i: heap[i][:3])
@@ -311,21 +310,44 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         stats["level_relaxed"] += len(dropped)
         for vector, bound, settled in dropped:
             relaxed_leaf(vector, bound, settled)
-        return [(vector, bound) for vector, bound, _ in more]
+        more = [(vector, bound) for vector, bound, _ in more]
+        if SPECULATIVE_PARTNERS:
+            more += inside(popped, workers - 1 - len(more))
+        return more
+
+    def inside(popped: np.ndarray, wanted: int) -> list[tuple[np.ndarray, float]]:
+        """Up to ``wanted`` vectors, each the one nearest ``popped`` in a box of least bound in line (not solved
+        before, nor settled by the carried duals): its LP value is remembered for when its leaf comes up."""
+        out: list[tuple[np.ndarray, float]] = []
+        if wanted <= 0:
+            return out
+        for item in sorted((item for item in heap if item[3] in (BOX, SPLIT) and item[0] < best_value),
+                           key=lambda item: item[:3]):
+            vector = np.clip(popped, item[4], item[5])
+            if tuple(vector.tolist()) in known or any((vector == v).all() for v, _ in out):
+                continue
+            settled = relax_settled(warm, vector, cutoff())
+            if settled is not None:
+                remember(vector, box_value(sp, settled))
+                continue
+            out.append((vector, math.inf))
+            if len(out) >= wanted:
+                break
+        return out
 
     sweeping = answer is not None
-    sweep_at = math.inf if deadline is None else t0 + SWEEP_AFTER_SHARE * (deadline - t0)
-    descent = answer is not None and len(net.arc_node) <= LOCAL_MAX_ARCS
+    sweep_at = math.inf if deadline is None else t0 + local.SWEEP_AFTER_SHARE * (deadline - t0)
+    descent = answer is not None and len(net.arc_node) <= local.LOCAL_MAX_ARCS
     while heap and heap[0][0] < best_value:
         if deadline is not None and time_left() <= 0.01:
             open_bound = heap[0][0]
             break
-        if sweeping and stats["level_boxes"] and (box_lps or stats["level_boxes"] >= SWEEP_AFTER_BOXES
+        if sweeping and stats["level_boxes"] and (box_lps or stats["level_boxes"] >= local.SWEEP_AFTER_BOXES
                                                  or heap[0][3] != BOX or time.perf_counter() >= sweep_at):
             sweeping = False
             lower_small_topics()
             continue
-        if descent and stats["level_boxes"] >= LOCAL_AFTER_BOXES:
+        if descent and stats["level_boxes"] >= local.LOCAL_AFTER_BOXES:
             descent = False
             improve()
             continue
@@ -390,7 +412,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         if kind == LEAF:
             warm = warm or leaf_lp(sp, net, threads)
             settled = relax_settled(warm, lo, cutoff()) if workers > 1 else None  # then no partner needed
-            batch = [(lo, bound)] + (partners() if workers > 1 and settled is None else [])
+            batch = [(lo, bound)] + (partners(lo) if workers > 1 and settled is None else [])
             if settled is not None:
                 done = [(settled, None)]
             elif len(batch) == 1:
@@ -399,8 +421,12 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                 done = relax_rounded_each(warm, [v for v, _ in batch], left, cutoff())
             stats["level_relaxed"] += len(batch)
             stats["level_paired"] += len(batch) - 1
+            stats["level_inside"] += sum(1 for _, b in batch if math.isinf(b))
             take_rounded(rounded for _, rounded in done)  # an early answer: later relaxations stop at its cutoff
-            unfinished = [b for (v, b), (lp, _) in zip(batch, done) if not relaxed_leaf(v, b, lp)]
+            for (v, b), (lp, _) in zip(batch, done):
+                if math.isinf(b):  # a vector inside a box in line: its value for when its leaf comes up
+                    remember(v, box_value(sp, lp))
+            unfinished = [b for (v, b), (lp, _) in zip(batch, done) if not math.isinf(b) and not relaxed_leaf(v, b, lp)]
             if unfinished:
                 open_bound = min(unfinished)
                 break
@@ -440,34 +466,6 @@ start 38, 15, 31 and 33 s (two groups spent their time in box MILPs the box LPs 
 without them); without any, two were left unproven (1,115 and 1,008 against 1,116 and 1,009); from
 200 leaves on, 2.1, 15.9, 31.0 and 2.4 s, all four proven."""
 
-LOCAL_AFTER_BOXES = 500
-"""The descent runs once the search has popped this many boxes without ending: the groups it proves
-sooner do not need it (on the oracle benchmark's 50 groups of 10-100 members, a descent first took
-their exact solves from 2.2 to 5.8 s in all)."""
-
-LOCAL_TIME_SHARE = 0.25
-"""The share of the time left that the descent of :mod:`~kipopt.formulations.consumers.level_local` may use."""
-
-SWEEP_TIME_SHARE = 0.5
-"""The share of the time left that the sweep of :mod:`~kipopt.formulations.consumers.level_local` may start
-leaf LPs in (at 100,000 x 5,000 one takes about 3 s of the 10 s target)."""
-
-SWEEP_AFTER_BOXES = 50
-SWEEP_AFTER_SHARE = 0.25
-"""Where leaf LPs are cheap enough for box relaxations (:data:`BOX_LP_MAX_COLUMNS`) the sweep runs as soon
-as the root box is shaved (at 10,000 x 1,000 the tree then proves the optimum in 96 boxes instead of
-126). Above, it waits until the search has popped this many boxes, or reaches a box that is not a
-plain box (a leaf, or one back with its relaxation), or has used this share of its time: there a
-sweep LP takes seconds, and the closed-form boxes raise the bound cheaply first (at 100,000 x 5,000
-from the root's 21,181 to about 23,000 in 0.3 s; a sweep run at once took the 4 s that left the bound
-at 21,181 when the 10 s ran out)."""
-
-LOCAL_MAX_ARCS = 5_000
-"""The descent runs on groups whose leaf models have at most this many arcs (a 100-member, 20-topic group
-has about 2,000). At 10,000 x 1,000 (16,000) its leaf MILPs take 0.85 s each, and it spent 8 s where
-the tree alone proves the group in 1.5 s."""
-
-
 LEAF_WORKERS = 2
 """At most this many large leaf LPs (interior point, each in a child of its own) at once, in the sweep and
 for the leaves first in line (:meth:`~kipopt.formulations.highs.WarmLP.solve_then_each`): the level tree
@@ -479,6 +477,10 @@ def leaf_workers(threads: int | None) -> int:
     process's cores (:func:`kipopt.deadline.cores`: a ``--batch`` worker's share)."""
     return max(1, min(LEAF_WORKERS, threads or cores()))
 
+
+SPECULATIVE_PARTNERS = True
+"""A large leaf with no other leaf in line is solved beside the vector nearest it in the box of least bound:
+at 100,000 x 5,000 (0 to 5 pairs among 45 leaf LPs before) the proof took 47 s instead of 71."""
 
 LEAF_MILP_CHILD_COLUMNS = 40_000
 """Under a deadline, a leaf MILP with more columns than this runs in a child the deadline kills (at

@@ -11,6 +11,7 @@ from unittest import mock
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import kipopt.formulations.consumers.level_local as level_local
 import kipopt.formulations.consumers.level_tree as level_tree
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_search import fixed_model
@@ -121,7 +122,7 @@ def test_tree_with_box_relaxations_and_descent_equals_brute_force(inst):
     if answer is None:
         return
     value = balanced_objective(inst, answer)
-    with mock.patch.object(level_tree, "LOCAL_AFTER_BOXES", 0):   # the descent before the first box
+    with mock.patch.object(level_local, "LOCAL_AFTER_BOXES", 0):   # the descent before the first box
         found = search_tree(inst, lay, value, answer=answer)
     assert found.bound == best
     assert (found.value if found.assignment is not None else value) == best

@@ -476,3 +476,35 @@ def test_large_leaves_solved_two_at_a_time_prove_the_same_optimum(seed, monkeypa
     assert one.bound == min(value, one.value or value) == two.bound == min(value, two.value or value)
     assert two.assignment is None or not balanced_violations(inst, two.assignment)
     assert max(batches) == 2 and two.info["level_paired"] >= 1 and one.info["level_paired"] == 0
+
+
+def test_a_lone_large_leaf_is_solved_beside_a_vector_of_the_next_box(monkeypatch):
+    """Every leaf LP taken as large (as at 100,000 x 5,000): a popped leaf with no other leaf in line is
+    solved beside the vector nearest it in the box of least bound; the tree proves the same optimum as
+    without those partners (the LP values it remembers for them are bounds of their leaves), and it did
+    solve some."""
+    import kipopt.formulations.consumers.level_tree as level_tree
+    from kipopt.formulations.consumers.balanced import solve_balanced
+    from kipopt.formulations.highs import WarmLP
+    monkeypatch.setattr(WarmLP, "WARM_COLUMNS", 0)
+    monkeypatch.setattr(level_tree, "BOX_LP_MAX_COLUMNS", 0)
+    inside = 0
+    for seed in (3, 6, 11):
+        inst = generate("consumers", seed, members=20, topics=6, partitions=300, subscriptions="mixed")
+        lay = layout(inst)
+        value, least = decmin_incumbent(inst, lay)
+        answer = solve_balanced(inst, lay=lay)[0]
+        runs = []
+        for on in (False, True):
+            monkeypatch.setattr(level_tree, "SPECULATIVE_PARTNERS", on)
+            runs.append(search_tree(inst, lay, incumbent=value, best=least, answer=answer, threads=2,
+                                    deadline=time.perf_counter() + 120))
+        off, with_inside = runs
+
+        def best(found):
+            return value if found.value is None else min(value, found.value)
+        assert off.info["level_inside"] == 0
+        assert off.bound == best(off) == with_inside.bound == best(with_inside)
+        assert with_inside.assignment is None or not balanced_violations(inst, with_inside.assignment)
+        inside += with_inside.info["level_inside"]
+    assert inside >= 1
