@@ -95,7 +95,7 @@ def make_start(instance: ConsumersInstance, lay: Layout, threads: int | None, de
     space = level_base(instance, lay)
     net = arcs(space, best)
     leaf = None
-    if leaf_columns(net) <= WarmLP.WARM_COLUMNS:  # solved first: the bounds' index is built while HiGHS works
+    if leaf_columns(net) <= WarmLP.WARM_COLUMNS:  # a leaf solved here (larger ones run in children, forks)
         leaf = leaf_lp(space, net, threads)
         lo, hi = root_box(lay, space)
         even = np.clip(int(space.sizes.sum()) // max(1, len(lay.members)), lo, hi)
