@@ -2,7 +2,7 @@
 
 A box whose relaxation raised its bound is shaved by that relaxation's row duals before it is split
 (:mod:`~kipopt.formulations.consumers.level_duals`, switched by
-:data:`~kipopt.formulations.consumers.level_tree.DUAL_SHAVE`). This script solves the paper grid's four
+:data:`~kipopt.formulations.consumers.level_policy.DUAL_SHAVE`). This script solves the paper grid's four
 slowest mixed groups of 10,000 partitions over 100 members and 20 topics (the grid's seeds and
 parameters, regenerated) with ``exact.balanced`` in process, one thread, both ways, one after the
 other, and reports status, answer, bound, boxes, box relaxations and seconds, and each group's time
@@ -33,7 +33,7 @@ import argparse
 import sys
 import time
 
-import kipopt.formulations.consumers.level_tree as level_tree
+import kipopt.formulations.consumers.level_policy as level_policy
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.balanced import run_balanced
 from kipopt.methods import SolveOptions
@@ -46,7 +46,7 @@ GROUPS = [(13, 0.05), (19, 0.05), (19, 0.0), (13, 0.0)]
 
 
 def solve(inst, shave: bool, limit: float) -> dict:
-    level_tree.DUAL_SHAVE = shave
+    level_policy.DUAL_SHAVE = shave
     t0 = time.perf_counter()
     result = run_balanced(inst, SolveOptions(time_limit=limit, threads=1))
     return {"status": result.status.value, "objective": result.objective, "bound": result.bound,

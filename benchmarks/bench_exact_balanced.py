@@ -269,10 +269,11 @@ a typical run. The whole script::
 children, and a fork waits for a thread working beside).
 
 Then a large leaf with no other leaf in line was solved beside the vector nearest it in the box of least
-bound (``level_tree.SPECULATIVE_PARTNERS``, among the first ``INSIDE_TRIES`` = 32 boxes in line):
+bound (``level_policy.SPECULATIVE_PARTNERS``, among the first ``INSIDE_TRIES`` = 32 boxes in line):
 ``kipopt solve --time-limit 300`` proves 100,000 x 5,000 at 23,549 in 46.9-48.2 s end to end over three
 runs (71.0 s before; 10 pairs among 35 leaf LPs, 6 of them inside boxes, where there were 0-5 pairs;
-with 4 tries 56.6 and 57.6 s). At the targets' limits nothing moves: the partners start after the sweep, which
+with 4 tries 56.6 and 57.6 s). With the boxes first in line bounded and split while the leaves' children
+work (``level_policy.BOXES_BESIDE``; 42 boxes so): 45.8 s; 1,000,000 x 10,000: 243,636 / 243,632 at 109.2 s. At the targets' limits nothing moves: the partners start after the sweep, which
 takes the first 7 s at 100,000 x 5,000 (23,549 / 23,192 and 23,197 at 9.48 and 9.37 s), and 1,000,000 x
 10,000 gave 243,636 / 243,632 at 109.0 s again (1,234 MB peak).
 """

@@ -82,13 +82,22 @@ def call_highs_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: C
     return call_before_with(deadline, _guarded(fn), meanwhile, wanted)
 
 
-def call_highs_each_before(deadline: Deadline, fns: list[Callable[[], T]]) -> list[T | None]:
+def call_highs_each_before(deadline: Deadline, fns: list[Callable[[], T]],
+                           meanwhile: Callable[[], None] | None = None) -> list[T | None]:
     """Each of ``fns`` in a child of its own, all at once, each killed when ``deadline`` passes (as
     :func:`call_highs_before`): their results in order, ``None`` for one that did not finish. Without a
-    deadline, or inside such a child, they run here one after another."""
-    if len(fns) <= 1:
-        return [call_highs_before(deadline, fn) for fn in fns]
-    first, rest = call_highs_before_with(deadline, fns[0], lambda: call_highs_each_before(deadline, fns[1:]))
+    deadline, or inside such a child, they run here one after another. ``meanwhile()`` runs here once all
+    are started (after them, where they run here)."""
+    if not fns:
+        if meanwhile is not None:
+            meanwhile()
+        return []
+    if len(fns) == 1:
+        if meanwhile is None:
+            return [call_highs_before(deadline, fns[0])]
+        return [call_highs_before_with(deadline, fns[0], meanwhile)[0]]
+    first, rest = call_highs_before_with(deadline, fns[0],
+                                         lambda: call_highs_each_before(deadline, fns[1:], meanwhile))
     return [first, *rest]
 
 
@@ -192,14 +201,18 @@ class WarmLP:
         return result
 
     def solve_then(self, lp: ArrayLP, fixed: Callable[[np.ndarray], np.ndarray], time_limit: float | None = None,
-                   cutoff: float | None = None, start=None) -> tuple[HighsResult, HighsResult | None]:
+                   cutoff: float | None = None, start=None,
+                   meanwhile: Callable[[], None] | None = None) -> tuple[HighsResult, HighsResult | None]:
         """:meth:`solve`, then (when that is optimal at most ``cutoff``) the same LP with its first
         ``len(fixed(x))`` columns fixed at ``fixed(x)``, ``x`` the first optimum, from the first's basis.
 
         Above :data:`WARM_COLUMNS` under a time limit both run in one child: fixing columns keeps the
         first optimum's basis dual feasible, so the second is a short dual simplex in the same HiGHS
         object, where a second child would solve it cold (as long as the first; measured at 100,000 x
-        5,000: 2.9 s each, which left the tree's first leaf without its rounded answer at a 10 s limit)."""
+        5,000: 2.9 s each, which left the tree's first leaf without its rounded answer at a 10 s limit).
+        ``meanwhile()`` runs here while that child works (after the solve, where it runs here)."""
+        if meanwhile is not None:
+            return self.solve_then_each([lp], fixed, time_limit, cutoff, meanwhile, start)[0]
         if lp.num_col <= self.WARM_COLUMNS or time_limit is None:
             until = Deadline.after(time_limit)
             first = self.solve(lp, time_limit, cutoff, start)
@@ -223,22 +236,29 @@ class WarmLP:
         return _first_settled(lp, self.carried, cutoff)
 
     def solve_then_each(self, lps: list[ArrayLP], fixed: Callable[[np.ndarray], np.ndarray],
-                        time_limit: float | None = None, cutoff: float | None = None
+                        time_limit: float | None = None, cutoff: float | None = None,
+                        meanwhile: Callable[[], None] | None = None, start=None
                         ) -> list[tuple[HighsResult, HighsResult | None]]:
         """:meth:`solve_then` for each of ``lps`` (members of the family), in order. Where they are large
         (above :data:`WARM_COLUMNS`, under a time limit) each one the family's kept duals do not settle
         runs in a child of its own, all at once (:func:`call_highs_each_before`): interior point keeps
         one core busy, so two leaves of the level tree at 1,000,000 x 10,000 take 8.5 s together, as
         long as one alone. Their optima's duals are kept in order once all are back. Otherwise one
-        after another, each settled by the duals of those before it where they can."""
-        if len(lps) == 1 or time_limit is None or in_guarded_child() or \
+        after another, each settled by the duals of those before it where they can. ``meanwhile()`` runs here
+        once the children are started (after the solves, where they run here; ``start``: as for
+        :meth:`solve_then`, for a batch of one)."""
+        if (len(lps) == 1 and meanwhile is None) or time_limit is None or in_guarded_child() or \
                 any(lp.num_col <= self.WARM_COLUMNS for lp in lps):
             until = Deadline.after(time_limit)
-            return [self.solve_then(lp, fixed, until.limit(), cutoff) for lp in lps]
+            done = [self.solve_then(lp, fixed, until.limit(), cutoff, start if len(lps) == 1 else None)
+                    for lp in lps]
+            if meanwhile is not None:
+                meanwhile()
+            return done
         out = [(_first_settled(lp, self._duals, cutoff), None) for lp in lps]
         wave = [i for i, (settled, _) in enumerate(out) if settled is None]
         jobs = [partial(_solve_then, lps[i], fixed, time_limit, cutoff, self._threads) for i in wave]
-        for i, done in zip(wave, call_highs_each_before(Deadline.after(time_limit), jobs)):
+        for i, done in zip(wave, call_highs_each_before(Deadline.after(time_limit), jobs, meanwhile)):
             out[i] = (stopped_at_limit(), None) if done is None else done
             if done is not None and done[0].row_dual is not None:
                 self._keep(done[0].row_dual)

@@ -169,7 +169,7 @@ def test_batch_workers_share_the_cores_for_their_childrens_sake(monkeypatch):
     """A ``--batch`` worker is given its share of the cores (:func:`kipopt.deadline.share_cores`), so that the
     level tree in it pairs large leaf LPs only where its share has room for two."""
     from kipopt import deadline
-    from kipopt.formulations.consumers.level_tree import leaf_workers
+    from kipopt.formulations.consumers.level_policy import leaf_workers
     monkeypatch.setattr(deadline, "_CORES", None)
     whole = deadline.cores()
     assert leaf_workers(None) == min(2, whole) and leaf_workers(1) == 1 and leaf_workers(8) == 2

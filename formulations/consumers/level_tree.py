@@ -40,32 +40,29 @@ line with it. The closed form pools what every member could keep; the LP also as
 partitions and all the others find holders, and, once a node's base level is fixed, whether its high
 members can hold their extra partition. It shares the leaves' HiGHS model and duals (one pattern), so a
 box is often settled by the last optimum's duals and otherwise re-solved from the basis its parent's LP
-ended at. On a 100-member, 20-topic group of the production grid it bounds the box ``λ ∈ {99, 100}^20``
-by 1,501 where the closed form says 1,206 (the best vector: 1,526); an earlier transportation LP over the
-same boxes (count ranges and supplies only) gave the same bound there but stayed far below the leaves'
-LPs inside the box (1,501 at a vector whose LP is 1,549), and that group took 154 s to prove with it
-against about 20 s with these. Above :data:`BOX_LP_MAX_COLUMNS` columns only the closed form runs.
+ended at (measured: :func:`~kipopt.formulations.consumers.level_warm.relax_box`). Above
+``level_policy.BOX_LP_MAX_COLUMNS`` columns only the closed form runs.
 A box back with its relaxation is shaved by that relaxation's row duals before it is split, and its
 children start with the bounds those duals give them (:mod:`~kipopt.formulations.consumers.level_duals`,
-:data:`DUAL_SHAVE`).
+``level_policy.DUAL_SHAVE``).
 
-Boxes bounded by the leaves' duals. Above :data:`BOX_LP_MAX_COLUMNS`, where no box gets a relaxation of
+Boxes bounded by the leaves' duals. Above ``level_policy.BOX_LP_MAX_COLUMNS``, where no box gets a relaxation of
 its own, a box is bounded with no solve by the duals the leaves' solves left behind (the last optima's
 and the last cutoff's, :attr:`WarmLP.carried <kipopt.formulations.highs.WarmLP.carried>`, and those its
 parent was bounded with): weak duality on the box's relaxation holds for any duals of the pattern. The
 box is dropped when the best of them reaches the best answer, goes back in line when it rises, and is
-otherwise shaved by them (:data:`CARRIED_BOX_BOUNDS`). The leaves' LPs are far stronger than the closed
-form there (at 1,000,000 x 10,000 the closed form left boxes at 224,000 whose leaves the carried duals
-put above the answer, 243,636), and a few leaf optima's duals price whole boxes near them.
+otherwise shaved by them (``level_policy.CARRIED_BOX_BOUNDS``): a few leaf optima's duals price whole boxes near
+them. While large leaf LPs solve in children the parent does this for the boxes first in line
+(``level_policy.BOXES_BESIDE``).
 
 Two leaves at a time. A large leaf LP (interior point, in a child: above
 :attr:`WarmLP.WARM_COLUMNS <kipopt.formulations.highs.WarmLP.WARM_COLUMNS>`) keeps one core busy while
-the other waits. With :data:`LEAF_WORKERS` (and as many threads allowed) the sweep solves its first
+the other waits. With ``level_policy.LEAF_WORKERS`` (and as many threads allowed) the sweep solves its first
 guess with its lower neighbour at once and then two steps ahead at a time, and a leaf popped is solved
 beside the leaf of least bound in line, wherever it stands among the boxes (neither settled by the
 carried duals), each in a child of its own
 (:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each`); with no other leaf in line,
-beside the vector nearest it in the box of least bound (:data:`SPECULATIVE_PARTNERS`). At 1,000,000 x
+beside the vector nearest it in the box of least bound (``level_policy.SPECULATIVE_PARTNERS``). At 1,000,000 x
 10,000 (120 s, two threads) the tree then reaches 243,632 against the answer 243,636 (gap 0.0016 %;
 0.40 % one at a time); 100,000 x 5,000 is proven in 47 s (71 s with leaf partners only).
 
@@ -87,7 +84,7 @@ groups, the descent of that module improves the answer in hand from its least lo
 flat bounds reaches single vectors in no useful order, and every bound prunes more below a better
 answer.
 
-Narrow boxes in one MILP. Where the leaves pile up (from :data:`CUBE_AFTER_LEAVES` leaf LPs on), a box
+Narrow boxes in one MILP. Where the leaves pile up (from ``level_policy.CUBE_AFTER_LEAVES`` leaf LPs on), a box
 at most :data:`~kipopt.formulations.consumers.level_box.CUBE_WIDTH` wide per topic, with at least
 :data:`~kipopt.formulations.consumers.level_box.CUBE_TOPICS` topics undecided and a small enough model,
 is settled by one MILP over all its vectors (:mod:`~kipopt.formulations.consumers.level_box`, member
@@ -111,7 +108,7 @@ from itertools import count as counter
 
 import numpy as np
 
-from kipopt.deadline import Deadline, cores
+from kipopt.deadline import Deadline
 from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import Layout
@@ -120,7 +117,7 @@ from kipopt.formulations.consumers.level_box import (CUBE_HIGHS_OPTIONS, CUBE_TI
                                                      worth_a_milp)
 from kipopt.formulations.consumers.level_answers import better, box_value, least_loads_of, rule_units
 from kipopt.formulations.consumers.level_duals import carried_bound, split
-from kipopt.formulations.consumers import level_local as local
+from kipopt.formulations.consumers import level_local as local, level_policy as policy
 from kipopt.formulations.consumers.level_local import descend, first_guess, lowered, sweep
 from kipopt.formulations.consumers.level_search import SearchResult, arcs, fixed_model
 from kipopt.formulations.consumers.level_start import Start
@@ -156,7 +153,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     heap: list = []
     stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_cutoff": 0, "level_rounded": 0,
              "level_milps": 0, "level_cubes": 0, "level_box_lps": 0, "level_dual_cut": 0, "level_dual_raised": 0,
-             "level_known": 0, "level_paired": 0, "level_inside": 0}
+             "level_known": 0, "level_paired": 0, "level_inside": 0, "level_beside": 0}
 
     def kind_of(lo: np.ndarray, hi: np.ndarray) -> int:
         return LEAF if (lo == hi).all() else BOX
@@ -172,11 +169,12 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     push(float(box_bounds(tr, tr.lo, tr.hi)[0]), kind_of(tr.lo, tr.hi), tr.lo, tr.hi)
     open_bound = math.inf
     columns = leaf_columns(net)
-    box_lps, eager = columns <= BOX_LP_MAX_COLUMNS, columns <= BOX_LP_EAGER_COLUMNS
-    lps_at = t0 + max(BOX_LP_LATE_SECONDS, BOX_LP_LATE_SHARE * (deadline - t0)) if deadline is not None else math.inf
+    box_lps, eager = columns <= policy.BOX_LP_MAX_COLUMNS, columns <= policy.BOX_LP_EAGER_COLUMNS
+    lps_at = math.inf if deadline is None else \
+        t0 + max(policy.BOX_LP_LATE_SECONDS, policy.BOX_LP_LATE_SHARE * (deadline - t0))
     failed_at = math.inf   # the best answer when a box's MILP last ran out of its turn
     large_leaves = columns > WarmLP.WARM_COLUMNS and deadline is not None and not in_guarded_child()
-    workers = leaf_workers(threads) if large_leaves else 1   # leaf LPs at once, each in a child of its own
+    workers = policy.leaf_workers(threads) if large_leaves else 1   # leaf LPs at once, each in a child of its own
     known: dict[tuple[int, ...], float] = {}   # vectors whose leaf LP the sweep or the descent solved
 
     def remember(vector: np.ndarray, value: float | None) -> None:
@@ -207,7 +205,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         def run():
             return solve_lp(model.lp, integer=True, time_limit=left, threads=threads, cutoff=cut)
         # a large MILP in a child the deadline kills: HiGHS checks its own limit only between nodes
-        in_child = deadline is not None and model.lp.num_col > LEAF_MILP_CHILD_COLUMNS
+        in_child = deadline is not None and model.lp.num_col > policy.LEAF_MILP_CHILD_COLUMNS
         result = call_highs_before(Deadline(deadline), run) if in_child else run()
         stats["level_milps"] += 1
         if result is None:
@@ -255,7 +253,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
 
         def score(rs: list[int]) -> list[float]:
             vectors = [lowered(start, sp.sizes, r, tr.lo, tr.hi) for r in rs]
-            done = relax_rounded_each(warm, vectors, time_left(), cutoff())
+            done = relax_rounded_each(warm, vectors, time_left(), cutoff(), beside)
             take_rounded(rounded for _, rounded in done)
             values = [box_value(sp, lp) for lp, _ in done]  # cut off above the best: its bound steers the walk
             for vector, value in zip(vectors, values):
@@ -311,7 +309,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         for vector, bound, settled in dropped:
             relaxed_leaf(vector, bound, settled)
         more = [(vector, bound) for vector, bound, _ in more]
-        if SPECULATIVE_PARTNERS:
+        if policy.SPECULATIVE_PARTNERS:
             more += inside(popped, workers - 1 - len(more))
         return more
 
@@ -321,7 +319,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         out: list[tuple[np.ndarray, float]] = []
         if wanted <= 0:
             return out
-        boxes = heapq.nsmallest(INSIDE_TRIES, (item for item in heap if item[3] in (BOX, SPLIT)
+        boxes = heapq.nsmallest(policy.INSIDE_TRIES, (item for item in heap if item[3] in (BOX, SPLIT)
                                                and item[0] < best_value), key=lambda item: item[:3])
         for item in boxes:  # a few only: each try bounds its vector by every carried dual
             vector = np.clip(popped, item[4], item[5])
@@ -336,6 +334,45 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                 break
         return out
 
+    def carried(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray, start) -> tuple[bool, bool, object]:
+        """A box bounded by the duals the leaves' solves left (above :data:`BOX_LP_MAX_COLUMNS`): ``(settled,
+        relaxed, start)``, settled when dropped or back in line; else shaved by the best of them below."""
+        if not policy.CARRIED_BOX_BOUNDS or warm is None or not warm.warm.carried:
+            return False, False, start
+        value, dual = carried_bound(warm, lo, hi, None if start is None else start.row_dual)
+        if value >= best_value:
+            stats["level_dual_cut"] += 1
+            return True, True, start
+        if value > bound:  # back in line
+            stats["level_dual_raised"] += 1
+            push(value, kind, lo, hi, True, WarmStart(None, dual))
+            return True, True, start
+        return False, True, WarmStart(None, dual)
+
+    def split_box(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray, relaxed: bool, start) -> None:
+        """The box's children in line (below a box its MILP did not settle, leaves only until a better answer)."""
+        duals = start.row_dual if relaxed and start is not None and policy.DUAL_SHAVE else None
+        for l2, h2, b2 in split(tr, warm, lo, hi, best_value, duals, deadline):
+            push(max(b2, bound), SPLIT if kind == SPLIT and (l2 != h2).any() else kind_of(l2, h2), l2, h2, start=start)
+
+    def boxes_beside() -> None:
+        """While large leaf LPs solve in children: the boxes first in line (never a leaf, nor a box its MILP
+        would settle) bounded by the carried duals and split, until a leaf tops the line, nothing left can
+        beat the best answer, or time is up; the parent would wait otherwise (:data:`BOXES_BESIDE`)."""
+        while heap and heap[0][3] in (BOX, SPLIT) and heap[0][0] < best_value and (time_left() or 0) > 0.01:
+            if heap[0][3] == BOX and stats["level_relaxed"] >= policy.CUBE_AFTER_LEAVES and \
+                    worth_a_milp(sp, net, heap[0][4], heap[0][5]):
+                return
+            bound, _, _, kind, lo, hi, relaxed, start = heapq.heappop(heap)
+            stats["level_boxes"] += 1
+            stats["level_beside"] += 1
+            if not relaxed:
+                settled, relaxed, start = carried(bound, kind, lo, hi, start)
+                if settled:
+                    continue
+            split_box(bound, BOX if kind == SPLIT and best_value < failed_at else kind, lo, hi, relaxed, start)
+
+    beside = boxes_beside if policy.BOXES_BESIDE and workers > 1 and not box_lps else None
     sweeping = answer is not None
     sweep_at = math.inf if deadline is None else t0 + local.SWEEP_AFTER_SHARE * (deadline - t0)
     descent = answer is not None and len(net.arc_node) <= local.LOCAL_MAX_ARCS
@@ -355,7 +392,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         bound, _, _, kind, lo, hi, relaxed, start = heapq.heappop(heap)
         stats["level_boxes"] += 1
         left = time_left()
-        late = stats["level_boxes"] > BOX_LP_LATE_BOXES or (deadline is not None and time.perf_counter() >= lps_at)
+        late = stats["level_boxes"] > policy.BOX_LP_LATE_BOXES or time.perf_counter() >= lps_at
         if kind in (BOX, SPLIT) and not relaxed and box_lps and (eager or late):  # back in line if it rises
             warm = warm or leaf_lp(sp, net, threads)
             value = box_value(sp, relax_box(warm, lo, hi, left, cutoff(), start))
@@ -365,18 +402,11 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             if value is not None and value > bound:
                 push(value, kind, lo, hi, True, warm.warm.start)
                 continue
-        if kind in (BOX, SPLIT) and not relaxed and not box_lps and CARRIED_BOX_BOUNDS and warm is not None \
-                and warm.warm.carried:
-            value, dual = carried_bound(warm, lo, hi, None if start is None else start.row_dual)
-            if value >= best_value:
-                stats["level_dual_cut"] += 1
+        if kind in (BOX, SPLIT) and not relaxed and not box_lps:
+            settled, relaxed, start = carried(bound, kind, lo, hi, start)
+            if settled:
                 continue
-            if value > bound:  # back in line
-                stats["level_dual_raised"] += 1
-                push(value, kind, lo, hi, True, WarmStart(None, dual))
-                continue
-            relaxed, start = True, WarmStart(None, dual)  # shaved by them below
-        if kind == BOX and stats["level_relaxed"] >= CUBE_AFTER_LEAVES and worth_a_milp(sp, net, lo, hi):
+        if kind == BOX and stats["level_relaxed"] >= policy.CUBE_AFTER_LEAVES and worth_a_milp(sp, net, lo, hi):
             model = box_model(sp, net, lo, hi)
             cut = cutoff()
             turn = None if left is None else CUBE_TIME_SHARE * left
@@ -396,12 +426,8 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             kind, failed_at = SPLIT, best_value
         if kind == SPLIT and best_value < failed_at:
             kind = BOX
-        if kind in (BOX, SPLIT):  # below a box its MILP did not settle, leaves only until a better answer
-            duals = start.row_dual if relaxed and start is not None and DUAL_SHAVE else None
-            kids = split(tr, warm, lo, hi, best_value, duals, deadline)
-            for l2, h2, b2 in kids:
-                push(max(b2, bound), SPLIT if kind == SPLIT and (l2 != h2).any() else kind_of(l2, h2), l2, h2,
-                     start=start)
+        if kind in (BOX, SPLIT):
+            split_box(bound, kind, lo, hi, relaxed, start)
             continue
         seen = known.get(tuple(lo.tolist())) if kind == LEAF else None
         if seen is not None:  # its LP was solved before (the sweep, the descent)
@@ -417,9 +443,9 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
             if settled is not None:
                 done = [(settled, None)]
             elif len(batch) == 1:
-                done = [relax_rounded(warm, lo, left, cutoff(), start)]
+                done = [relax_rounded(warm, lo, left, cutoff(), start, beside)]
             else:
-                done = relax_rounded_each(warm, [v for v, _ in batch], left, cutoff())
+                done = relax_rounded_each(warm, [v for v, _ in batch], left, cutoff(), beside)
             stats["level_relaxed"] += len(batch)
             stats["level_paired"] += len(batch) - 1
             stats["level_inside"] += sum(1 for _, b in batch if math.isinf(b))
@@ -440,65 +466,3 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         open_bound = min(open_bound, heap[0][0])
     info = dict(stats, level_seconds=round(time.perf_counter() - t0, 6), level_search="tree")
     return SearchResult(found, None if found is None else best_value, float(min(best_value, open_bound)), info)
-
-
-BOX_LP_EAGER_COLUMNS = 10_000
-"""Up to this many leaf LP columns every box gets its relaxation. Above, the tree starts with its closed-form
-bounds alone and adds the relaxations late (:data:`BOX_LP_LATE_BOXES`): on the 10,000 x 1,000 benchmark
-group (16,000 columns) its proof took 5.9 s with them from the start (76 boxes, 70 box LPs) against 1.6 s
-without (156 boxes); a 100-member, 20-topic group has about 2,000 to 5,000."""
-
-BOX_LP_MAX_COLUMNS = 50_000
-"""Above this many columns, no box relaxations (a solve there runs interior point in a child, seconds each)."""
-
-BOX_LP_LATE_BOXES = 300
-BOX_LP_LATE_SHARE = 0.25
-BOX_LP_LATE_SECONDS = 5.0
-"""Models above :data:`BOX_LP_EAGER_COLUMNS` get box relaxations once the closed-form search has popped this
-many boxes, or used this share of its time and at least these seconds: the 10,000 x 1,000 benchmark
-group, proven in 156 boxes and 1.5 s, never gets them; a 100,000 x 1,000 x 50 group, which pops a
-handful of boxes in a minute, gets them after 15 s."""
-
-CUBE_AFTER_LEAVES = 200
-"""Boxes go to the MILP of :mod:`~kipopt.formulations.consumers.level_box` only once this many leaf LPs have
-been solved: until then the box relaxations and the leaves settle the group, or show that they do not.
-Measured on four 100-member, 20-topic groups of the production grid (60 s limit): with the MILPs from the
-start 38, 15, 31 and 33 s (two groups spent their time in box MILPs the box LPs did not need: 2 s
-without them); without any, two were left unproven (1,115 and 1,008 against 1,116 and 1,009); from
-200 leaves on, 2.1, 15.9, 31.0 and 2.4 s, all four proven."""
-
-LEAF_WORKERS = 2
-"""At most this many large leaf LPs (interior point, each in a child of its own) at once, in the sweep and
-for the leaves first in line (:meth:`~kipopt.formulations.highs.WarmLP.solve_then_each`): the level tree
-works on one core otherwise."""
-
-
-def leaf_workers(threads: int | None) -> int:
-    """Large leaf LPs solved at once: :data:`LEAF_WORKERS`, no more than ``threads`` (when given) or the
-    process's cores (:func:`kipopt.deadline.cores`: a ``--batch`` worker's share)."""
-    return max(1, min(LEAF_WORKERS, threads or cores()))
-
-
-SPECULATIVE_PARTNERS = True
-INSIDE_TRIES = 32
-"""A large leaf with no other leaf in line is solved beside the vector nearest it in a box of least bound
-(of the first :data:`INSIDE_TRIES` in line, each try a bound by every carried dual): at 100,000 x 5,000 (0 to
-5 pairs among 45 leaf LPs before) the proof took 47-48 s instead of 71 (57 s with 4 tries)."""
-
-LEAF_MILP_CHILD_COLUMNS = 40_000
-"""Under a deadline, a leaf MILP with more columns than this runs in a child the deadline kills (at
-1,000,000 x 10,000 a leaf has 208,000)."""
-
-CARRIED_BOX_BOUNDS = True
-"""Above :data:`BOX_LP_MAX_COLUMNS`, bound a box by the duals the leaves' solves left behind, cut it when
-that reaches the best answer, else shave it with them (:func:`~kipopt.formulations.consumers.level_duals.carried_bound`). Below, box relaxations
-price the boxes: on a 50-topic group of 100,000 partitions (46,000 columns, box LPs from 15 s on) the
-carried duals' shave before them took the time of half its boxes (bound at 60 s 9,939 against 10,178
-without). On a 100,000 x 5,000
-group (leaf LPs of 89,000 columns, too large for box relaxations) the bound at 60 s rose from 23,161 to
-23,491 (the answer: 23,549), and the group was proven in 79 s end to end (with :attr:`WarmLP.KEPT_DUALS
-<kipopt.formulations.highs.WarmLP.KEPT_DUALS>` duals kept)."""
-
-DUAL_SHAVE = True
-"""Shave relaxed boxes by their relaxations' duals (:mod:`~kipopt.formulations.consumers.level_duals`):
-on the production grid's 100-member groups, 3 to 8 times fewer boxes to the same proofs."""

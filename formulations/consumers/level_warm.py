@@ -98,12 +98,17 @@ def relax_box(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, time_limit: float | 
     """A relaxation of every vector's MILP in the box ``[lo, hi]`` at once, in the leaves' pattern (so
     it is tried against the last optimum's duals, and starts from the basis ``start``, else the last
     solve's): its optimum bounds every vector of the box (see :func:`_model`); at ``lo == hi`` it is
-    :func:`relax`."""
+    :func:`relax`. On a 100-member, 20-topic group of the production grid it bounds the box
+    ``λ ∈ {99, 100}^20`` by 1,501 where the closed form says 1,206 (the best vector: 1,526); an earlier
+    transportation LP over the same boxes (count ranges and supplies only) gave the same bound there but
+    stayed far below the leaves' LPs inside the box (1,501 at a vector whose LP is 1,549), and that group
+    took 154 s to prove with it against about 20 s with these. The closed form's 224,000 at 1,000,000 x
+    10,000 stood where the leaves' carried duals put the boxes above the answer, 243,636."""
     return leaf.warm.solve(_model(leaf, lo, hi), time_limit, cutoff, start)
 
 
 def relax_rounded(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None, cutoff: float | None = None,
-                  start=None) -> tuple[HighsResult, tuple[FixedModel, HighsResult] | None]:
+                  start=None, meanwhile=None) -> tuple[HighsResult, tuple[FixedModel, HighsResult] | None]:
     """:func:`relax`, then (when its optimum is at most ``cutoff``) a primal heuristic from its basis: the
     relaxation's high counts ``η`` rounded (largest remainders, their sum kept: it is ``P - Σ n μ``) and
     fixed, the LP solved again, in one HiGHS object where the leaf LP is large
@@ -111,7 +116,7 @@ def relax_rounded(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = N
     of the vector's MILP, returned with the model :func:`~kipopt.formulations.consumers.level_search.read_back`
     reads it through; ``None`` otherwise."""
     first, second = leaf.warm.solve_then(_model(leaf, vector, vector), lambda x: _rounded_high(leaf, x), time_limit,
-                                         cutoff, start)
+                                         cutoff, start, meanwhile)
     return first, None if second is None else _answer(leaf, vector, second)
 
 
@@ -122,11 +127,12 @@ def relax_settled(leaf: LeafLP, vector: np.ndarray, cutoff: float | None) -> Hig
 
 
 def relax_rounded_each(leaf: LeafLP, vectors: list[np.ndarray], time_limit: float | None = None,
-                       cutoff: float | None = None) -> list[tuple[HighsResult, tuple[FixedModel, HighsResult] | None]]:
+                       cutoff: float | None = None, meanwhile=None
+                       ) -> list[tuple[HighsResult, tuple[FixedModel, HighsResult] | None]]:
     """:func:`relax_rounded` for each of ``vectors``, large leaf LPs all at once, each in a child of its own
-    (:meth:`~kipopt.formulations.highs.WarmLP.solve_then_each`)."""
+    (:meth:`~kipopt.formulations.highs.WarmLP.solve_then_each`), ``meanwhile()`` run here while they work."""
     done = leaf.warm.solve_then_each([_model(leaf, v, v) for v in vectors], lambda x: _rounded_high(leaf, x),
-                                     time_limit, cutoff)
+                                     time_limit, cutoff, meanwhile)
     return [(first, None if second is None else _answer(leaf, v, second)) for v, (first, second) in zip(vectors, done)]
 
 

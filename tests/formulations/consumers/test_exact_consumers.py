@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import kipopt.formulations.consumers.level_policy as level_policy
 from kipopt import from_dict, solve
 from kipopt.api import check
 from kipopt.datasets import generate
@@ -261,7 +262,6 @@ def test_few_members_with_many_partitions_reach_the_member_milp_after_a_tree_pro
     tree's second turn never runs)."""
     from unittest import mock
 
-    import kipopt.formulations.consumers.level_tree as level_tree
     from kipopt.formulations.consumers import balanced as B
 
     inst = generate("consumers", 1, partitions=1000, members=10, topics=10, replication_factor=3,
@@ -276,7 +276,7 @@ def test_few_members_with_many_partitions_reach_the_member_milp_after_a_tree_pro
         probe = B.run_balanced(inst, SolveOptions(time_limit=60, threads=1))
     assert probe.status is Status.OPTIMAL and probe.bound == probe.objective
     assert probe.info["level_box_lps"] > 0 and "milp_status" not in probe.info
-    with mock.patch.object(level_tree, "BOX_LP_MAX_COLUMNS", 0):
+    with mock.patch.object(level_policy, "BOX_LP_MAX_COLUMNS", 0):
         result = B.run_balanced(inst, SolveOptions(time_limit=60, threads=1))
     assert result.status is Status.OPTIMAL and result.bound == result.objective == probe.objective
     assert result.info["milp_status"] in ("optimal", "nothing below the cutoff")

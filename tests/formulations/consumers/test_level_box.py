@@ -10,6 +10,7 @@ from unittest import mock
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import kipopt.formulations.consumers.level_policy as level_policy
 import kipopt.formulations.consumers.level_box as level_box
 import kipopt.formulations.consumers.level_tree as level_tree
 from kipopt.datasets import generate
@@ -95,7 +96,7 @@ def test_box_milp_bounds_every_balanced_assignment_in_the_box(inst, rnd):
 @contextlib.contextmanager
 def _cubes(**limits):
     """Boxes go to the MILP from the first one on (and under ``limits``)."""
-    with mock.patch.multiple(level_box, **limits), mock.patch.object(level_tree, "CUBE_AFTER_LEAVES", 0):
+    with mock.patch.multiple(level_box, **limits), mock.patch.object(level_policy, "CUBE_AFTER_LEAVES", 0):
         yield
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import kipopt.formulations.consumers.level_policy as level_policy
 import kipopt.formulations.consumers.level_tree as level_tree
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
@@ -132,7 +133,7 @@ def test_the_tree_shaved_by_duals_proves_the_same_optimum_with_fewer_box_relaxat
     value, least = decmin_incumbent(inst, lay)
     runs = {}
     for on in (0, 1):
-        monkeypatch.setattr(level_tree, "DUAL_SHAVE", on)
+        monkeypatch.setattr(level_policy, "DUAL_SHAVE", on)
         runs[on] = level_tree.search_tree(inst, lay, incumbent=value, best=least)
     assert runs[0].bound == runs[1].bound == min(value, runs[1].value or value)
     assert runs[1].info["level_box_lps"] < runs[0].info["level_box_lps"]
@@ -161,10 +162,10 @@ def test_boxes_bounded_by_the_leaves_carried_duals_keep_the_proven_optimum(seed,
     inst = generate("consumers", seed, members=40, topics=8, partitions=1_000, subscriptions="mixed")
     lay = layout(inst)
     value, least = decmin_incumbent(inst, lay)
-    monkeypatch.setattr(level_tree, "BOX_LP_MAX_COLUMNS", 0)
+    monkeypatch.setattr(level_policy, "BOX_LP_MAX_COLUMNS", 0)
     runs = {}
     for on in (False, True):
-        monkeypatch.setattr(level_tree, "CARRIED_BOX_BOUNDS", on)
+        monkeypatch.setattr(level_policy, "CARRIED_BOX_BOUNDS", on)
         runs[on] = level_tree.search_tree(inst, lay, incumbent=value, best=least)
     assert runs[False].bound == runs[True].bound == min(value, runs[False].value or value)
     assert runs[True].info["level_dual_cut"] + runs[True].info["level_dual_raised"] > 0

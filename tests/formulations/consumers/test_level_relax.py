@@ -11,8 +11,8 @@ from unittest import mock
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import kipopt.formulations.consumers.level_policy as level_policy
 import kipopt.formulations.consumers.level_local as level_local
-import kipopt.formulations.consumers.level_tree as level_tree
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_search import fixed_model
 from kipopt.formulations.consumers.level_tree import search_tree
@@ -92,7 +92,7 @@ def test_box_relaxation_is_at_most_every_vectors_relaxation_and_milp(inst, rnd):
 def test_tree_with_late_box_relaxations_equals_brute_force(inst):
     """Box LPs that join after the closed-form search has popped a box or two: the same optimum."""
     best, _ = brute_force(inst, "balanced")
-    with mock.patch.object(level_tree, "BOX_LP_EAGER_COLUMNS", 0), mock.patch.object(level_tree, "BOX_LP_LATE_BOXES", 1):
+    with mock.patch.object(level_policy, "BOX_LP_EAGER_COLUMNS", 0), mock.patch.object(level_policy, "BOX_LP_LATE_BOXES", 1):
         found = search_tree(inst, layout(inst))
     assert found is not None and found.value == found.bound == best
 
@@ -103,7 +103,7 @@ def test_no_box_relaxations_above_their_column_limit():
     inst = generate("consumers", 3, members=12, topics=4, partitions=60, subscriptions="mixed")
     lay = layout(inst)
     plain = search_tree(inst, lay)
-    with mock.patch.object(level_tree, "BOX_LP_MAX_COLUMNS", 1):
+    with mock.patch.object(level_policy, "BOX_LP_MAX_COLUMNS", 1):
         closed = search_tree(inst, lay)
     assert closed.info["level_box_lps"] == 0 < plain.info["level_box_lps"]
     assert closed.value == closed.bound == plain.value == plain.bound

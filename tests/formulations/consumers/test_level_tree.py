@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import kipopt.formulations.consumers.level_policy as level_policy
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_search import search_levels
@@ -426,15 +427,14 @@ def test_leaf_milps_in_a_child_and_leaves_the_sweep_solved_prove_the_same_optimu
     leaf MILP in a child the deadline kills (as above :data:`LEAF_MILP_CHILD_COLUMNS` columns), the same
     proven optimum as in process; a vector the sweep already solved is not solved again (seed 6 reaches
     one, and its MILP)."""
-    import kipopt.formulations.consumers.level_tree as level_tree
     from kipopt.formulations.consumers.balanced import solve_balanced
     inst = generate("consumers", seed, members=20, topics=6, partitions=300, subscriptions="mixed")
     lay = layout(inst)
     value, least = decmin_incumbent(inst, lay)
     answer = solve_balanced(inst, lay=lay)[0]
     runs = []
-    for columns in (level_tree.LEAF_MILP_CHILD_COLUMNS, 0):
-        monkeypatch.setattr(level_tree, "LEAF_MILP_CHILD_COLUMNS", columns)
+    for columns in (level_policy.LEAF_MILP_CHILD_COLUMNS, 0):
+        monkeypatch.setattr(level_policy, "LEAF_MILP_CHILD_COLUMNS", columns)
         runs.append(search_tree(inst, lay, incumbent=value, best=least, answer=answer,
                                 deadline=time.perf_counter() + 60))
     _, status, optimum, _ = solve_members(inst, lay, 60)
@@ -459,7 +459,7 @@ def test_large_leaves_solved_two_at_a_time_prove_the_same_optimum(seed, monkeypa
     value, least = decmin_incumbent(inst, lay)
     answer = solve_balanced(inst, lay=lay)[0]
     monkeypatch.setattr(WarmLP, "WARM_COLUMNS", 0)
-    monkeypatch.setattr(level_tree, "BOX_LP_MAX_COLUMNS", 0)
+    monkeypatch.setattr(level_policy, "BOX_LP_MAX_COLUMNS", 0)
     batches = []
     each = level_tree.relax_rounded_each
 
@@ -469,7 +469,7 @@ def test_large_leaves_solved_two_at_a_time_prove_the_same_optimum(seed, monkeypa
     monkeypatch.setattr(level_tree, "relax_rounded_each", spy)
     runs = []
     for workers in (1, 2):
-        monkeypatch.setattr(level_tree, "LEAF_WORKERS", workers)
+        monkeypatch.setattr(level_policy, "LEAF_WORKERS", workers)
         runs.append(search_tree(inst, lay, incumbent=value, best=least, answer=answer, threads=2,
                                 deadline=time.perf_counter() + 120))
     one, two = runs
@@ -482,13 +482,12 @@ def test_a_lone_large_leaf_is_solved_beside_a_vector_of_the_next_box(monkeypatch
     """Every leaf LP taken as large (as at 100,000 x 5,000): a popped leaf with no other leaf in line is
     solved beside the vector nearest it in the box of least bound; the tree proves the same optimum as
     without those partners (the LP values it remembers for them are bounds of their leaves), and it did
-    solve some."""
-    import kipopt.formulations.consumers.level_tree as level_tree
+    solve some; boxes were bounded and split while the children worked."""
     from kipopt.formulations.consumers.balanced import solve_balanced
     from kipopt.formulations.highs import WarmLP
     monkeypatch.setattr(WarmLP, "WARM_COLUMNS", 0)
-    monkeypatch.setattr(level_tree, "BOX_LP_MAX_COLUMNS", 0)
-    inside = 0
+    monkeypatch.setattr(level_policy, "BOX_LP_MAX_COLUMNS", 0)
+    inside = beside = 0
     for seed in (3, 6, 11):
         inst = generate("consumers", seed, members=20, topics=6, partitions=300, subscriptions="mixed")
         lay = layout(inst)
@@ -496,7 +495,7 @@ def test_a_lone_large_leaf_is_solved_beside_a_vector_of_the_next_box(monkeypatch
         answer = solve_balanced(inst, lay=lay)[0]
         runs = []
         for on in (False, True):
-            monkeypatch.setattr(level_tree, "SPECULATIVE_PARTNERS", on)
+            monkeypatch.setattr(level_policy, "SPECULATIVE_PARTNERS", on)
             runs.append(search_tree(inst, lay, incumbent=value, best=least, answer=answer, threads=2,
                                     deadline=time.perf_counter() + 120))
         off, with_inside = runs
@@ -507,4 +506,5 @@ def test_a_lone_large_leaf_is_solved_beside_a_vector_of_the_next_box(monkeypatch
         assert off.bound == best(off) == with_inside.bound == best(with_inside)
         assert with_inside.assignment is None or not balanced_violations(inst, with_inside.assignment)
         inside += with_inside.info["level_inside"]
-    assert inside >= 1
+        beside += with_inside.info["level_beside"] + off.info["level_beside"]
+    assert inside >= 1 and beside >= 1   # and boxes were bounded and split while leaves solved in children

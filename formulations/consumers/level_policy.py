@@ -1,0 +1,73 @@
+"""When and how the level tree (:mod:`~kipopt.formulations.consumers.level_tree`) spends its time: its box
+relaxations, box MILPs, leaf LPs at once, and the bounds it takes from the leaves' duals; each setting with
+what was measured for it. The tree reads them here at run time (``policy.NAME``), so a test or a benchmark
+may change one for a run."""
+
+from __future__ import annotations
+
+from kipopt.deadline import cores
+
+BOX_LP_EAGER_COLUMNS = 10_000
+"""Up to this many leaf LP columns every box gets its relaxation. Above, the tree starts with its closed-form
+bounds alone and adds the relaxations late (:data:`BOX_LP_LATE_BOXES`): on the 10,000 x 1,000 benchmark
+group (16,000 columns) its proof took 5.9 s with them from the start (76 boxes, 70 box LPs) against 1.6 s
+without (156 boxes); a 100-member, 20-topic group has about 2,000 to 5,000."""
+
+BOX_LP_MAX_COLUMNS = 50_000
+"""Above this many columns, no box relaxations (a solve there runs interior point in a child, seconds each)."""
+
+BOX_LP_LATE_BOXES = 300
+BOX_LP_LATE_SHARE = 0.25
+BOX_LP_LATE_SECONDS = 5.0
+"""Models above :data:`BOX_LP_EAGER_COLUMNS` get box relaxations once the closed-form search has popped this
+many boxes, or used this share of its time and at least these seconds: the 10,000 x 1,000 benchmark
+group, proven in 156 boxes and 1.5 s, never gets them; a 100,000 x 1,000 x 50 group, which pops a
+handful of boxes in a minute, gets them after 15 s."""
+
+CUBE_AFTER_LEAVES = 200
+"""Boxes go to the MILP of :mod:`~kipopt.formulations.consumers.level_box` only once this many leaf LPs have
+been solved: until then the box relaxations and the leaves settle the group, or show that they do not.
+Measured on four 100-member, 20-topic groups of the production grid (60 s limit): with the MILPs from the
+start 38, 15, 31 and 33 s (two groups spent their time in box MILPs the box LPs did not need: 2 s
+without them); without any, two were left unproven (1,115 and 1,008 against 1,116 and 1,009); from
+200 leaves on, 2.1, 15.9, 31.0 and 2.4 s, all four proven."""
+
+LEAF_WORKERS = 2
+"""At most this many large leaf LPs (interior point, each in a child of its own) at once, in the sweep and
+for the leaves first in line (:meth:`~kipopt.formulations.highs.WarmLP.solve_then_each`): the level tree
+works on one core otherwise."""
+
+
+def leaf_workers(threads: int | None) -> int:
+    """Large leaf LPs solved at once: :data:`LEAF_WORKERS`, no more than ``threads`` (when given) or the
+    process's cores (:func:`kipopt.deadline.cores`: a ``--batch`` worker's share)."""
+    return max(1, min(LEAF_WORKERS, threads or cores()))
+
+
+BOXES_BESIDE = True
+"""While large leaf LPs solve in children the parent bounds and splits the boxes first in line instead of
+waiting (at 100,000 x 5,000: 42 boxes so, the proof in 45.8 s instead of 47-48)."""
+
+SPECULATIVE_PARTNERS = True
+INSIDE_TRIES = 32
+"""A large leaf with no other leaf in line is solved beside the vector nearest it in a box of least bound
+(of the first :data:`INSIDE_TRIES` in line, each try a bound by every carried dual): at 100,000 x 5,000 (0 to
+5 pairs among 45 leaf LPs before) the proof took 47-48 s instead of 71 (57 s with 4 tries)."""
+
+LEAF_MILP_CHILD_COLUMNS = 40_000
+"""Under a deadline, a leaf MILP with more columns than this runs in a child the deadline kills (at
+1,000,000 x 10,000 a leaf has 208,000)."""
+
+CARRIED_BOX_BOUNDS = True
+"""Above :data:`BOX_LP_MAX_COLUMNS`, bound a box by the duals the leaves' solves left behind, cut it when
+that reaches the best answer, else shave it with them (:func:`~kipopt.formulations.consumers.level_duals.carried_bound`). Below, box relaxations
+price the boxes: on a 50-topic group of 100,000 partitions (46,000 columns, box LPs from 15 s on) the
+carried duals' shave before them took the time of half its boxes (bound at 60 s 9,939 against 10,178
+without). On a 100,000 x 5,000
+group (leaf LPs of 89,000 columns, too large for box relaxations) the bound at 60 s rose from 23,161 to
+23,491 (the answer: 23,549), and the group was proven in 79 s end to end (with :attr:`WarmLP.KEPT_DUALS
+<kipopt.formulations.highs.WarmLP.KEPT_DUALS>` duals kept)."""
+
+DUAL_SHAVE = True
+"""Shave relaxed boxes by their relaxations' duals (:mod:`~kipopt.formulations.consumers.level_duals`):
+on the production grid's 100-member groups, 3 to 8 times fewer boxes to the same proofs."""
