@@ -307,3 +307,30 @@ def test_the_thread_pool_is_made_again_only_when_its_size_changes():
     finally:
         highs_lp.size_thread_pool = size
     assert made == [1, 2, 1, 1]
+
+
+def test_meanwhile_runs_once_here_while_the_children_work(monkeypatch):
+    """The level tree bounds boxes while its large leaf LPs solve: ``meanwhile`` runs once, in this process,
+    for a batch of several, of one, of none left to solve (the kept duals settled it), and in process; the
+    results are those without it."""
+    import os
+
+    from kipopt.formulations.highs import Deadline, call_highs_each_before
+    ran: list[int] = []
+
+    def note():
+        ran.append(os.getpid())
+    assert call_highs_each_before(Deadline.after(30), [lambda: 1, lambda: 2, lambda: 3], note) == [1, 2, 3]
+    assert call_highs_each_before(Deadline.after(30), [lambda: 4], note) == [4]
+    assert call_highs_each_before(Deadline.after(30), [], note) == []
+    assert ran == [os.getpid()] * 3
+    lps = [_transport(seed) for seed in (1, 2)]
+    alone = [WarmLP().solve_then(lp, _first_columns_floored, time_limit=30) for lp in lps]
+    for columns in (10, 10_000):   # in children, then in process
+        monkeypatch.setattr(WarmLP, "WARM_COLUMNS", columns)
+        ran.clear()
+        both = WarmLP().solve_then_each(lps, _first_columns_floored, time_limit=30, meanwhile=note)
+        one = WarmLP().solve_then(lps[0], _first_columns_floored, time_limit=30, meanwhile=note)
+        assert len(ran) == 2
+        for (first, _), (a, _) in zip(both + [one], alone + alone[:1]):
+            assert first.status == a.status == "optimal" and abs(first.objective - a.objective) < 1e-6
