@@ -64,7 +64,7 @@ carried duals), each in a child of its own
 (:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each`); with no other leaf in line,
 beside the vector nearest it in the box of least bound (``level_policy.SPECULATIVE_PARTNERS``). At 1,000,000 x
 10,000 (120 s, two threads) the tree then reaches 243,632 against the answer 243,636 (gap 0.0016 %;
-0.40 % one at a time); 100,000 x 5,000 is proven in 47 s (71 s with leaf partners only).
+0.40 % one at a time); 100,000 x 5,000 is proven in 46 s (71 s with leaf partners only).
 
 A start made beside. Where a second core is allowed, the tree's index, arcs and first leaf LP (the
 sweep's first vector when the dec-min members hold ``⌊P / M⌋`` or one more) are made in a thread during
