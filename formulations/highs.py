@@ -211,8 +211,17 @@ class WarmLP:
         object, where a second child would solve it cold (as long as the first; measured at 100,000 x
         5,000: 2.9 s each, which left the tree's first leaf without its rounded answer at a 10 s limit).
         ``meanwhile()`` runs here while that child works (after the solve, where it runs here)."""
-        if meanwhile is not None:
-            return self.solve_then_each([lp], fixed, time_limit, cutoff, meanwhile, start)[0]
+        if meanwhile is None:
+            return self._solve_then_here(lp, fixed, time_limit, cutoff, start)
+        if self._in_children([lp], time_limit):
+            return self.solve_then_each([lp], fixed, time_limit, cutoff, meanwhile)[0]
+        done = self._solve_then_here(lp, fixed, time_limit, cutoff, start)
+        meanwhile()
+        return done
+
+    def _solve_then_here(self, lp: ArrayLP, fixed: Callable[[np.ndarray], np.ndarray], time_limit: float | None,
+                         cutoff: float | None, start) -> tuple[HighsResult, HighsResult | None]:
+        """:meth:`solve_then` with nothing to run meanwhile."""
         if lp.num_col <= self.WARM_COLUMNS or time_limit is None:
             until = Deadline.after(time_limit)
             first = self.solve(lp, time_limit, cutoff, start)
@@ -237,7 +246,7 @@ class WarmLP:
 
     def solve_then_each(self, lps: list[ArrayLP], fixed: Callable[[np.ndarray], np.ndarray],
                         time_limit: float | None = None, cutoff: float | None = None,
-                        meanwhile: Callable[[], None] | None = None, start=None
+                        meanwhile: Callable[[], None] | None = None
                         ) -> list[tuple[HighsResult, HighsResult | None]]:
         """:meth:`solve_then` for each of ``lps`` (members of the family), in order. Where they are large
         (above :data:`WARM_COLUMNS`, under a time limit) each one the family's kept duals do not settle
@@ -245,13 +254,10 @@ class WarmLP:
         one core busy, so two leaves of the level tree at 1,000,000 x 10,000 take 8.5 s together, as
         long as one alone. Their optima's duals are kept in order once all are back. Otherwise one
         after another, each settled by the duals of those before it where they can. ``meanwhile()`` runs here
-        once the children are started (after the solves, where they run here; ``start``: as for
-        :meth:`solve_then`, for a batch of one)."""
-        if (len(lps) == 1 and meanwhile is None) or time_limit is None or in_guarded_child() or \
-                any(lp.num_col <= self.WARM_COLUMNS for lp in lps):
+        once the children are started (after the solves, where they run here)."""
+        if (len(lps) == 1 and meanwhile is None) or not self._in_children(lps, time_limit):
             until = Deadline.after(time_limit)
-            done = [self.solve_then(lp, fixed, until.limit(), cutoff, start if len(lps) == 1 else None)
-                    for lp in lps]
+            done = [self.solve_then(lp, fixed, until.limit(), cutoff) for lp in lps]
             if meanwhile is not None:
                 meanwhile()
             return done
@@ -263,6 +269,12 @@ class WarmLP:
             if done is not None and done[0].row_dual is not None:
                 self._keep(done[0].row_dual)
         return out
+
+    def _in_children(self, lps: list[ArrayLP], time_limit: float | None) -> bool:
+        """Whether :meth:`solve_then_each` solves ``lps`` in children: all large, under a time limit, and not
+        inside such a child already."""
+        return time_limit is not None and not in_guarded_child() and all(lp.num_col > self.WARM_COLUMNS
+                                                                           for lp in lps)
 
     def _keep(self, row_dual: np.ndarray) -> None:
         self._duals = [row_dual] + self._duals[:self.KEPT_DUALS - 1]
