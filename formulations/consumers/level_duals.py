@@ -89,7 +89,9 @@ def shave(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, best: float, row_dual: n
 def carried_bound(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, given: np.ndarray | None = None
                   ) -> tuple[float, np.ndarray]:
     """The best bound that the duals the leaves' solves left behind, or ``given`` (those the box's parent was
-    bounded with), give the box ``[lo, hi]`` (weak duality on its relaxation, no solve), with those duals."""
+    bounded with), give the box ``[lo, hi]`` (weak duality on its relaxation, no solve), with those duals.
+    The leaves' LPs are far stronger than the closed form: at 1,000,000 x 10,000 it left boxes at 224,000
+    that these duals put above the answer, 243,636."""
     duals = leaf.warm.carried + ([] if given is None else [given])
     terms = box_terms(leaf, lo[None], hi[None])
     values = [float(dual_bounds(leaf, lo[None], hi[None], d, terms)[0]) for d in duals]

@@ -164,7 +164,8 @@ leaf LPs in (at 100,000 x 5,000 one takes about 3 s of the 10 s target)."""
 
 SWEEP_AFTER_BOXES = 50
 SWEEP_AFTER_SHARE = 0.25
-"""Where leaf LPs are cheap enough for box relaxations (:data:`BOX_LP_MAX_COLUMNS`) the sweep runs as soon
+"""Where leaf LPs are cheap enough for box relaxations
+(:data:`~kipopt.formulations.consumers.level_policy.BOX_LP_MAX_COLUMNS`) the sweep runs as soon
 as the root box is shaved (at 10,000 x 1,000 the tree then proves the optimum in 96 boxes instead of
 126). Above, it waits until the search has popped this many boxes, or reaches a box that is not a
 plain box (a leaf, or one back with its relaxation), or has used this share of its time: there a

@@ -60,13 +60,13 @@ LEAF_MILP_CHILD_COLUMNS = 40_000
 
 CARRIED_BOX_BOUNDS = True
 """Above :data:`BOX_LP_MAX_COLUMNS`, bound a box by the duals the leaves' solves left behind, cut it when
-that reaches the best answer, else shave it with them (:func:`~kipopt.formulations.consumers.level_duals.carried_bound`). Below, box relaxations
-price the boxes: on a 50-topic group of 100,000 partitions (46,000 columns, box LPs from 15 s on) the
-carried duals' shave before them took the time of half its boxes (bound at 60 s 9,939 against 10,178
-without). On a 100,000 x 5,000
-group (leaf LPs of 89,000 columns, too large for box relaxations) the bound at 60 s rose from 23,161 to
-23,491 (the answer: 23,549), and the group was proven in 79 s end to end (with :attr:`WarmLP.KEPT_DUALS
-<kipopt.formulations.highs.WarmLP.KEPT_DUALS>` duals kept)."""
+that reaches the best answer, else shave it with them
+(:func:`~kipopt.formulations.consumers.level_duals.carried_bound`). Below, box relaxations price the
+boxes: on a 50-topic group of 100,000 partitions (46,000 columns, box LPs from 15 s on) the carried
+duals' shave before them took the time of half its boxes (bound at 60 s 9,939 against 10,178 without).
+On a 100,000 x 5,000 group (leaf LPs of 89,000 columns, too large for box relaxations) the bound at 60 s
+rose from 23,161 to 23,491 (the answer: 23,549), and the group was proven in 79 s end to end (with
+:attr:`WarmLP.KEPT_DUALS <kipopt.formulations.highs.WarmLP.KEPT_DUALS>` duals kept)."""
 
 DUAL_SHAVE = True
 """Shave relaxed boxes by their relaxations' duals (:mod:`~kipopt.formulations.consumers.level_duals`):

@@ -335,7 +335,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         return out
 
     def carried(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray, start) -> tuple[bool, bool, object]:
-        """A box bounded by the duals the leaves' solves left (above :data:`BOX_LP_MAX_COLUMNS`): ``(settled,
+        """A box bounded by the duals the leaves' solves left (above ``level_policy.BOX_LP_MAX_COLUMNS``): ``(settled,
         relaxed, start)``, settled when dropped or back in line; else shaved by the best of them below."""
         if not policy.CARRIED_BOX_BOUNDS or warm is None or not warm.warm.carried:
             return False, False, start
@@ -358,7 +358,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     def boxes_beside() -> None:
         """While large leaf LPs solve in children: the boxes first in line (never a leaf, nor a box its MILP
         would settle) bounded by the carried duals and split, until a leaf tops the line, nothing left can
-        beat the best answer, or time is up; the parent would wait otherwise (:data:`BOXES_BESIDE`)."""
+        beat the best answer, or time is up; the parent would wait otherwise (``level_policy.BOXES_BESIDE``)."""
         while heap and heap[0][3] in (BOX, SPLIT) and heap[0][0] < best_value and (time_left() or 0) > 0.01:
             if heap[0][3] == BOX and stats["level_relaxed"] >= policy.CUBE_AFTER_LEAVES and \
                     worth_a_milp(sp, net, heap[0][4], heap[0][5]):

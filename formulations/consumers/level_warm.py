@@ -102,8 +102,7 @@ def relax_box(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, time_limit: float | 
     ``λ ∈ {99, 100}^20`` by 1,501 where the closed form says 1,206 (the best vector: 1,526); an earlier
     transportation LP over the same boxes (count ranges and supplies only) gave the same bound there but
     stayed far below the leaves' LPs inside the box (1,501 at a vector whose LP is 1,549), and that group
-    took 154 s to prove with it against about 20 s with these. The closed form's 224,000 at 1,000,000 x
-    10,000 stood where the leaves' carried duals put the boxes above the answer, 243,636."""
+    took 154 s to prove with it against about 20 s with these."""
     return leaf.warm.solve(_model(leaf, lo, hi), time_limit, cutoff, start)
 
 
