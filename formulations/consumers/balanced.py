@@ -320,11 +320,12 @@ def _run_balanced(instance: ConsumersInstance, options: SolveOptions, t0: float,
         return MethodResult(fallback, Status.FEASIBLE, layout_objective(instance, lay, fallback), bound, info=info,
                             message=f"HiGHS ended with {status}: returning a greedy balanced assignment "
                                     "(owners and racks kept where that costs no balance)")
-    objective = layout_objective(instance, lay, assignment)
+    cross = layout_cross(lay, assignment)
+    objective = layout_objective(instance, lay, assignment, cross)
     proven = status == "optimal" and (_uniform(lay) or objective <= bound)
     # the dec-min answer at the balance-free least cross-rack: every better answer gives each partition
     # to a subscriber at its group's least cost, so only those pairs enter the search and the MILP
-    least = cheapest(lay) if not proven and layout_cross(lay, assignment) == least_cross(lay) else None
+    least = cheapest(lay) if not proven and cross == least_cross(lay) else None
     best = Best(assignment, objective, objective if proven else bound, info)
     size = milp_pairs(lay)
     for stage, turn in _stage_order(lay, total, size):

@@ -300,10 +300,12 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     return float(weight * least_cross(lay, best) + lost)
 
 
-def layout_objective(instance: ConsumersInstance, lay: Layout, assignment: dict[str, tuple[str, ...]]) -> float:
+def layout_objective(instance: ConsumersInstance, lay: Layout, assignment: dict[str, tuple[str, ...]],
+                     cross: int | None = None) -> float:
     """The rule's scalar of ``assignment`` counted through the layout's partition groups: cross-rack by
-    :func:`layout_cross`, revocations by :func:`rules.revoked`."""
-    return float(layout_cross(lay, assignment) * (len(owners(instance)) + 1) + revoked(instance, assignment))
+    :func:`layout_cross` (or ``cross``, its value when the caller has it), revocations by :func:`rules.revoked`."""
+    cross = layout_cross(lay, assignment) if cross is None else cross
+    return float(cross * (len(owners(instance)) + 1) + revoked(instance, assignment))
 
 
 def layout_cross(lay: Layout, assignment: dict[str, tuple[str, ...]]) -> int:

@@ -89,8 +89,6 @@ def make_start(instance: ConsumersInstance, lay: Layout, threads: int | None, de
     enough to be solved here) at the vector the sweep (:func:`~kipopt.formulations.consumers.level_local.sweep`)
     starts from if the dec-min answer's least loads are all ``⌊P / M⌋``, as they are when its members hold
     ``⌊P / M⌋`` or one more: the sweep's first solve is then its re-solve from an optimal basis."""
-    import scipy.sparse  # noqa: F401 - the bounds' index's (0.12 s): here, beside the dec-min stages' first solves
-
     best = cheapest(lay)
     space = level_base(instance, lay)
     net = arcs(space, best)
