@@ -28,14 +28,30 @@ def dual_bound(lp: ArrayLP, row_dual: np.ndarray) -> float:
     """
     row_dual = np.where(np.isfinite(lp.row_lower), row_dual, np.minimum(row_dual, 0.0))
     row_dual = np.where(np.isfinite(lp.row_upper), row_dual, np.maximum(row_dual, 0.0))
-    counts = np.diff(lp.start)
-    reduced = lp.cost - np.bincount(np.repeat(np.arange(lp.num_col), counts), weights=lp.value * row_dual[lp.index],
+    reduced = lp.cost - np.bincount(_entry_columns(lp.start), weights=lp.value * row_dual[lp.index],
                                     minlength=lp.num_col)
     with np.errstate(invalid="ignore"):
         rows = np.where(row_dual > 0, row_dual * lp.row_lower, np.where(row_dual < 0, row_dual * lp.row_upper, 0.0))
         cols = np.where(reduced > 0, reduced * lp.lower, np.where(reduced < 0, reduced * lp.upper, 0.0))
     total = float(rows.sum() + cols.sum())
     return -math.inf if math.isnan(total) else total
+
+
+_ENTRY_COLUMNS: tuple[np.ndarray, np.ndarray] | None = None
+"""The ``start`` array last seen by :func:`_entry_columns` (held, so its identity stays its own) and its
+entries' columns."""
+
+
+def _entry_columns(start: np.ndarray) -> np.ndarray:
+    """Each matrix entry's column, from the CSC ``start``; kept for the next call with the same array. A
+    family of LPs shares one pattern (the level tree's leaves and boxes: hundreds of bounds per search),
+    and expanding it took most of a bound's time (0.34 of 0.43 ms at 20,000 columns)."""
+    global _ENTRY_COLUMNS
+    seen = _ENTRY_COLUMNS  # read once: another thread may replace it
+    if seen is None or seen[0] is not start:
+        seen = (start, np.repeat(np.arange(len(start) - 1), np.diff(start)))
+        _ENTRY_COLUMNS = seen
+    return seen[1]
 
 
 def carried_cutoff(lp: ArrayLP, row_dual: np.ndarray | None, cutoff: float | None) -> HighsResult | None:

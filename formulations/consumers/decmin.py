@@ -196,11 +196,20 @@ def balanced_problem(instance: ConsumersInstance, lay: Layout, face: BalanceFace
             plain[h].append(i)
     groups = tuple(h_index)
     topic_of_group = [g.topic for g in lay.groups]
-    kinds, a, b, cost = [], [], [], []
-    for g, t in enumerate(topic_of_group):
-        for h, (r, c) in enumerate(groups):
-            if (t, c) in face.allowed:
-                kinds.append(0); a.append(g); b.append(h); cost.append(weight * lay.cross[g, r])
+    # (group, member group) columns where the face allows the group's topic to the member group's class,
+    # group by group: a (groups x member groups) mask, not a loop over every pair (21,000 at 10,000 partitions)
+    topics = sorted({t for t, _ in face.allowed} | set(topic_of_group))
+    at = {t: i for i, t in enumerate(topics)}
+    allowed = np.zeros((len(topics), len(face.classes) if len(face.classes) else 1), dtype=bool)
+    for t, c in face.allowed:
+        allowed[at[t], c] = True
+    h_rack = np.array([r for r, _ in groups], dtype=np.int64)
+    h_class = np.array([c for _, c in groups], dtype=np.int64)
+    g_topic = np.array([at[t] for t in topic_of_group], dtype=np.int64)
+    pair_g, pair_h = np.nonzero(allowed[g_topic[:, None], h_class[None, :]]) if len(groups) else ((), ())
+    pair_g, pair_h = np.asarray(pair_g, dtype=np.int64), np.asarray(pair_h, dtype=np.int64)
+    kinds, a, b = [0] * len(pair_g), pair_g.tolist(), pair_h.tolist()
+    cost = (weight * lay.cross[pair_g, h_rack[pair_h]]).tolist()
     for (g, m), numbers in owned.items():
         c = int(face.member_class[m])
         if (topic_of_group[g], c) in face.allowed:
@@ -220,7 +229,6 @@ def balanced_problem(instance: ConsumersInstance, lay: Layout, face: BalanceFace
     start, index, value = build_csc(k, np.repeat(np.arange(k), 2), np.stack([rows_first, second], axis=1).ravel(),
                                     np.stack([vals_first, np.ones(k)], axis=1).ravel())
     sizes = np.array([g.size for g in lay.groups], dtype=np.float64)
-    h_class = np.array([c for _, c in groups], dtype=np.int64)
     n_plain = np.array([len(plain[h]) for h in range(H)], dtype=np.float64)
     o_class = face.member_class[owner_set] if owner_set else np.zeros(0, dtype=np.int64)
     upper = np.zeros(k)
@@ -243,9 +251,14 @@ def read_back(problem: BalancedProblem, flows: np.ndarray) -> dict[str, tuple[st
     lay, face = problem.layout, problem.face
     lists: list[list[str]] = [[] for _ in lay.members]
     kept: dict[tuple[int, int], int] = {}
-    for g, m, f in zip(problem.col_a[problem.col_kind == 1], problem.col_b[problem.col_kind == 1],
-                       flows[problem.col_kind == 1]):
-        kept[(int(g), int(m))] = int(f)
+    flows = np.rint(flows).astype(np.int64)
+    a, b, kind = problem.col_a, problem.col_b, problem.col_kind
+
+    def columns(k: int) -> zip:  # one kind's (a, b, flow) as Python ints (numpy scalars are slow one by one)
+        return zip(a[kind == k].tolist(), b[kind == k].tolist(), flows[kind == k].tolist())
+
+    for g, m, f in columns(1):
+        kept[(g, m)] = f
     pools: list[list[int]] = [[] for _ in lay.groups]
     taken: list[set[int]] = [set() for _ in lay.groups]
     for (g, m), numbers in problem.owned.items():
@@ -256,14 +269,12 @@ def read_back(problem: BalancedProblem, flows: np.ndarray) -> dict[str, tuple[st
         pools[g] = [p for p in group.partitions if p not in taken[g]]
     dealer = Dealer(pools, [g.topic for g in lay.groups])
     incoming: dict[int, list[str]] = defaultdict(list)
-    for g, h, f in zip(problem.col_a[problem.col_kind == 0], problem.col_b[problem.col_kind == 0],
-                       flows[problem.col_kind == 0]):
+    for g, h, f in columns(0):
         if f:
-            incoming[int(h)].extend(dealer.take(int(g), int(f)))
+            incoming[h].extend(dealer.take(g, f))
     to_owner: dict[int, list[tuple[int, int]]] = defaultdict(list)
-    for h, m, f in zip(problem.col_a[problem.col_kind == 2], problem.col_b[problem.col_kind == 2],
-                       flows[problem.col_kind == 2]):
-        to_owner[int(h)].append((int(m), int(f)))
+    for h, m, f in columns(2):
+        to_owner[h].append((m, f))
     for h in range(len(problem.groups)):
         got, at = incoming.get(h, []), 0
         for m, f in to_owner.get(h, []):

@@ -310,9 +310,9 @@ def read_back(space: LevelSpace, model: FixedModel, x: np.ndarray) -> dict[str, 
     """Owners keep their first ``k`` owned partitions of g and take the rest of ``y`` from g's pool; a
     group's ``η`` high members take ``μ + 1`` of its A partitions, the others the B ones and the rest."""
     lay = space.layout
-    v = np.rint(x).astype(np.int64)
+    v = np.rint(x).astype(np.int64).tolist()  # Python ints: read one by one below
     lists: list[list[str]] = [[] for _ in lay.members]
-    kept = {(int(g), int(m)): int(v[k]) for g, m, k in model.keeps}
+    kept = {(g, m): v[k] for g, m, k in model.keeps.tolist()}
     taken: list[set[int]] = [set() for _ in lay.groups]
     for (g, m), n in kept.items():
         mine = space.owned[(g, m)][:n]
@@ -321,17 +321,16 @@ def read_back(space: LevelSpace, model: FixedModel, x: np.ndarray) -> dict[str, 
     pools = [[p for p in grp.partitions if p not in taken[g]] for g, grp in enumerate(lay.groups)]
     cursor = [0] * len(lay.groups)
     got: list[tuple[list[str], list[str]]] = [([], []) for _ in model.nodes]
-    for g, node, col, is_b in model.flows:
-        g, node = int(g), int(node)
-        amount = int(v[col])  # from the pool; the node's own kept ones are listed already
+    for g, node, col, is_b in model.flows.tolist():
+        amount = v[col]  # from the pool; the node's own kept ones are listed already
         at = cursor[g]
         cursor[g] = at + amount
-        got[node][int(is_b)].extend(f"{lay.groups[g].topic}-{p}" for p in pools[g][at:at + amount])
+        got[node][is_b].extend(f"{lay.groups[g].topic}-{p}" for p in pools[g][at:at + amount])
     if any(c != len(p) for c, p in zip(cursor, pools)):
         raise ValueError("the flows do not cover every partition")
     for node, members in enumerate(model.nodes):
         a_list, b_list = got[node]
-        mu, eta = model.mu[node], int(v[model.high[node]])
+        mu, eta = model.mu[node], v[model.high[node]]
         if model.owner[node]:  # its kept partitions are already in its list; high owners take no B
             lists[members[0]].extend(a_list + b_list)
             continue
