@@ -276,6 +276,18 @@ with 4 tries 56.6 and 57.6 s). With the boxes first in line bounded and split wh
 work (``level_policy.BOXES_BESIDE``; 42 boxes so): 45.8 s; 1,000,000 x 10,000: 243,636 / 243,632 at 109.2 s. At the targets' limits nothing moves: the partners start after the sweep, which
 takes the first 7 s at 100,000 x 5,000 (23,549 / 23,192 and 23,197 at 9.48 and 9.37 s), and 1,000,000 x
 10,000 gave 243,636 / 243,632 at 109.0 s again (1,234 MB peak).
+
+Measured 2026-11-29 night, after Python's share of the 10,000 x 1,000 run was trimmed (the dec-min
+answer's cross-rack count taken once; ``scipy.sparse`` imported by the start's thread after its leaf LP,
+not before it, where it held the GIL against the dec-min stages; weak-duality bounds reusing their LP
+family's entry columns, 0.34 of 0.43 ms per bound before; stage 2's columns from a mask; read-backs over
+Python ints). ``--sizes small`` fifteen times: 0.95, 0.96, 0.96, 0.97 (four), 0.98 (three), 0.99, 1.00,
+1.02 (three) s end to end, every run proven optimal at 2,388. Side by side with the code of the morning,
+alternating ``kipopt solve`` runs, ten each: 0.94-0.97 s against 0.97-1.15 s. So the target is met in
+most runs, with no margin to speak of: the rest is HiGHS (0.36 s of solves), imports (0.12 s of
+``scipy.sparse``, which the bounds' products need; a numpy segmented sum was ten times slower per
+product) and about 0.1 s of box bounds. ``--sizes medium,large``: 23,549 / 23,197 at 9.37 s, and
+243,636 / 243,632 at 109.0 s (1,240 MB peak), unchanged.
 """
 
 from __future__ import annotations
