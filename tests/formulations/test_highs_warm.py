@@ -47,6 +47,35 @@ def test_dual_bound_of_the_optimal_duals_is_the_optimum():
     assert abs(dual_bound(lp, full.row_dual) - full.objective) < 1e-6
 
 
+def _dense_dual_bound(lp: ArrayLP, y: np.ndarray) -> float:
+    """Weak duality written out on the dense matrix (rows with both bounds finite, columns in [l, u])."""
+    A = np.zeros((lp.num_row, lp.num_col))
+    for j in range(lp.num_col):
+        for k in range(lp.start[j], lp.start[j + 1]):
+            A[lp.index[k], j] += lp.value[k]
+    d = lp.cost - A.T @ y
+    return float(np.where(y > 0, y * lp.row_lower, y * lp.row_upper).sum()
+                 + np.where(d > 0, d * lp.lower, d * lp.upper).sum())
+
+
+def test_dual_bound_follows_each_lp_pattern_in_turn():
+    """:func:`dual_bound` keeps the entry columns of the last pattern it saw: LPs of different patterns
+    asked in turn, each twice, get the bound written out on their own matrix."""
+    rng = np.random.default_rng(7)
+    lps = []
+    for n in (5, 9, 4):
+        cols = np.repeat(np.arange(n), 2)
+        rows = np.stack([np.arange(n) % 3, 3 + np.arange(n) % 2], axis=1).ravel()
+        start, index, value = build_csc(n, cols, rows, rng.integers(1, 4, 2 * n).astype(float))
+        lps.append(ArrayLP(rng.integers(-5, 6, n).astype(float), np.zeros(n), np.full(n, 4.0),
+                           np.full(5, -3.0), np.full(5, 6.0), start, index, value))
+    for _ in range(2):
+        for lp in lps:
+            y = rng.normal(size=5)
+            assert abs(dual_bound(lp, y) - _dense_dual_bound(lp, y)) < 1e-9
+            assert abs(dual_bound(lp, y) - _dense_dual_bound(lp, y)) < 1e-9
+
+
 def test_a_warm_start_carries_its_duals_to_another_member():
     """A member solved to optimality gives, through :attr:`WarmLP.start`, its basis and its duals; a
     tighter member started from it (the family's own last duals far away) is settled by those duals with
