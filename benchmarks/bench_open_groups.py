@@ -31,9 +31,10 @@ Measured 2026-11-29 (2-core machine, nice, ``--search-seconds 5``; seed 2 alone,
        3    10,222      9,852       9,852  10,356      69     no   11   10,744  10,744
        4    10,495     10,129      10,129  10,785      68     no   12   11,179  11,179
 
-``exact.balanced`` in the grid's 60 s (answer / bound): 12,473 / 11,700, 10,291 / 9,979, 10,101 / 9,910,
-10,720 / 10,117 and 11,149 / 10,529. On seed 2 the search's set gives 10,094 where the tree answers
-10,101 (a 600-second run too, bound 10,024): the tree's answer there is not optimal, and there the box
+``exact.balanced`` in the grid's 60 s (answer / bound): 12,473 / 11,700, 10,291 / 9,979, 10,094 / 9,900
+(10,101 / 9,910 before it scored the coupling's set), 10,720 / 10,117 and 11,149 / 10,529. On seed 2 the search's set gives 10,094 where the tree answered
+10,101 (a 600-second run too, bound 10,024) before it scored the coupling's set after its sweep
+(:mod:`~kipopt.formulations.consumers.level_coupling`, the search this script runs); there the box
 LP over ``{q - 1, q}^T`` equals the closed form (flows cost nothing at ``q``). On the others the set is
 worse than the tree's answer and the box LP is above the closed form (by 1,136, 504 and 656 on seeds 0,
 3 and 4; 143 on seed 1): the partitions' flow forces
@@ -50,84 +51,20 @@ import argparse
 import math
 import sys
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import cheapest, layout
 from kipopt.formulations.consumers.level_answers import better, box_value
-from kipopt.formulations.consumers.level_bounds import Tree, box_bounds, tree
+from kipopt.formulations.consumers.level_bounds import box_bounds, tree
+from kipopt.formulations.consumers.level_coupling import best_split, coupling
 from kipopt.formulations.consumers.level_search import arcs
 from kipopt.formulations.consumers.level_warm import leaf_lp, relax_box, relax_rounded
 
 PARAMS = {"partitions": 100_000, "members": 1_000, "topics": 50, "racks": 3, "replication_factor": 3,
           "static_members": 0.5, "conflicts": 0.05, "subscriptions": "mixed", "owner_draw": "direct"}
 """The paper grid's largest consumer cell (paper/grid.toml), seeds 0-4."""
-
-
-@dataclass(frozen=True)
-class Coupling:
-    """What ``min(G(H), S(H))`` reads: ``q``; per owner with at least ``q + 1`` keepable partitions, those
-    per topic (``keep``); per group of members owning at most ``q - 1`` (a class's non-owners, or one
-    owner), its topics (``sinks``) and its members (``weight``)."""
-
-    q: int
-    keep: np.ndarray
-    sinks: np.ndarray
-    weight: np.ndarray
-
-    def bounds(self, high: np.ndarray, free: np.ndarray) -> tuple[float, float, float, float]:
-        """``(S_max, S_min, G_max, G_min)`` over the completions of a partial set: ``high`` in ``H``,
-        ``free`` undecided (0/1 per topic)."""
-        s_max = float(self.weight[self.sinks @ high == 0].sum())
-        s_min = float(self.weight[self.sinks @ (high + free) == 0].sum())
-        g_max = float(np.count_nonzero(self.keep @ (high + free) >= self.q + 1))
-        g_min = float(np.count_nonzero(self.keep @ high >= self.q + 1))
-        return s_max, s_min, g_max, g_min
-
-
-def coupling(tr: Tree) -> Coupling:
-    sp, pr = tr.space, tr.pairs
-    q = tr.total // len(sp.member_class)
-    T = len(sp.sizes)
-    per_topic = np.zeros((tr.keep.shape[1], T))
-    per_topic[np.arange(len(pr.topic)), pr.topic] = 1.0
-    keep = np.asarray(tr.keep @ per_topic)
-    owned = keep.sum(axis=1)
-    topics = np.zeros((len(pr.classes), T))
-    topics[np.repeat(np.arange(len(pr.classes)), pr.counts), pr.topic] = 1.0
-    others = pr.members - np.bincount(tr.owner_pos, minlength=len(pr.classes))
-    low = owned <= q - 1
-    sinks = np.vstack([topics[others > 0], topics[tr.owner_pos[low]]])
-    weight = np.r_[others[others > 0], np.ones(int(low.sum()))]
-    return Coupling(q, keep[owned >= q + 1], sinks, weight)
-
-
-def best_split(c: Coupling, order: np.ndarray, seconds: float) -> tuple[float, np.ndarray, bool]:
-    """The largest ``min(G, S)`` found by depth first search over topic sets, deciding topics in ``order``
-    (``H`` first), pruned by ``min(G_max, S_max)``: ``(value, H, closed)``; ``closed`` when the search
-    ended before ``seconds`` (the value is then the maximum)."""
-    T = len(order)
-    until = time.perf_counter() + seconds
-    best, best_set = -math.inf, np.zeros(T)
-    stack = [(0, np.zeros(T), np.ones(T))]
-    while stack:
-        if time.perf_counter() >= until:
-            return best, best_set, False
-        depth, high, free = stack.pop()
-        s_max, s_min, g_max, g_min = c.bounds(high, free)
-        for value, chosen in ((min(g_min, s_max), high), (min(g_max, s_min), high + free)):
-            if value > best:
-                best, best_set = value, chosen.copy()
-        if min(s_max, g_max) <= best or depth == T:
-            continue
-        t = order[depth]
-        low, up, rest = high.copy(), high.copy(), free.copy()
-        up[t], rest[t] = 1.0, 0.0
-        stack.append((depth + 1, low, rest))
-        stack.append((depth + 1, up, rest))
-    return best, best_set, True
 
 
 def analyse(seed: int, seconds: float) -> dict:
@@ -141,7 +78,7 @@ def analyse(seed: int, seconds: float) -> dict:
     lo, hi = np.clip(np.full(T, q - 1), tr.lo, tr.hi), np.clip(np.full(T, q), tr.lo, tr.hi)
     leaf = leaf_lp(sp, arcs(sp, cheapest(lay)), 1)
     box_lp = box_value(sp, relax_box(leaf, lo, hi, 300.0))
-    value, chosen, closed = best_split(c, np.argsort(-sp.sizes, kind="stable"), seconds)
+    value, chosen, closed = best_split(c, np.argsort(-sp.sizes, kind="stable"), time.perf_counter() + seconds)
     vector = np.clip(np.where(chosen > 0, q, q - 1), tr.lo, tr.hi)
     lp, rounded = relax_rounded(leaf, vector, 300.0)
     answer = None
