@@ -69,7 +69,7 @@ beside the vector nearest it in the box of least bound (``level_policy.SPECULATI
 A start made beside. Where a second core is allowed, the tree's index, arcs and first leaf LP (the
 sweep's first vector when the dec-min members hold ``⌊P / M⌋`` or one more) are made in a thread during
 the dec-min stages (:mod:`~kipopt.formulations.consumers.level_start`; ``start``): at 10,000 x 1,000
-the whole run takes 0.95-1.16 s end to end instead of 1.28-1.39 s (0.95-1.02 s, always proven, once the
+the whole run takes 0.95-1.16 s end to end instead of 1.28-1.39 s (0.95-1.00 s, always proven, once the
 bounds by carried duals reused their family's entry columns and the read-backs cost less).
 
 Early answers. Given the dec-min answer, the search runs the sweep of
