@@ -19,6 +19,7 @@ from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,
                                                   least_cross, level_bounds, owner_of, quotas)
+from kipopt.formulations.consumers.levels import owned_by_group
 from kipopt.formulations.consumers.rules import owners, revoked
 from kipopt.formulations.highs import (INTERIOR_POINT, ArrayLP, Deadline, HighsResult, build_csc, call_highs_before,
                                       is_integral, solve_lp, solve_tu_lp, stopped_at_limit)
@@ -175,13 +176,7 @@ def balanced_problem(instance: ConsumersInstance, lay: Layout, face: BalanceFace
     """Stage 2 on the dec-min face (see the module docstring)."""
     owner_of = owners(instance)
     weight = len(owner_of) + 1
-    owned: dict[tuple[int, int], list[int]] = defaultdict(list)
-    member_index, group_of = lay.member_index, lay.group_of_partition
-    for p, m in owner_of.items():
-        t, _, number = p.rpartition("-")
-        owned[(int(group_of[t][int(number)]), member_index[m])].append(int(number))
-    for v in owned.values():
-        v.sort()
+    owned = owned_by_group(instance, lay)
     owner_set = sorted({m for _, m in owned})
     is_owner = np.zeros(len(lay.members), dtype=bool)
     is_owner[owner_set] = True

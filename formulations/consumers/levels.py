@@ -134,6 +134,8 @@ def member_groups(lay: Layout, owned: dict[tuple[int, int], list[int]], member_c
 
 
 def owned_by_group(instance: ConsumersInstance, lay: Layout) -> dict[tuple[int, int], list[int]]:
+    """(partition group, member index) -> the partition numbers that member owns there, ascending
+    (:func:`~kipopt.formulations.consumers.rules.owners`)."""
     owned: dict[tuple[int, int], list[int]] = defaultdict(list)
     for p, m in owners(instance).items():
         t, _, number = p.rpartition("-")
