@@ -67,13 +67,9 @@ def coupling(tr: Tree) -> Coupling:
     sp, pr = tr.space, tr.pairs
     members = len(sp.member_class)
     q = tr.total // members
-    T = len(sp.sizes)
-    per_topic = np.zeros((tr.keep.shape[1], T))
-    per_topic[np.arange(len(pr.topic)), pr.topic] = 1.0
-    keep = np.asarray(tr.keep @ per_topic)
+    keep = (tr.keep @ pr.by_topic.T).toarray()                   # (owners, topics)
     owned = keep.sum(axis=1)
-    topics = np.zeros((len(pr.classes), T))
-    topics[np.repeat(np.arange(len(pr.classes)), pr.counts), pr.topic] = 1.0
+    topics = sp.member_of[pr.classes].astype(np.float64)           # (classes with topics, topics)
     others = pr.members - np.bincount(tr.owner_pos, minlength=len(pr.classes))
     low = owned <= q - 1
     sinks = np.vstack([topics[others > 0], topics[tr.owner_pos[low]]])
