@@ -72,8 +72,9 @@ def test_dual_bound_follows_each_lp_pattern_in_turn():
     for _ in range(2):
         for lp in lps:
             y = rng.normal(size=5)
-            assert abs(dual_bound(lp, y) - _dense_dual_bound(lp, y)) < 1e-9
-            assert abs(dual_bound(lp, y) - _dense_dual_bound(lp, y)) < 1e-9
+            first = dual_bound(lp, y)  # expands this pattern (the one before was another)
+            assert abs(first - _dense_dual_bound(lp, y)) < 1e-9
+            assert dual_bound(lp, y) == first  # reads the columns kept for it
 
 
 def test_a_warm_start_carries_its_duals_to_another_member():
