@@ -294,6 +294,17 @@ at 10,000 x 1,000 its search takes about 3 ms and its set is one the sweep tried
 ``--sizes small`` fifteen times: 0.95 (two), 0.96 (three), 0.97 (six), 0.98, 0.99 (two), 1.00 s, every
 run proven at 2,388: 14 of 15 under 1 s. ``--sizes medium``: 23,549 / 23,127 at 9.48 s; ``--sizes
 large``: 243,636 / 243,632 at 109.25 s (992 MB peak).
+
+Measured 2026-11-29, late, with leaves and boxes priced by supply
+(:mod:`~kipopt.formulations.consumers.level_lagrange`: the carried duals' supply prices, every node's
+part solved afresh; a leaf that bound settles is not solved) and, above 50,000 partitions, the tree's
+start made while stage 2 solves in its child (``level_start.StartWhile``). ``--sizes medium``:
+**optimal at 23,549 in 8.95, 8.86, 8.90 and 8.89 s** end to end (12.0 CPU s, 239 MB peak); before the
+start was moved, 9.43 (feasible, 23,549 / 23,524: the deadline came first), 9.11 and 9.00 s. With
+``--time-limit 60`` the proof took 43.7-45.4 s before this change (21 leaf LPs by interior point after
+the sweep, each settled by this bound when tried: 10-90 ms against 2-3 s). ``--sizes large``: 243,636 /
+243,632 at 109.1 s (1,235 MB peak), as before. ``--sizes small`` does not use either (its leaf LPs have
+16,000 columns, below ``level_policy.PRICED_MIN_COLUMNS``).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
+from typing import Callable
 
 import numpy as np
 
@@ -21,8 +22,8 @@ from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, clas
                                                   least_cross, level_bounds, owner_of, quotas)
 from kipopt.formulations.consumers.levels import owned_by_group
 from kipopt.formulations.consumers.rules import owners, revoked
-from kipopt.formulations.highs import (INTERIOR_POINT, ArrayLP, Deadline, HighsResult, build_csc, call_highs_before,
-                                      is_integral, solve_lp, solve_tu_lp, stopped_at_limit)
+from kipopt.formulations.highs import (INTERIOR_POINT, ArrayLP, Deadline, HighsResult, build_csc,
+                                      call_highs_before_with, is_integral, solve_lp, solve_tu_lp, stopped_at_limit)
 
 
 @dataclass(frozen=True)
@@ -333,16 +334,19 @@ def _uniform(lay: Layout) -> bool:
 
 
 def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None, threads: int | None = None,
-                   lay: Layout | None = None):
-    """``(assignment or None, status, info)``: stage 1, then stage 2 (LP, ILP if ever fractional)."""
+                   lay: Layout | None = None, meanwhile: Callable[[], None] | None = None):
+    """``(assignment or None, status, info)``: stage 1, then stage 2 (LP, ILP if ever fractional);
+    ``meanwhile()`` runs here while stage 2 solves in a child (after stage 1 where there is none)."""
     t0 = time.perf_counter()
     lay = lay or layout(instance)
     face = balance_face(instance, lay, time_limit, threads)
     if face is None:
+        if meanwhile is not None:
+            meanwhile()
         return None, "stage1_failed", {"build_seconds": round(time.perf_counter() - t0, 6)}
     problem = balanced_problem(instance, lay, face)
     t1 = time.perf_counter()
-    result, ilp = _stage2(problem.lp, _left(t0, time_limit), threads)
+    result, ilp = _stage2(problem.lp, _left(t0, time_limit), threads, meanwhile)
     info = dict(face.info, columns=problem.lp.num_col, rows=problem.lp.num_row, ilp_fallback=ilp,
                 stage2_seconds=round(time.perf_counter() - t1, 6), stage2_status=result.status)
     if result.x is None or not is_integral(result.x):
@@ -359,14 +363,18 @@ simplex: 0.48 s against 1.72 at 44,806 columns (a 100,000 x 1,000 x 50 group), 2
 89,138 (100,000 x 5,000), 6.8 against 18.0 at 207,637 (1,000,000 x 10,000); even at 19,662."""
 
 
-def _stage2(lp: ArrayLP, time_limit: float | None, threads: int | None) -> tuple[HighsResult, bool]:
+def _stage2(lp: ArrayLP, time_limit: float | None, threads: int | None,
+            meanwhile: Callable[[], None] | None = None) -> tuple[HighsResult, bool]:
     """Stage 2's LP: interior point above :data:`STAGE2_INTERIOR_COLUMNS`, in a child the time limit kills
-    (a crossover can overrun HiGHS' own limit by seconds)."""
+    (a crossover can overrun HiGHS' own limit by seconds), ``meanwhile()`` run here while it works (before
+    the solve where it runs here)."""
+    if meanwhile is not None and (lp.num_col <= STAGE2_INTERIOR_COLUMNS or time_limit is None):
+        meanwhile()
     if lp.num_col <= STAGE2_INTERIOR_COLUMNS:
         return solve_tu_lp(lp, time_limit=time_limit, threads=threads)
     run = lambda: solve_tu_lp(lp, time_limit=time_limit, threads=threads, options=INTERIOR_POINT)  # noqa: E731
     if time_limit is None:
         return run()
-    done = call_highs_before(Deadline.after(time_limit), run)
+    done, _ = call_highs_before_with(Deadline.after(time_limit), run, meanwhile or (lambda: None))
     return (stopped_at_limit(), False) if done is None else done
 

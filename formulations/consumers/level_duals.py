@@ -28,6 +28,8 @@ import math
 import numpy as np
 
 from kipopt.formulations.consumers.level_bounds import Tree, children, shave_box
+from kipopt.formulations.consumers.level_lagrange import best_lagrangian
+from kipopt.formulations.consumers import level_policy as policy
 from kipopt.formulations.consumers.level_warm import BoxTerms, LeafLP, box_terms
 
 
@@ -86,16 +88,22 @@ def shave(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, best: float, row_dual: n
     return None if shaved is None else (shaved.lo, shaved.hi)
 
 
-def carried_bound(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, given: np.ndarray | None = None
-                  ) -> tuple[float, np.ndarray]:
+def carried_bound(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, given: np.ndarray | None = None,
+                  enough: float = math.inf) -> tuple[float, np.ndarray]:
     """The best bound that the duals the leaves' solves left behind, or ``given`` (those the box's parent was
-    bounded with), give the box ``[lo, hi]`` (weak duality on its relaxation, no solve), with those duals.
+    bounded with), give the box ``[lo, hi]`` (weak duality on its relaxation, no solve), with those duals;
+    where that stays below ``enough``, raised by the Lagrangian bound at their supply prices
+    (:func:`~kipopt.formulations.consumers.level_lagrange.best_lagrangian`, every node's part priced afresh).
     The leaves' LPs are far stronger than the closed form: at 1,000,000 x 10,000 it left boxes at 224,000
-    that these duals put above the answer, 243,636."""
+    that these duals put above the answer, 243,636. At 100,000 x 5,000 the Lagrangian raised a box of
+    32 levels' width from 20,082 to 23,790 (the answer: 23,549)."""
     duals = leaf.warm.carried + ([] if given is None else [given])
     terms = box_terms(leaf, lo[None], hi[None])
     values = [float(dual_bounds(leaf, lo[None], hi[None], d, terms)[0]) for d in duals]
     i = int(np.argmax(values))
+    if values[i] < enough and leaf.base.num_col > policy.PRICED_MIN_COLUMNS:
+        priced = best_lagrangian(leaf, hi, terms.mu_lo[0], terms.mu_hi[0], duals, enough)
+        return max(values[i], priced), duals[i]
     return values[i], duals[i]
 
 

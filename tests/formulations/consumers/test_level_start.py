@@ -110,3 +110,35 @@ def test_run_balanced_joins_the_start_and_survives_its_failure(fails, threads, m
     if fails:
         assert "RuntimeError: no start" in beside.info["level_start"]
 
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_a_start_made_while_stage_two_solves_in_a_child(fails, monkeypatch):
+    """Above ``START_MAX_PARTITIONS`` the start is made in this process while stage 2 solves in its child
+    (interior point): made once, during that solve, and the method proves the optimum it proves without;
+    a start that raised is said in the info and the tree builds its own."""
+    import kipopt.formulations.consumers.decmin as decmin
+    monkeypatch.setattr(level_start, "cores", lambda: 2)
+    inst = generate("consumers", 4, members=60, topics=8, partitions=600, subscriptions="mixed")
+    alone = run_balanced(inst, SolveOptions(time_limit=60, threads=1))
+    lay = layout(inst)
+    monkeypatch.setattr(level_start, "START_MAX_PARTITIONS", 100)
+    assert start_beside(inst, lay, None, None) is None
+    assert level_start.start_while(inst, lay, 1, None) is None          # the caller's thread budget
+    monkeypatch.setattr(decmin, "STAGE2_INTERIOR_COLUMNS", 0)              # stage 2 in a child
+    calls = []
+    solve = decmin.solve_tu_lp
+    monkeypatch.setattr(decmin, "solve_tu_lp", lambda *a, **k: calls.append("stage 2") or solve(*a, **k))
+    make = level_start.make_start
+
+    def made(*args):
+        calls.append("start")
+        if fails:
+            raise RuntimeError("no start")
+        return make(*args)
+    monkeypatch.setattr(level_start, "make_start", made)
+    during = run_balanced(inst, SolveOptions(time_limit=60, threads=None))
+    assert calls == ["start"]                                              # stage 2 ran in the child
+    assert during.status.value == alone.status.value == "optimal"
+    assert during.objective == alone.objective == during.bound
+    assert ("level_start" in during.info) == fails

@@ -461,12 +461,12 @@ def test_large_leaves_solved_two_at_a_time_prove_the_same_optimum(seed, monkeypa
     monkeypatch.setattr(WarmLP, "WARM_COLUMNS", 0)
     monkeypatch.setattr(level_policy, "BOX_LP_MAX_COLUMNS", 0)
     batches = []
-    each = level_tree.relax_rounded_each
+    each = level_tree.rounded_or_priced_each
 
     def spy(leaf, vectors, *args):
         batches.append(len(vectors))
         return each(leaf, vectors, *args)
-    monkeypatch.setattr(level_tree, "relax_rounded_each", spy)
+    monkeypatch.setattr(level_tree, "rounded_or_priced_each", spy)
     runs = []
     for workers in (1, 2):
         monkeypatch.setattr(level_policy, "LEAF_WORKERS", workers)

@@ -1,0 +1,183 @@
+"""Bounds of level vectors and boxes by pricing the partition groups' supply rows (Lagrangian relaxation).
+
+The leaf model of a level vector (:mod:`~kipopt.formulations.consumers.level_warm`) ties its member nodes
+together only through the supply rows: each partition group's flows sum to its size ``s_g``. Priced at
+``π_g`` instead, what is left splits by node, and each node's part is a tiny problem solved exactly here
+for all nodes at once. A node of one member either stays at its base level ``μ`` (mode 0: holds exactly
+``μ`` partitions, of any topic it may hold) or goes one above (mode 1: ``μ + 1``, only of topics at level
+``μ`` or more); in either mode the cheapest partitions at prices ``c - π_g`` (``c - 1 - π_g`` for one it
+owns and may keep) are taken greedily, each arc up to its cap. So for *every* ``π``::
+
+    L(π) = Σ_g π_g s_g + Σ_v min over v's modes  <=  the vector's least objective (model units, no ``O``)
+
+(weak duality; no optimality of ``π`` is needed). The keep hull and the B rows of the leaf LP are not
+needed here: inside one mode they hold by the count and the arcs' caps. So ``L`` at the supply row duals
+of the leaf LP's own optimum is at least that LP's value, and above it where the LP mixes the two modes
+(measured at 100,000 x 5,000: ``-55,790`` where the LP says ``-55,899``).
+
+What it is for: the duals that the leaves' solves leave behind (:attr:`WarmLP.carried
+<kipopt.formulations.highs.WarmLP.carried>`) carry over to other vectors through their supply part alone,
+with every node's own rows priced afresh, where weak duality on the whole LP keeps the old node prices
+(:func:`~kipopt.formulations.consumers.level_duals.dual_bounds`). On the level tree of a 100,000 x 5,000
+group each of the 21 leaf LPs it solved by interior point after the sweep (2-3 s each) was already
+settled by this bound (10-90 ms), equal to that LP's value on 19 of them.
+
+A box ``[lo, hi]`` of vectors is bounded the same way with each node's problem relaxed over the box:
+every base level ``μ`` between the node's least and greatest (one problem each), an arc open when its
+topic's highest level reaches ``μ - 1``, of mode 1 when it reaches ``μ``, capped as at its highest level.
+A node of several members (plain members of one class and rack, owning nothing) is relaxed to any count
+from ``n μ`` to ``n (μ + 1)`` on every open arc.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from kipopt.formulations.consumers import level_policy as policy
+from kipopt.formulations.consumers.level_warm import (LeafLP, box_terms, relax_rounded, relax_rounded_each,
+                                                      relax_settled)
+from kipopt.formulations.highs import HighsResult
+
+MAX_UNITS = 4_000_000
+"""A box whose (base level, arc) pairs exceed this many is not bounded here (``-inf``): the root box of a
+100,000 x 5,000 group has about 30 base levels per node over 86,000 arcs."""
+
+
+def prices(leaf: LeafLP, row_dual: np.ndarray) -> np.ndarray:
+    """The supply rows' part of a leaf or box LP's row duals (its last rows, one per partition group)."""
+    return np.asarray(row_dual[len(row_dual) - len(leaf.group_sizes):], dtype=np.float64)
+
+
+def lagrangian_bound(leaf: LeafLP, hi: np.ndarray, mu_lo: np.ndarray, mu_hi: np.ndarray, price: np.ndarray) -> float:
+    """``L(price)`` for the box of highest levels ``hi`` whose nodes' base levels run from ``mu_lo`` to
+    ``mu_hi`` (:func:`~kipopt.formulations.consumers.level_warm.box_terms`; a vector's where the box is one),
+    in rule units: rounded up, plus ``O``; ``inf`` where some node can fill no mode (no vector of the box
+    has an assignment), ``-inf`` where the box is too wide to bound here (:data:`MAX_UNITS`)."""
+    net, sp = leaf.net, leaf.space
+    mu_lo, mu_hi = np.asarray(mu_lo, dtype=np.int64), np.asarray(mu_hi, dtype=np.int64)
+    width = mu_hi - mu_lo + 1
+    ka = leaf.keep_arc
+    unit_node = np.r_[net.arc_node, net.arc_node[ka]]
+    arcs_of = np.bincount(unit_node, minlength=len(net.nodes))
+    if int((width * arcs_of).sum()) > MAX_UNITS:
+        return -math.inf
+    # one subproblem per (node, base level): node-major, levels ascending
+    pair_node = np.repeat(np.arange(len(net.nodes)), width)
+    pair_mu = mu_lo[pair_node] + (np.arange(len(pair_node)) - np.repeat(np.cumsum(width) - width, width))
+    values = _pair_values(leaf, hi, price, pair_node, pair_mu, unit_node)
+    per_node = np.minimum.reduceat(values, np.cumsum(width) - width) if len(values) else values
+    total = float(price @ leaf.group_sizes) + float(per_node.sum())
+    if not math.isfinite(total):
+        return math.inf
+    return math.ceil(total - 1e-6) + sp.owned_total
+
+
+def _pair_values(leaf: LeafLP, hi: np.ndarray, price: np.ndarray, pair_node: np.ndarray, pair_mu: np.ndarray,
+                 unit_node: np.ndarray) -> np.ndarray:
+    """Each (node, base level ``μ``) pair's least cost over its modes (``inf`` where none can be filled)."""
+    net, sp = leaf.net, leaf.space
+    ka = leaf.keep_arc
+    groups = np.r_[net.arc_group, net.arc_group[ka]]
+    cost = np.r_[net.arc_cost.astype(np.float64), net.arc_cost[ka] - 1.0] - price[groups]
+    owned = np.r_[np.full(len(net.arc_node), np.inf), net.arc_owned[ka].astype(np.float64)]
+    top = hi[sp.group_topic[groups]].astype(np.int64)      # each unit's topic at its highest level
+    # every unit of a node, repeated for each of the node's pairs
+    order = np.argsort(unit_node, kind="stable")
+    first = np.searchsorted(unit_node[order], np.arange(len(net.nodes)))
+    count = np.bincount(unit_node, minlength=len(net.nodes))
+    reps = count[pair_node]
+    pair = np.repeat(np.arange(len(pair_node)), reps)
+    unit = order[np.repeat(first[pair_node], reps) + (np.arange(len(pair)) - np.repeat(np.cumsum(reps) - reps, reps))]
+    mu = pair_mu[pair]
+    n = net.node_size[pair_node].astype(np.float64)
+    size = leaf.group_sizes[groups[unit]]
+    cap = np.minimum(np.minimum(size, n[pair] * (np.minimum(mu, top[unit]) + 1.0)), owned[unit])
+    cap = np.where(top[unit] >= mu - 1, cap, 0.0)           # open: its topic may sit at μ - 1 or μ
+    c = cost[unit]
+    base = n * pair_mu
+    single = n == 1
+    low = _fill(pair, c, cap, base, np.where(single, base, base + n), len(pair_node))
+    high_cap = np.where(top[unit] >= mu, cap, 0.0)          # one above: topics at level μ or more only
+    high = _fill(pair, c, high_cap, pair_mu + 1.0, pair_mu + 1.0, len(pair_node))
+    return np.where(single, np.minimum(low, high), low)
+
+
+def _fill(pair: np.ndarray, cost: np.ndarray, cap: np.ndarray, least: np.ndarray, most: np.ndarray,
+          pairs: int) -> np.ndarray:
+    """Per pair the least ``Σ cost·take`` with ``0 <= take <= cap`` and ``least <= Σ take <= most``: the
+    cheapest units first, every negative one up to ``most``, then the cheapest others up to ``least``
+    (``inf`` where the caps cannot reach ``least``)."""
+    order = np.lexsort((cost, pair))
+    p, c, k = pair[order], cost[order], cap[order]
+    done = np.cumsum(k)
+    starts = np.searchsorted(p, np.arange(pairs))
+    before = done - k - np.r_[0.0, done][starts][p]
+    want = np.clip(np.bincount(p, weights=np.where(c < 0, k, 0.0), minlength=pairs), least, most)
+    take = np.clip(want[p] - before, 0.0, k)
+    value = np.bincount(p, weights=take * c, minlength=pairs)
+    reach = np.bincount(p, weights=k, minlength=pairs)
+    return np.where(reach >= least - 1e-9, value, np.inf)
+
+
+def best_lagrangian(leaf: LeafLP, hi: np.ndarray, mu_lo: np.ndarray, mu_hi: np.ndarray,
+                    duals: list[np.ndarray | None], enough: float = math.inf) -> float:
+    """The best :func:`lagrangian_bound` over the supply prices of ``duals`` (``None`` skipped; ``-inf`` for
+    none), stopping at the first that reaches ``enough``."""
+    best = -math.inf
+    for dual in duals:
+        if dual is not None:
+            best = max(best, lagrangian_bound(leaf, hi, mu_lo, mu_hi, prices(leaf, dual)))
+            if best >= enough:
+                break
+    return best
+
+
+PRICED = "bound above the cutoff at the carried duals' supply prices (Lagrangian)"
+"""The message of a leaf :func:`priced_out` settles (the level tree counts them)."""
+
+
+def priced_out(leaf: LeafLP, vector: np.ndarray, cutoff: float | None) -> HighsResult | None:
+    """``vector`` settled with no solve by the Lagrangian bound at the supply prices of the duals the family's
+    solves left (:attr:`WarmLP.carried <kipopt.formulations.highs.WarmLP.carried>`): status ``cutoff`` (its
+    bound, model units) when that bound is above ``cutoff``, ``infeasible`` when no node can fill its count;
+    ``None`` otherwise, and for leaves of at most ``level_policy.PRICED_MIN_COLUMNS`` columns."""
+    if cutoff is None or leaf.base.num_col <= policy.PRICED_MIN_COLUMNS or not leaf.warm.carried:
+        return None
+    terms = box_terms(leaf, vector[None], None)
+    owned = leaf.space.owned_total
+    value = best_lagrangian(leaf, vector, terms.mu_lo[0], terms.mu_hi[0], leaf.warm.carried, cutoff + owned + 1e-9)
+    if value == math.inf:
+        return HighsResult("infeasible", None, None, None, False, "no node can fill its count (supply prices)")
+    if value - owned > cutoff:
+        return HighsResult("cutoff", None, float(value - owned), None, False, PRICED)
+    return None
+
+
+def settled_or_priced(leaf: LeafLP, vector: np.ndarray, cutoff: float | None) -> HighsResult | None:
+    """:func:`~kipopt.formulations.consumers.level_warm.relax_settled` (weak duality on the carried duals),
+    else :func:`priced_out`."""
+    return relax_settled(leaf, vector, cutoff) or priced_out(leaf, vector, cutoff)
+
+
+def rounded_or_priced(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None, cutoff: float | None = None,
+            start=None, meanwhile=None):
+    """:func:`~kipopt.formulations.consumers.level_warm.relax_rounded` unless :func:`priced_out` settles
+    ``vector`` (``meanwhile()`` still run)."""
+    priced = priced_out(leaf, vector, cutoff)
+    if priced is None:
+        return relax_rounded(leaf, vector, time_limit, cutoff, start, meanwhile)
+    if meanwhile is not None:
+        meanwhile()
+    return priced, None
+
+
+def rounded_or_priced_each(leaf: LeafLP, vectors: list[np.ndarray], time_limit: float | None = None,
+                 cutoff: float | None = None, meanwhile=None) -> list:
+    """:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each` for the vectors
+    :func:`priced_out` does not settle, in order with those it does."""
+    priced = [priced_out(leaf, v, cutoff) for v in vectors]
+    solved = iter(relax_rounded_each(leaf, [v for v, p in zip(vectors, priced) if p is None], time_limit, cutoff,
+                                     meanwhile))
+    return [(p, None) if p is not None else next(solved) for p in priced]
