@@ -124,7 +124,7 @@ from kipopt.formulations.consumers.decmin import (BalanceFace, BalancedProblem, 
                                                   layout_objective, read_back, solve_balanced, _uniform)
 from kipopt.formulations.consumers.groups import Layout, cheapest, layout, least_cross  # noqa: F401 (re-exported)
 from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
-from kipopt.formulations.consumers.level_start import StartBeside, StartWhile, start_beside, start_while
+from kipopt.formulations.consumers.level_start import StartWhile, start_beside, start_while
 from kipopt.formulations.consumers.level_tree import search_tree
 from kipopt.formulations.consumers.member_milp import solve_members
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners
@@ -221,7 +221,7 @@ class Best:
 
 
 def _tree_stage(instance, lay, best: Best, deadline: float, threads, least, size: int,
-                start: StartBeside | StartWhile | None = None) -> None:
+                start: StartWhile | None = None) -> None:
     """The level tree (:mod:`~kipopt.formulations.consumers.level_tree`) until ``deadline``, from ``start``
     when one was made beside the dec-min stages and fits."""
     if deadline - time.perf_counter() <= STAGES_LEAST_SECONDS + TREE_BUILD_SECONDS_PER_PARTITION * len(owners(instance)):
@@ -305,7 +305,7 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
 
 
 def _run_balanced(instance: ConsumersInstance, options: SolveOptions, t0: float, lay: Layout, deadline: float,
-                  early: StartBeside | StartWhile | None) -> MethodResult:
+                  early: StartWhile | None) -> MethodResult:
     """:func:`run_balanced` from its layout on (the level tree's start being made beside)."""
     total = sum(g.size for g in lay.groups)
     stages = None
@@ -314,8 +314,8 @@ def _run_balanced(instance: ConsumersInstance, options: SolveOptions, t0: float,
     if stages is not None and stages <= STAGES_LEAST_SECONDS:  # no time for the LPs: the fallback answers
         assignment, status, info = None, "time_limit", {"stages": "skipped: the time limit leaves them nothing"}
     else:
-        made = early if isinstance(early, StartWhile) else None
-        assignment, status, info = solve_balanced(instance, stages, options.threads, lay, made)
+        assignment, status, info = solve_balanced(instance, stages, options.threads, lay,
+                                                  None if early is None else early.during_stage2)
     bound = free_bound(instance, lay)
     if assignment is None:
         fallback = greedy_balanced(instance, lay)

@@ -336,13 +336,12 @@ def _uniform(lay: Layout) -> bool:
 def solve_balanced(instance: ConsumersInstance, time_limit: float | None = None, threads: int | None = None,
                    lay: Layout | None = None, meanwhile: Callable[[], None] | None = None):
     """``(assignment or None, status, info)``: stage 1, then stage 2 (LP, ILP if ever fractional);
-    ``meanwhile()`` runs here while stage 2 solves in a child (after stage 1 where there is none)."""
+    ``meanwhile()`` runs here while stage 2 solves in a child (before stage 2 where it runs here; not at
+    all when stage 1 fails, and no answer follows)."""
     t0 = time.perf_counter()
     lay = lay or layout(instance)
     face = balance_face(instance, lay, time_limit, threads)
     if face is None:
-        if meanwhile is not None:
-            meanwhile()
         return None, "stage1_failed", {"build_seconds": round(time.perf_counter() - t0, 6)}
     problem = balanced_problem(instance, lay, face)
     t1 = time.perf_counter()

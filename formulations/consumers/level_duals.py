@@ -28,8 +28,7 @@ import math
 import numpy as np
 
 from kipopt.formulations.consumers.level_bounds import Tree, children, shave_box
-from kipopt.formulations.consumers.level_lagrange import best_lagrangian
-from kipopt.formulations.consumers import level_policy as policy
+from kipopt.formulations.consumers.level_lagrange import best_lagrangian, pricing_pays
 from kipopt.formulations.consumers.level_warm import BoxTerms, LeafLP, box_terms
 
 
@@ -101,7 +100,7 @@ def carried_bound(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, given: np.ndarra
     terms = box_terms(leaf, lo[None], hi[None])
     values = [float(dual_bounds(leaf, lo[None], hi[None], d, terms)[0]) for d in duals]
     i = int(np.argmax(values))
-    if values[i] < enough and leaf.base.num_col > policy.PRICED_MIN_COLUMNS:
+    if values[i] < enough and pricing_pays(leaf):
         priced = best_lagrangian(leaf, hi, terms.mu_lo[0], terms.mu_hi[0], duals, enough)
         return max(values[i], priced), duals[i]
     return values[i], duals[i]

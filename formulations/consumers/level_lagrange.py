@@ -32,12 +32,13 @@ from ``n μ`` to ``n (μ + 1)`` on every open arc.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from kipopt.formulations.consumers import level_policy as policy
-from kipopt.formulations.consumers.level_warm import (LeafLP, box_terms, relax_rounded, relax_rounded_each,
-                                                      relax_settled)
+from kipopt.formulations.consumers.level_search import _mu
+from kipopt.formulations.consumers.level_warm import LeafLP, relax_rounded, relax_rounded_each, relax_settled
 from kipopt.formulations.highs import HighsResult
 
 MAX_UNITS = 4_000_000
@@ -55,38 +56,48 @@ def lagrangian_bound(leaf: LeafLP, hi: np.ndarray, mu_lo: np.ndarray, mu_hi: np.
     ``mu_hi`` (:func:`~kipopt.formulations.consumers.level_warm.box_terms`; a vector's where the box is one),
     in rule units: rounded up, plus ``O``; ``inf`` where some node can fill no mode (no vector of the box
     has an assignment), ``-inf`` where the box is too wide to bound here (:data:`MAX_UNITS`)."""
+    units = _units(leaf, hi, mu_lo, mu_hi)
+    return -math.inf if units is None else _priced(leaf, units, price)
+
+
+@dataclass(frozen=True)
+class _Units:
+    """A box's node problems, whatever the prices: one per (node, base level ``μ``) pair (node-major,
+    levels ascending), each unit (an arc's pool flow or keep) repeated for each pair of its node with its
+    caps in either mode; each pair's count range (mode 0) and whether its node is a single member."""
+
+    group: np.ndarray         # per unit: its partition group
+    base_cost: np.ndarray     # per unit: its cost before prices
+    pair: np.ndarray          # per unit: its pair
+    cap: np.ndarray           # per unit: its cap at the pair's base level (mode 0)
+    high_cap: np.ndarray      # per unit: its cap one level above (mode 1: topics at level μ or more)
+    pair_mu: np.ndarray
+    least: np.ndarray
+    most: np.ndarray
+    single: np.ndarray
+    node_starts: np.ndarray   # per node: its first pair
+
+
+def _units(leaf: LeafLP, hi: np.ndarray, mu_lo: np.ndarray, mu_hi: np.ndarray) -> _Units | None:
+    """The box's :class:`_Units`, or ``None`` above :data:`MAX_UNITS`."""
     net, sp = leaf.net, leaf.space
     mu_lo, mu_hi = np.asarray(mu_lo, dtype=np.int64), np.asarray(mu_hi, dtype=np.int64)
     width = mu_hi - mu_lo + 1
     ka = leaf.keep_arc
     unit_node = np.r_[net.arc_node, net.arc_node[ka]]
-    arcs_of = np.bincount(unit_node, minlength=len(net.nodes))
-    if int((width * arcs_of).sum()) > MAX_UNITS:
-        return -math.inf
-    # one subproblem per (node, base level): node-major, levels ascending
+    count = np.bincount(unit_node, minlength=len(net.nodes))
+    if int((width * count).sum()) > MAX_UNITS:
+        return None
+    node_starts = np.cumsum(width) - width
     pair_node = np.repeat(np.arange(len(net.nodes)), width)
-    pair_mu = mu_lo[pair_node] + (np.arange(len(pair_node)) - np.repeat(np.cumsum(width) - width, width))
-    values = _pair_values(leaf, hi, price, pair_node, pair_mu, unit_node)
-    per_node = np.minimum.reduceat(values, np.cumsum(width) - width) if len(values) else values
-    total = float(price @ leaf.group_sizes) + float(per_node.sum())
-    if not math.isfinite(total):
-        return math.inf
-    return math.ceil(total - 1e-6) + sp.owned_total
-
-
-def _pair_values(leaf: LeafLP, hi: np.ndarray, price: np.ndarray, pair_node: np.ndarray, pair_mu: np.ndarray,
-                 unit_node: np.ndarray) -> np.ndarray:
-    """Each (node, base level ``μ``) pair's least cost over its modes (``inf`` where none can be filled)."""
-    net, sp = leaf.net, leaf.space
-    ka = leaf.keep_arc
+    pair_mu = mu_lo[pair_node] + (np.arange(len(pair_node)) - np.repeat(node_starts, width))
     groups = np.r_[net.arc_group, net.arc_group[ka]]
-    cost = np.r_[net.arc_cost.astype(np.float64), net.arc_cost[ka] - 1.0] - price[groups]
+    cost = np.r_[net.arc_cost.astype(np.float64), net.arc_cost[ka] - 1.0]
     owned = np.r_[np.full(len(net.arc_node), np.inf), net.arc_owned[ka].astype(np.float64)]
     top = hi[sp.group_topic[groups]].astype(np.int64)      # each unit's topic at its highest level
     # every unit of a node, repeated for each of the node's pairs
     order = np.argsort(unit_node, kind="stable")
     first = np.searchsorted(unit_node[order], np.arange(len(net.nodes)))
-    count = np.bincount(unit_node, minlength=len(net.nodes))
     reps = count[pair_node]
     pair = np.repeat(np.arange(len(pair_node)), reps)
     unit = order[np.repeat(first[pair_node], reps) + (np.arange(len(pair)) - np.repeat(np.cumsum(reps) - reps, reps))]
@@ -95,13 +106,24 @@ def _pair_values(leaf: LeafLP, hi: np.ndarray, price: np.ndarray, pair_node: np.
     size = leaf.group_sizes[groups[unit]]
     cap = np.minimum(np.minimum(size, n[pair] * (np.minimum(mu, top[unit]) + 1.0)), owned[unit])
     cap = np.where(top[unit] >= mu - 1, cap, 0.0)           # open: its topic may sit at μ - 1 or μ
-    c = cost[unit]
     base = n * pair_mu
     single = n == 1
-    low = _fill(pair, c, cap, base, np.where(single, base, base + n), len(pair_node))
-    high_cap = np.where(top[unit] >= mu, cap, 0.0)          # one above: topics at level μ or more only
-    high = _fill(pair, c, high_cap, pair_mu + 1.0, pair_mu + 1.0, len(pair_node))
-    return np.where(single, np.minimum(low, high), low)
+    return _Units(groups[unit], cost[unit], pair, cap, np.where(top[unit] >= mu, cap, 0.0), pair_mu, base,
+                  np.where(single, base, base + n), single, node_starts)
+
+
+def _priced(leaf: LeafLP, units: _Units, price: np.ndarray) -> float:
+    """``L(price)`` over the box's :class:`_Units`, in rule units (as :func:`lagrangian_bound`)."""
+    pairs = len(units.pair_mu)
+    c = units.base_cost - price[units.group]
+    low = _fill(units.pair, c, units.cap, units.least, units.most, pairs)
+    high = _fill(units.pair, c, units.high_cap, units.pair_mu + 1.0, units.pair_mu + 1.0, pairs)
+    values = np.where(units.single, np.minimum(low, high), low)
+    per_node = np.minimum.reduceat(values, units.node_starts) if len(values) else values
+    total = float(price @ leaf.group_sizes) + float(per_node.sum())
+    if not math.isfinite(total):
+        return math.inf
+    return math.ceil(total - 1e-6) + leaf.space.owned_total
 
 
 def _fill(pair: np.ndarray, cost: np.ndarray, cap: np.ndarray, least: np.ndarray, most: np.ndarray,
@@ -125,13 +147,22 @@ def best_lagrangian(leaf: LeafLP, hi: np.ndarray, mu_lo: np.ndarray, mu_hi: np.n
                     duals: list[np.ndarray | None], enough: float = math.inf) -> float:
     """The best :func:`lagrangian_bound` over the supply prices of ``duals`` (``None`` skipped; ``-inf`` for
     none), stopping at the first that reaches ``enough``."""
-    best = -math.inf
+    best, units = -math.inf, None
     for dual in duals:
         if dual is not None:
-            best = max(best, lagrangian_bound(leaf, hi, mu_lo, mu_hi, prices(leaf, dual)))
+            units = units or _units(leaf, hi, mu_lo, mu_hi)
+            if units is None:
+                return -math.inf
+            best = max(best, _priced(leaf, units, prices(leaf, dual)))
             if best >= enough:
                 break
     return best
+
+
+def pricing_pays(leaf: LeafLP) -> bool:
+    """Whether the family's leaves and boxes are bounded here: their LP has more than
+    ``level_policy.PRICED_MIN_COLUMNS`` columns."""
+    return leaf.base.num_col > policy.PRICED_MIN_COLUMNS
 
 
 PRICED = "bound above the cutoff at the carried duals' supply prices (Lagrangian)"
@@ -143,11 +174,11 @@ def priced_out(leaf: LeafLP, vector: np.ndarray, cutoff: float | None) -> HighsR
     solves left (:attr:`WarmLP.carried <kipopt.formulations.highs.WarmLP.carried>`): status ``cutoff`` (its
     bound, model units) when that bound is above ``cutoff``, ``infeasible`` when no node can fill its count;
     ``None`` otherwise, and for leaves of at most ``level_policy.PRICED_MIN_COLUMNS`` columns."""
-    if cutoff is None or leaf.base.num_col <= policy.PRICED_MIN_COLUMNS or not leaf.warm.carried:
+    if cutoff is None or not pricing_pays(leaf) or not leaf.warm.carried:
         return None
-    terms = box_terms(leaf, vector[None], None)
+    mu = _mu(leaf.space, vector[None])[0, leaf.net.node_class]   # each node's base level at the vector
     owned = leaf.space.owned_total
-    value = best_lagrangian(leaf, vector, terms.mu_lo[0], terms.mu_hi[0], leaf.warm.carried, cutoff + owned + 1e-9)
+    value = best_lagrangian(leaf, vector, mu, mu, leaf.warm.carried, cutoff + owned + 1e-9)
     if value == math.inf:
         return HighsResult("infeasible", None, None, None, False, "no node can fill its count (supply prices)")
     if value - owned > cutoff:
@@ -161,8 +192,8 @@ def settled_or_priced(leaf: LeafLP, vector: np.ndarray, cutoff: float | None) ->
     return relax_settled(leaf, vector, cutoff) or priced_out(leaf, vector, cutoff)
 
 
-def rounded_or_priced(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None, cutoff: float | None = None,
-            start=None, meanwhile=None):
+def rounded_or_priced(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = None,
+                      cutoff: float | None = None, start=None, meanwhile=None):
     """:func:`~kipopt.formulations.consumers.level_warm.relax_rounded` unless :func:`priced_out` settles
     ``vector`` (``meanwhile()`` still run)."""
     priced = priced_out(leaf, vector, cutoff)
@@ -174,7 +205,7 @@ def rounded_or_priced(leaf: LeafLP, vector: np.ndarray, time_limit: float | None
 
 
 def rounded_or_priced_each(leaf: LeafLP, vectors: list[np.ndarray], time_limit: float | None = None,
-                 cutoff: float | None = None, meanwhile=None) -> list:
+                           cutoff: float | None = None, meanwhile=None) -> list:
     """:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each` for the vectors
     :func:`priced_out` does not settle, in order with those it does."""
     priced = [priced_out(leaf, v, cutoff) for v in vectors]

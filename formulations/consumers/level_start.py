@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -51,44 +52,11 @@ class Start:
     leaf: LeafLP | None
 
 
-class StartBeside:
-    """:class:`Start` made in a thread (:func:`start_beside`); :meth:`take` joins it."""
-
-    def __init__(self, instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> None:
-        self._made: Start | None = None
-        self.error: str | None = None
-        self._thread = beside(lambda: self._make(instance, lay, threads, deadline), "kipopt-level-start")
-
-    def _make(self, instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> None:
-        try:
-            self._made = make_start(instance, lay, threads, deadline)
-        except Exception as exc:  # noqa: BLE001 - the tree then builds its own start; said in the info
-            self.error = f"{type(exc).__name__}: {exc}"
-
-    def drop(self) -> None:
-        """The start is not wanted (the tree does not run): the thread is joined. Its solve is not cancelled
-        (HiGHS' user interrupt is a Python callback per iteration, each waiting for the GIL while the
-        caller runs): it is at most one leaf LP of a group below :data:`START_MAX_PARTITIONS`, solved
-        beside the dec-min stages, which take about as long."""
-        self._thread.join()
-        self._made = None
-
-    def take(self, best: np.ndarray | None) -> Start | None:
-        """The start, once the thread is done, to the first taker (its leaf LP family is the tree's to change);
-        ``None`` where the tree's arcs do not keep to ``best`` (the dec-min answer was not at the least
-        cross-rack count: the tree then builds its own)."""
-        self._thread.join()
-        made, self._made = self._made, None
-        if made is None or best is None or not np.array_equal(best, made.best):
-            return None
-        return made
-
-
 class StartWhile:
     """:class:`Start` made when called: by the dec-min stages while their stage 2 solves in a child
     (:func:`~kipopt.formulations.consumers.decmin.solve_balanced`'s ``meanwhile``), where this process would
     only wait. For groups above :data:`START_MAX_PARTITIONS`, whose leaf LPs are solved in children: the
-    leaf LP family is built, not solved. :meth:`take` and :meth:`drop` as :class:`StartBeside`'s."""
+    leaf LP family is built, not solved."""
 
     def __init__(self, instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> None:
         self._args = (instance, lay, threads, deadline)
@@ -101,14 +69,49 @@ class StartWhile:
         except Exception as exc:  # noqa: BLE001 - the tree then builds its own start; said in the info
             self.error = f"{type(exc).__name__}: {exc}"
 
+    @property
+    def during_stage2(self) -> Callable[[], None] | None:
+        """What the dec-min stages call while stage 2 solves in its child: this start's making."""
+        return self
+
     def drop(self) -> None:
+        """The start is not wanted (the tree does not run)."""
         self._made = None
 
     def take(self, best: np.ndarray | None) -> Start | None:
+        """The start, to the first taker (its leaf LP family is the tree's to change); ``None`` where the
+        tree's arcs do not keep to ``best`` (the dec-min answer was not at the least cross-rack count: the
+        tree then builds its own)."""
         made, self._made = self._made, None
         if made is None or best is None or not np.array_equal(best, made.best):
             return None
         return made
+
+
+class StartBeside(StartWhile):
+    """:class:`Start` made in a thread (:func:`start_beside`) as soon as it is asked for; :meth:`take` and
+    :meth:`drop` join it first."""
+
+    def __init__(self, instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> None:
+        super().__init__(instance, lay, threads, deadline)
+        self._thread = beside(self, "kipopt-level-start")
+
+    @property
+    def during_stage2(self) -> None:
+        """Nothing: the thread makes it."""
+        return None
+
+    def drop(self) -> None:
+        """The thread is joined. Its solve is not cancelled (HiGHS' user interrupt is a Python callback per
+        iteration, each waiting for the GIL while the caller runs): it is at most one leaf LP of a group
+        below :data:`START_MAX_PARTITIONS`, solved beside the dec-min stages, which take about as long."""
+        self._thread.join()
+        super().drop()
+
+    def take(self, best: np.ndarray | None) -> Start | None:
+        """:meth:`StartWhile.take` once the thread is done."""
+        self._thread.join()
+        return super().take(best)
 
 
 def make_start(instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> Start:

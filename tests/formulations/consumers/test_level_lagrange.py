@@ -28,6 +28,15 @@ from test_level_tree import _leaf_setting, _vector
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def _root_leaf(inst):
+    """``(level space, root tree, leaf LP family)`` of a group with topics, else ``None``."""
+    setting = _leaf_setting(inst)
+    if setting is None:
+        return None
+    space, tr, net = setting
+    return space, tr, leaf_lp(space, net)
+
+
 def _bound(leaf, lo, hi, price) -> float:
     terms = box_terms(leaf, lo[None], hi[None])
     return lagrangian_bound(leaf, hi, terms.mu_lo[0], terms.mu_hi[0], price)
@@ -47,11 +56,10 @@ def test_the_bound_never_exceeds_a_balanced_assignment_in_its_box(inst, rnd):
     """Every balanced assignment (all of them, by enumeration) whose least loads lie in a random box of the
     root costs at least the box's bound, at a relaxation's supply duals or at random prices; a box with
     such an assignment is never called empty (``inf``)."""
-    setting = _leaf_setting(inst)
-    if setting is None:
+    case = _root_leaf(inst)
+    if case is None:
         return
-    space, tr, net = setting
-    leaf = leaf_lp(space, net)
+    space, tr, leaf = case
     lo = _vector(tr, rnd)
     hi = lo.copy() if rnd.random() < 0.4 else np.array([rnd.randint(int(a), int(b)) for a, b in zip(lo, tr.hi)])
     bound = _bound(leaf, lo, hi, _prices(leaf, rnd, lo, hi))
@@ -67,11 +75,10 @@ def test_the_bound_never_exceeds_a_balanced_assignment_in_its_box(inst, rnd):
 def test_a_box_is_bounded_by_no_more_than_any_of_its_vectors(inst, rnd):
     """At the same prices a box's bound is at most each of its vectors' (each node's problem over the box
     holds its problem at every vector of it): random boxes of at most 64 vectors, every vector checked."""
-    setting = _leaf_setting(inst)
-    if setting is None:
+    case = _root_leaf(inst)
+    if case is None:
         return
-    space, tr, net = setting
-    leaf = leaf_lp(space, net)
+    space, tr, leaf = case
     lo = _vector(tr, rnd)
     hi = np.minimum(tr.hi, lo + np.array([rnd.randint(0, 3) for _ in lo]))
     while np.prod(hi - lo + 1) > 64:
@@ -87,13 +94,11 @@ def test_a_box_is_bounded_by_no_more_than_any_of_its_vectors(inst, rnd):
 @given(small_groups(), st.randoms(use_true_random=False))
 def test_at_a_vector_its_own_lp_duals_bound_at_least_its_lp(inst, rnd):
     """Priced at the supply duals of a vector's own leaf LP, each node's modes apart, the bound is at least
-    that LP's value (the LP mixes the modes; the bound does not); an infeasible LP's vector gets ``inf`` or
-    any bound, never a value below a feasible LP's."""
-    setting = _leaf_setting(inst)
-    if setting is None:
+    that LP's value (the LP mixes the modes; the bound does not)."""
+    case = _root_leaf(inst)
+    if case is None:
         return
-    space, tr, net = setting
-    leaf = leaf_lp(space, net)
+    space, tr, leaf = case
     vector = _vector(tr, rnd)
     result = relax(leaf, vector)
     if result.status != "optimal":
