@@ -31,8 +31,10 @@ Measured 2026-11-29 (2-core machine, nice, ``--search-seconds 5``; seed 2 alone,
        3    10,222      9,852       9,852  10,356      69     no   11   10,744  10,744
        4    10,495     10,129      10,129  10,785      68     no   12   11,179  11,179
 
-``exact.balanced`` in the grid's 60 s (answer / bound): 12,473 / 11,700, 10,291 / 9,979, 10,094 / 9,900
-(10,101 / 9,910 before it scored the coupling's set), 10,720 / 10,117 and 11,149 / 10,529. On seed 2 the search's set gives 10,094 where the tree answered
+``exact.balanced`` in the grid's 60 s (answer / bound): 12,473 / 11,703, 10,291 / 9,991, 10,094 / 9,920
+(10,101 / 9,910 before it scored the coupling's set), 10,720 / 10,145 and 11,149 / 10,693 (before the
+supply pricing of :mod:`~kipopt.formulations.consumers.level_lagrange`: the same answers, bounds 11,700,
+9,979, 9,900, 10,117 and 10,529). On seed 2 the search's set gives 10,094 where the tree answered
 10,101 (a 600-second run too, bound 10,024) before it scored the coupling's set after its sweep
 (:mod:`~kipopt.formulations.consumers.level_coupling`, the search this script runs); there the box
 LP over ``{q - 1, q}^T`` equals the closed form (flows cost nothing at ``q``). On the others the set is
@@ -40,7 +42,7 @@ worse than the tree's answer and the box LP is above the closed form (by 1,136, 
 3 and 4; 143 on seed 1): the partitions' flow forces
 revocations the max-min does not count (seed 3: 10,813 with every least load at ``q``, against 10,222
 owned beyond ``q``); there the two-level box alone is bounded above the tree's 60 s bound (seed 0:
-12,120 against 11,700), whose gap comes from the boxes with lower levels. On seed 0 the box LP over
+12,120 against 11,703), whose gap comes from the boxes with lower levels. On seed 0 the box LP over
 ``[97, 100]^T`` is 12,075, over ``[90, 101]^T`` 11,555 and over the root box 0, each in under a second:
 even the narrow boxes stay 3 % below the answer (12,473), the coupling's share.
 """
