@@ -128,8 +128,10 @@ class WarmLP:
     cheap) instead of changing coefficients one call at a time (costly in HiGHS)."""
 
     WARM_COLUMNS = 40_000
-    """Above this many columns every solve is an interior point one (measured: warm dual simplex
-    re-solves no faster than cold ones there)."""
+    """Above this many columns every solve is an interior point one, in a child. Measured at 100,000 x 5,000
+    (89,000 columns): a warm dual simplex re-solve from the last leaf's basis takes 0.28 s when the next
+    leaf differs in one small topic, but 5.4 s for one large topic (interior point: 2.8 s), and the
+    level tree's leaves, popped best first, are far from the last one solved."""
 
     KEPT_DUALS = 8
     """How many of the last optima's row duals are kept to bound later members by weak duality. On the level
