@@ -305,6 +305,21 @@ start was moved, 9.43 (feasible, 23,549 / 23,524: the deadline came first), 9.11
 the sweep, each settled by this bound when tried: 10-90 ms against 2-3 s). ``--sizes large``: 243,636 /
 243,632 at 109.1 s (1,235 MB peak), as before. ``--sizes small`` does not use either (its leaf LPs have
 16,000 columns, below ``level_policy.PRICED_MIN_COLUMNS``).
+
+Measured 2026-11-29, night, once the console script ends as soon as its output is out
+(:func:`kipopt.cli._exit_now`: Python's finalization, 0.04-0.05 s of every run, most of it clearing the
+modules ``scipy.sparse`` brings in, is skipped). ``--sizes small`` fifteen times before: 0.95-1.01 s
+end to end (mean 0.977 s, 13 of 15 under 1 s, 1.44 CPU s); after: **0.90-0.95 s** (mean 0.928 s, 15 of
+15 under 1 s, 1.37 CPU s), every run proven at 2,388. Tried the same evening and dropped, alternating
+runs each: ``scipy.sparse`` imported first in the start's thread (0.951 against 0.968 s) or in a thread
+of its own during the first leaf LP (0.953 against 0.959 s); the tree's index built before that leaf LP
+(0.79 against 0.76 s in the method); the dec-min stages in a child while this process makes the start
+(0.921 against 0.944 s: the two together are 0.77 CPU s on two cores, at their floor); a numpy
+sparse product in place of ``scipy.sparse`` (no import, but 5-7 times slower per product: 0.82 against
+0.75 s in the method); the start's leaf LP family at one thread (0.950 against 0.955 s). scipy 1.16's
+``scipy.sparse`` imports as slowly as 1.17's (0.20 against 0.22 s with numpy). ``--sizes medium,large``
+the same evening (before the exit change): 23,549 optimal at 9.04 s; 243,636 / 243,632 at 108.9 s
+(1,236 MB peak).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, NoReturn, Sequence
 
 from .errors import KipoptError
 
@@ -428,11 +428,31 @@ _whole_process = False
 def main(argv: Sequence[str] | None = None) -> int:
     global _whole_process
     _whole_process = argv is None
-    if _whole_process and _command(sys.argv[1:]) != "bench":  # bench's Spark keeps Python's own handling
+    own = _whole_process and _command(sys.argv[1:]) != "bench"  # bench's Spark keeps Python's own handling
+    if own:
         from .interrupts import install
         install()
     with _json_only_stdout():
-        return _main(argv)
+        code = _main(argv)
+    if own:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the console-script process as soon as its output is out, without Python's finalization:
+    clearing the modules numpy and ``scipy.sparse`` bring in and freeing HiGHS' objects took 0.04 s of a
+    10,000 x 1,000 ``exact.balanced`` solve's 0.97 s end to end (a tenth of a second is not much, but the
+    oracle is run once per test case). Nothing is lost: kipopt registers no exit handler, every file it
+    writes is closed by then, and its children are reaped (any left are killed here, as on a signal)."""
+    from .interrupts import kill_children
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: as Python's own exit, a failure
+            code = code or 1
+    kill_children()
+    os._exit(code)
 
 
 def _command(argv: Sequence[str]) -> str | None:
