@@ -238,7 +238,7 @@ def test_generated_clusters_every_method(seed, racks, brokers, rackless, partiti
     except InstanceError:  # a parameter combination the generator rejects
         assume(False)
     exact = solve(inst, "exact.spread", time_limit=20)
-    assert exact.status is Status.OPTIMAL, exact.message
+    assert exact.status is Status.OPTIMAL, (exact.message, exact.metrics)
     for method in ("kafka.adminutils", "kafka.striped"):
         port = solve(inst, method, seed=seed)
         if port.status is Status.INFEASIBLE:  # AdminUtils refuses partial rack information

@@ -185,3 +185,23 @@ def test_a_flows_child_that_fails_is_said_not_hidden(monkeypatch):
     assert limited.status.value == "feasible" and limited.metrics.get("model") == "rack_totals"
     assert "ended early without an answer" in limited.metrics.get("flows_note", "")
     assert "RuntimeError: a flow that breaks" in limited.metrics["flows_note"]
+
+
+def test_a_small_reassignment_under_a_limit_forks_no_child(monkeypatch):
+    """Up to INLINE_ARCS arcs the read-back and the flows run in this process, time limit or not (milliseconds;
+    a child that gave no answer once left a 23-partition cluster at its fallback), with the answer the
+    unlimited solve gives."""
+    import kipopt.deadline as deadline
+    x = generate("replicas", 195, racks=1, brokers=2, rackless_brokers=1, partitions=23, replication_factor=1,
+                 added_brokers=1, added_racks=1)
+    assert reassignment.flow_arcs(Cluster.of(x)) <= reassignment.INLINE_ARCS
+    free = solve(x, "exact.spread")
+
+    def no_fork(fn):
+        raise AssertionError("a child was forked")
+
+    monkeypatch.setattr(deadline, "_fork", no_fork)
+    for method in ("exact.spread", "exact.spread_bytes"):
+        limited = solve(x, method, time_limit=20)
+        assert limited.status.value == "optimal", limited.metrics
+    assert solve(x, "exact.spread", time_limit=20).objective == free.objective
