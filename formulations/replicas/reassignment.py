@@ -56,10 +56,11 @@ GRACE_MIN = 0.2
 
 INLINE_ARCS = 5_000
 """Up to this many arcs of the replica flow (:func:`flow_arcs`) the read-back and the flows run in this process
-even under a deadline: a few milliseconds there (:data:`~kipopt.formulations.replicas.network.SECONDS_PER_ARC_IN_CHILD`),
-less than forking and starting a child, and a small reassignment then never waits on one. The suite once saw
-the read-back's child of a 23-partition cluster give no answer before its 20 s deadline, which left the fresh
-placement to answer (``feasible``); the same cluster solved in process 200 times was optimal every time."""
+even under a deadline: at most about 20 ms there (:data:`~kipopt.formulations.replicas.network.SECONDS_PER_ARC_IN_CHILD`),
+about what forking and starting a child costs, and a small reassignment then never waits on one. A full
+suite once saw the read-back's child of a 23-partition cluster end with no answer (the run about 20 s longer
+than usual: silent until its 20 s deadline, it seems), which left the fresh placement to answer
+(``feasible``); the same cluster solved in process 200 times was optimal every time."""
 
 READ_BACK_NICENESS = 5
 """How much lower the read-back's child runs when it runs beside the flows' child (:func:`flows_alongside`):
