@@ -45,6 +45,15 @@ owned beyond ``q``); there the two-level box alone is bounded above the tree's 6
 12,120 against 11,703), whose gap comes from the boxes with lower levels. On seed 0 the box LP over
 ``[97, 100]^T`` is 12,075, over ``[90, 101]^T`` 11,555 and over the root box 0, each in under a second:
 even the narrow boxes stay 3 % below the answer (12,473), the coupling's share.
+
+Measured 2026-11-29, night (one thread, 60 s, the current code). Seed 2: the 28 boxes open at the limit
+all lie within levels 97-100 with 43-47 topics undecided, bounds 9,920-9,961; seed 0: 19 boxes within
+levels 93-102, 47-50 topics undecided, widths 190-330 summed over topics, bounds from 11,768. From each
+answer's least loads, the 100 vectors one level away in one topic (leaf LP and rounded answer each,
+:func:`~kipopt.formulations.consumers.level_warm.relax_rounded`; 4.5-7 s a pass, four to six LPs solved,
+the rest settled by the carried duals): on seed 2 none is below 10,096 (the answer, 10,094, is a local
+optimum); seeds 0 and 4 improve to 12,471 and 11,147; seeds 1 and 3 do not move. Seed 2 with
+``--time-limit 1500`` (one thread): 10,094 / 10,030 after 1,283 s (1,650 boxes, 1,350 box LPs).
 """
 
 from __future__ import annotations
