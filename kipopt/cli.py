@@ -446,6 +446,7 @@ def _exit_now(code: int) -> NoReturn:
     oracle runs once per test case). Nothing is lost: kipopt registers no exit handler, every file it
     writes is closed by then, and its children are reaped (any left are killed here, as on a signal)."""
     from .interrupts import kill_children
+    code = 0 if code is None else int(code)  # as sys.exit(None)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
