@@ -74,6 +74,23 @@ def size_thread_pool(threads: int | None) -> None:
             _POOL_SIZE = threads
 
 
+def stop_thread_pool() -> None:
+    """Stop the forking thread's HiGHS workers and wait for them to end: run by every ``os.fork`` of this
+    process, in the parent, just before it forks (registered below). An idle worker sleeps on its semaphore,
+    a mutex and a condition variable (HiGHS' ``HighsBinarySemaphore``), and takes the mutex on its way to
+    sleep; a fork then would hand that state, mid-change, to the child, whose restart
+    (:func:`restart_thread_pool`) signals it. With no worker at the fork the child has nothing to restart.
+    The next run in the parent makes the pool again (about 0.1 ms). kipopt's forks come after the threads
+    working beside have ended (:func:`kipopt.deadline.beside`), so no solve of another thread is running."""
+    global _POOL_SIZE
+    with _POOL_LOCK:
+        new_highs().resetGlobalScheduler(True)
+        _POOL_SIZE = None
+
+
+os.register_at_fork(before=stop_thread_pool)
+
+
 def restart_thread_pool() -> None:
     """Restart HiGHS' process-wide thread pool: a forked child inherits it without its threads, so a child
     that may run HiGHS after the parent did calls this first (:func:`~kipopt.formulations.highs.call_highs_before`,

@@ -364,3 +364,41 @@ def test_meanwhile_runs_once_here_while_the_children_work(monkeypatch):
         assert len(ran) == 2
         for (first, _), (a, _) in zip(both + [one], alone + alone[:1]):
             assert first.status == a.status == "optimal" and abs(first.objective - a.objective) < 1e-6
+
+
+_FORK_PROBE = """
+import os, sys
+import numpy as np
+from kipopt.formulations.highs import ArrayLP, solve_lp
+threads = lambda: len(os.listdir("/proc/self/task"))
+lp = ArrayLP(np.ones(3), np.zeros(3), np.ones(3), np.array([1.0]), np.array([1.0]), np.arange(4),
+             np.zeros(3, dtype=np.int64), np.ones(3))
+base = threads()
+assert solve_lp(lp, threads=2).status == "optimal"
+with_worker = threads()
+at_fork = []
+os.register_at_fork(after_in_parent=lambda: at_fork.append(threads()))
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if solve_lp(lp, threads=2).status == "optimal" else 1)
+_, status = os.waitpid(pid, 0)
+print(base, with_worker, at_fork[0], os.waitstatus_to_exitcode(status), solve_lp(lp, threads=2).status)
+"""
+
+
+def test_a_fork_finds_no_highs_worker_in_the_forking_thread():
+    """HiGHS' workers of the forking thread are stopped and joined just before any fork (a worker caught by the
+    fork on its way to sleep would leave its semaphore's mutex and condition variable mid-change to the
+    child), and made again by the parent's next run; the child solves as before."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("counts threads through /proc")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")  # numpy's own pool, stopped at forks too
+    done = subprocess.run([sys.executable, "-c", _FORK_PROBE], capture_output=True, text=True, timeout=60, env=env)
+    base, with_worker, at_fork, child, again = done.stdout.split()
+    assert int(with_worker) == int(base) + 1, done.stdout  # threads=2: one worker beside this thread
+    assert int(at_fork) == int(base) and child == "0" and again == "optimal"
