@@ -49,7 +49,7 @@ U = TypeVar("U")
 def call_highs_before(deadline: Deadline, fn: Callable[[], T]) -> T | None:
     """:func:`kipopt.deadline.call_before` for work that runs HiGHS: ``fn()`` in a child the deadline kills.
 
-    A forked child inherits HiGHS' process-wide thread pool without its
+    A forked child inherits the forking thread's HiGHS thread pool without its
     threads: once the parent has run HiGHS, a MIP in the child waits for them
     forever (measured: an LP in the parent, then a 1-second MIP in the child
     never returned). The child therefore restarts the pool first.

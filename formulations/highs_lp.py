@@ -49,17 +49,16 @@ def new_highs() -> highspy.Highs:
 
 _POOL_LOCK = threading.Lock()
 _POOL_SIZE: int | None = None
-"""The size HiGHS' process-wide thread pool was last made at here (``None``: not made here since the process
-or its last restart began)."""
+"""The size :func:`size_thread_pool` last made HiGHS' thread pool at (``None``: not made since the process, its
+last restart or the last fork began). HiGHS (1.16) keeps one pool per calling thread (``thread_local``),
+made by that thread's first run: measured, a second thread's 2-thread solve adds a worker of its own."""
 
 
 def size_thread_pool(threads: int | None) -> None:
-    """HiGHS' process-wide thread pool at ``threads`` threads, as a run asking for ``threads`` needs (a run
-    asking for a size other than the pool's fails). The pool is restarted only when its size changes: a
-    restart under a solve running in another thread (the level tree's start,
-    :mod:`~kipopt.formulations.consumers.level_start`) would take that solve's threads away. It is made at
-    once, by an empty run, so that two threads starting their solves together find it made; with
-    ``threads=None`` (HiGHS' default size) it is only made, where it is not yet."""
+    """HiGHS' thread pool (the calling thread's) at ``threads`` threads, as a run asking for ``threads`` needs
+    (a run asking for a size other than its pool's fails). The pool is restarted only when its size changes
+    (a restart stops and starts its threads), by an empty run; with ``threads=None`` (HiGHS' default size)
+    it is only made, where it is not yet."""
     global _POOL_SIZE
     with _POOL_LOCK:
         if threads is None:
@@ -92,7 +91,7 @@ os.register_at_fork(before=stop_thread_pool)
 
 
 def restart_thread_pool() -> None:
-    """Restart HiGHS' process-wide thread pool: a forked child inherits it without its threads, so a child
+    """Restart HiGHS' thread pool (this thread's): a forked child inherits it without its threads, so a child
     that may run HiGHS after the parent did calls this first (:func:`~kipopt.formulations.highs.call_highs_before`,
     the ``--batch`` workers); the next run makes it again."""
     global _POOL_LOCK, _POOL_SIZE

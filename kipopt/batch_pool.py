@@ -321,7 +321,7 @@ def _start(make_oracle: Callable[[], Oracle], others: list[_Worker], jobs: int =
 
 
 def _fresh_solver_threads() -> None:
-    """A forked child inherits HiGHS' process-wide thread pool without its threads (a MIP would wait for
+    """A forked child inherits the forking thread's HiGHS thread pool without its threads (a MIP would wait for
     them forever: :func:`kipopt.formulations.highs.call_highs_before`), so a worker restarts it when the
     parent had HiGHS loaded."""
     if "highspy" in sys.modules:

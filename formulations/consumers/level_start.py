@@ -147,9 +147,9 @@ def start_beside(instance: ConsumersInstance, lay: Layout, threads: int | None,
                  deadline: float | None) -> StartBeside | None:
     """The tree's start made in a thread while the caller runs the dec-min stages, or ``None`` where that
     does not pay or is not allowed: one core only, ``threads=1`` (the caller's budget, as for the tree's
-    leaves two at a time), or more than :data:`START_MAX_PARTITIONS` partitions. HiGHS' process-wide
-    thread pool is made here first (at ``threads``, when given), before the thread starts: both threads'
-    solves then find it made at their size, and none makes or restarts it under the other."""
+    leaves two at a time), or more than :data:`START_MAX_PARTITIONS` partitions. This thread's HiGHS
+    pool is made here first (at ``threads``, when given), before the other thread starts (which makes its
+    own at its first run: HiGHS keeps one per calling thread)."""
     total = sum(g.size for g in lay.groups)
     if (threads is not None and threads < 2) or cores() < 2 or total > START_MAX_PARTITIONS or not lay.topics:
         return None

@@ -310,10 +310,9 @@ def test_solve_then_each_in_children_at_once_equals_one_at_a_time(monkeypatch):
 
 
 def test_the_thread_pool_is_made_again_only_when_its_size_changes():
-    """HiGHS' pool is process-wide and a run asking for another size fails: solves asking for 1, 2, none
-    and 1 threads in turn all succeed; the pool is restarted on a change of size only (a restart under a
-    solve running in another thread would pull its threads away), and a restart after a fork is
-    followed by a new one."""
+    """A thread's HiGHS pool and a run asking for another size: solves asking for 1, 2, none and 1 threads
+    in turn all succeed; the pool is restarted on a change of size only (a restart stops and starts its
+    threads), and a restart after a fork is followed by a new one."""
     import kipopt.formulations.highs_lp as highs_lp
     from kipopt.formulations.highs import restart_thread_pool
 

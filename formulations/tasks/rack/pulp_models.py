@@ -137,7 +137,7 @@ def solve_standby_pulp(p: StandbyProblem, time_limit: float | None = None,
 def _solve(prob, mip: bool, time_limit: float | None, threads: int | None) -> str:
     import pulp
 
-    if threads is not None:  # HiGHS' thread pool is process-wide: sized as this run asks
+    if threads is not None:  # HiGHS' thread pool (this thread's): sized as this run asks
         from kipopt.formulations.highs import size_thread_pool
         size_thread_pool(int(threads))
     options = {} if mip else {"solver": "simplex"}
