@@ -79,8 +79,8 @@ def stop_thread_pool() -> None:
     a mutex and a condition variable (HiGHS' ``HighsBinarySemaphore``), and takes the mutex on its way to
     sleep; a fork then would hand that state, mid-change, to the child, whose restart
     (:func:`restart_thread_pool`) signals it. With no worker at the fork the child has nothing to restart.
-    The next run in the parent makes the pool again (about 0.1 ms). kipopt's forks come after the threads
-    working beside have ended (:func:`kipopt.deadline.beside`), so no solve of another thread is running."""
+    The next run in the parent makes the pool again (about 0.1 ms). Only the forking thread's pool is
+    stopped (HiGHS keeps one per thread): a solve in another thread goes on."""
     global _POOL_SIZE
     with _POOL_LOCK:
         new_highs().resetGlobalScheduler(True)
