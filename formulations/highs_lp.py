@@ -94,10 +94,9 @@ def restart_thread_pool() -> None:
     """Restart HiGHS' thread pool (this thread's): a forked child inherits it without its threads, so a child
     that may run HiGHS after the parent did calls this first (:func:`~kipopt.formulations.highs.call_highs_before`,
     the ``--batch`` workers); the next run makes it again."""
-    global _POOL_LOCK, _POOL_SIZE
+    global _POOL_LOCK
     _POOL_LOCK = threading.Lock()  # called after a fork: a lock another thread of the parent held would stay held
-    new_highs().resetGlobalScheduler(True)
-    _POOL_SIZE = None
+    stop_thread_pool()
 
 
 SMALL_LP_COLUMNS = 20_000

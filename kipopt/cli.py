@@ -445,13 +445,10 @@ def _exit_now(code: int) -> NoReturn:
     a 10,000 x 1,000 ``exact.balanced`` solve's 0.97 s end to end, and a tenth of a ``kipopt check`` (the
     oracle runs once per test case). Nothing is lost: kipopt registers no exit handler, every file it
     writes is closed by then, and its children are reaped (any left are killed here, as on a signal)."""
-    from .interrupts import kill_children
+    from .interrupts import flush_streams, kill_children
     code = 0 if code is None else int(code)  # as sys.exit(None)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe: as Python's own exit, a failure
-            code = code or 1
+    if not flush_streams():  # a closed pipe: as Python's own exit, a failure
+        code = code or 1
     kill_children()
     os._exit(code)
 

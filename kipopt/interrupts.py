@@ -105,14 +105,16 @@ def reap_child(pid: int) -> None:
     child_ended(pid)
 
 
-def flush_streams() -> None:
-    """Flush stdout and stderr before a fork: a child must not inherit unwritten output (Jupyter would show
-    it twice)."""
+def flush_streams() -> bool:
+    """Flush stdout and stderr (before a fork: a child must not inherit unwritten output, which Jupyter would
+    show twice; before the console script's exit): whether both flushed."""
+    flushed = True
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (AttributeError, OSError, ValueError):  # closed or replaced streams
-            pass
+            flushed = False
+    return flushed
 
 
 def die_with_parent(parent: int, watch_fd: int) -> None:

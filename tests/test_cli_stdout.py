@@ -34,15 +34,14 @@ _FINALIZED = """
 import atexit, sys
 atexit.register(lambda: print("finalized", file=sys.stderr))
 from kipopt.cli import main
-sys.exit(main())
 """
+"""An exit handler that says whether Python's finalization ran, then kipopt's ``main``."""
 
 
 def _console(tmp_path, *argv: str) -> subprocess.CompletedProcess:
-    """The command line as the console script runs it (``main()`` owning the process), with an exit handler
-    that says whether Python's finalization ran."""
-    return subprocess.run([sys.executable, "-c", _FINALIZED, *argv], capture_output=True, text=True, timeout=120,
-                          cwd=tmp_path)
+    """The command line as the console script runs it (``main()`` owning the process)."""
+    return subprocess.run([sys.executable, "-c", _FINALIZED + "sys.exit(main())\n", *argv], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
 
 
 def test_the_process_ends_once_its_output_is_out(tmp_path):
@@ -62,9 +61,7 @@ def test_the_process_ends_once_its_output_is_out(tmp_path):
 def test_a_process_inside_another_keeps_python_s_exit(tmp_path):
     """``main([...])`` called by a longer-lived process (a test, a notebook) returns its status, and ``bench``
     (Spark's own exit handlers) keeps Python's exit: only ``main()`` owning a non-bench command ends early."""
-    probe = ("import atexit, sys\natexit.register(lambda: print('finalized', file=sys.stderr))\n"
-             "from kipopt.cli import main\nprint('status', main(['generate', 'consumers', '--seed', '1']), "
-             "file=sys.stderr)\n")
+    probe = _FINALIZED + "print('status', main(['generate', 'consumers', '--seed', '1']), file=sys.stderr)\n"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "status 0" in done.stderr and "finalized" in done.stderr
     bench = _console(tmp_path, "bench", str(tmp_path / "missing.toml"), "--out", str(tmp_path / "out"))

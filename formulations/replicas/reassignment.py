@@ -56,8 +56,9 @@ GRACE_MIN = 0.2
 
 INLINE_ARCS = 5_000
 """Up to this many arcs of the replica flow (:func:`flow_arcs`) the read-back and the flows run in this process
-even under a deadline: at most about 20 ms there (:data:`~kipopt.formulations.replicas.network.SECONDS_PER_ARC_IN_CHILD`),
-about what forking and starting a child costs, and a small reassignment then never waits on one. A full
+even under a deadline: at most about 20 ms there
+(:data:`~kipopt.formulations.replicas.network.SECONDS_PER_ARC_IN_CHILD`), about what forking and starting
+a child costs, and a small reassignment then never waits on one. A full
 suite once saw the read-back's child of a 23-partition cluster end with no answer (the run about 20 s longer
 than usual: silent until its 20 s deadline, it seems), which left the fresh placement to answer
 (``feasible``); the same cluster solved in process 200 times was optimal every time."""
@@ -135,8 +136,8 @@ def reassign(instance: ReplicasInstance, c: Cluster, fresh: Fresh, deadline: flo
     optimal when its moves meet its bound, else the flows decide (with bytes: the flow priced by bytes)."""
     present = present_only(instance)
     job = functools.partial(_flows, present, c, fresh, threads, by_bytes)
-    targets = functools.partial(_targets, instance, c, fresh, threads, info, by_bytes, deadline)
-    inline = deadline is None or flow_arcs(c) <= INLINE_ARCS
+    inline = deadline is None or flow_arcs(c) <= INLINE_ARCS  # no child for the read-back nor the flows
+    targets = functools.partial(_targets, instance, c, fresh, threads, info, by_bytes, None if inline else deadline)
     early, alongside = None, not inline and flows_alongside(c, deadline)
     if alongside:
         early, fast = _in_child(job, deadline, lambda: targets(True), wanted=lambda found: found is None)
@@ -186,10 +187,9 @@ def _in_child(job: Callable[[float | None], FlowAnswer], deadline: float, meanwh
 
 def _targets(instance: ReplicasInstance, c: Cluster, fresh: Fresh, threads: int | None, info: dict,
              by_bytes: bool, deadline: float | None, fallback: bool) -> tuple[dict, Status, float | None] | None:
-    """:func:`_reassign_by_targets`; under a deadline, above :data:`INLINE_ARCS`, in a child it kills (its
-    read-back does not watch the clock), while this process makes the fresh placement if ``fallback`` (the
-    answer should nothing finish)."""
-    if deadline is None or flow_arcs(c) <= INLINE_ARCS:
+    """:func:`_reassign_by_targets`; under a deadline in a child it kills (its read-back does not watch the
+    clock), while this process makes the fresh placement if ``fallback`` (the answer should nothing finish)."""
+    if deadline is None:
         return _reassign_by_targets(instance, c, fresh, threads, info, by_bytes)
     from kipopt.formulations.highs import call_highs_before_with
 

@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import kipopt.formulations.consumers.level_policy as level_policy
-import kipopt.formulations.consumers.level_tree as level_tree
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.decmin import solve_balanced
@@ -25,7 +23,7 @@ from kipopt.formulations.consumers.rules import balanced_objective, balanced_vio
 from kipopt.formulations.highs import dual_bound
 
 from consumer_cases import _all_assignments, tiny_groups
-from test_level_search import _least_loads, decmin_incumbent, small_groups
+from test_level_search import _least_loads, small_groups, tree_per_setting
 from test_level_tree import _leaf_setting, _vector
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -128,13 +126,7 @@ def test_shave_cuts_only_vectors_whose_relaxation_reaches_the_best(seed):
 def test_the_tree_shaved_by_duals_proves_the_same_optimum_with_fewer_box_relaxations(monkeypatch):
     """A mixed 40-member, 8-topic group: the same proven optimum with and without the shave, and fewer box
     relaxations with it."""
-    inst = generate("consumers", 2, members=40, topics=8, partitions=1_000, subscriptions="mixed")
-    lay = layout(inst)
-    value, least = decmin_incumbent(inst, lay)
-    runs = {}
-    for on in (0, 1):
-        monkeypatch.setattr(level_policy, "DUAL_SHAVE", on)
-        runs[on] = level_tree.search_tree(inst, lay, incumbent=value, best=least)
+    value, runs = tree_per_setting(monkeypatch, 2, "DUAL_SHAVE", (0, 1))
     assert runs[0].bound == runs[1].bound == min(value, runs[1].value or value)
     assert runs[1].info["level_box_lps"] < runs[0].info["level_box_lps"]
 
@@ -159,14 +151,7 @@ def test_boxes_bounded_by_the_leaves_carried_duals_keep_the_proven_optimum(seed,
     large for them): boxes are bounded, cut and shaved by the duals the leaves' solves leave behind
     (weak duality, no solve), and the tree proves the optimum it proves on the closed form alone, with
     fewer boxes."""
-    inst = generate("consumers", seed, members=40, topics=8, partitions=1_000, subscriptions="mixed")
-    lay = layout(inst)
-    value, least = decmin_incumbent(inst, lay)
-    monkeypatch.setattr(level_policy, "BOX_LP_MAX_COLUMNS", 0)
-    runs = {}
-    for on in (False, True):
-        monkeypatch.setattr(level_policy, "CARRIED_BOX_BOUNDS", on)
-        runs[on] = level_tree.search_tree(inst, lay, incumbent=value, best=least)
+    value, runs = tree_per_setting(monkeypatch, seed, "CARRIED_BOX_BOUNDS", (False, True), BOX_LP_MAX_COLUMNS=0)
     assert runs[False].bound == runs[True].bound == min(value, runs[False].value or value)
     assert runs[True].info["level_dual_cut"] + runs[True].info["level_dual_raised"] > 0
     assert runs[True].info["level_boxes"] < runs[False].info["level_boxes"]

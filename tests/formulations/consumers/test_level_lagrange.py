@@ -13,16 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy.optimize import linprog
 
-import kipopt.formulations.consumers.level_policy as level_policy
-import kipopt.formulations.consumers.level_tree as level_tree
-from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_lagrange import _fill, lagrangian_bound, prices
 from kipopt.formulations.consumers.level_warm import box_terms, leaf_lp, relax, relax_box
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 
 from consumer_cases import _all_assignments, tiny_groups
-from test_level_search import _least_loads, decmin_incumbent, small_groups
+from test_level_search import _least_loads, small_groups, tree_per_setting
 from test_level_tree import _leaf_setting, _vector
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -137,14 +134,8 @@ def test_the_tree_settling_by_supply_prices_proves_the_same_optimum(seed, monkey
     """Mixed 40-member, 8-topic groups bounded as the largest groups are (no box relaxations, boxes bounded
     by the leaves' carried duals): with leaves and boxes also settled by the Lagrangian bound at those
     duals' supply prices, the tree proves the optimum it proves without, some leaves settled so."""
-    inst = generate("consumers", seed, members=40, topics=8, partitions=1_000, subscriptions="mixed")
-    lay = layout(inst)
-    value, least = decmin_incumbent(inst, lay)
-    monkeypatch.setattr(level_policy, "BOX_LP_MAX_COLUMNS", 0)
-    runs = {}
-    for priced in (False, True):
-        monkeypatch.setattr(level_policy, "PRICED_MIN_COLUMNS", 0 if priced else 10**9)
-        runs[priced] = level_tree.search_tree(inst, lay, incumbent=value, best=least)
+    value, by_threshold = tree_per_setting(monkeypatch, seed, "PRICED_MIN_COLUMNS", (10**9, 0), BOX_LP_MAX_COLUMNS=0)
+    runs = {False: by_threshold[10**9], True: by_threshold[0]}   # priced: every leaf LP is above threshold 0
     assert runs[False].bound == runs[True].bound == min(value, runs[False].value or value)
     assert runs[True].value == runs[False].value
     assert runs[True].info["level_priced"] > 0 == runs[False].info["level_priced"]

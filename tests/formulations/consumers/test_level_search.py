@@ -131,6 +131,24 @@ def decmin_incumbent(inst, lay):
     return balanced_objective(inst, decmin), least
 
 
+def tree_per_setting(monkeypatch, seed: int, setting: str, values, **fixed):
+    """A mixed 40-member, 8-topic group searched by the level tree as run_balanced starts it, once per value
+    of ``level_policy.<setting>`` (after ``fixed`` policy settings): the dec-min value and the results by
+    value."""
+    import kipopt.formulations.consumers.level_policy as level_policy
+    import kipopt.formulations.consumers.level_tree as level_tree
+    inst = generate("consumers", seed, members=40, topics=8, partitions=1_000, subscriptions="mixed")
+    lay = layout(inst)
+    value, least = decmin_incumbent(inst, lay)
+    for name, fixed_value in fixed.items():
+        monkeypatch.setattr(level_policy, name, fixed_value)
+    runs = {}
+    for v in values:
+        monkeypatch.setattr(level_policy, setting, v)
+        runs[v] = level_tree.search_tree(inst, lay, incumbent=value, best=least)
+    return value, runs
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_groups())
 def test_search_from_the_decmin_incumbent_reaches_the_optimum(inst):
