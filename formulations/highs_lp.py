@@ -47,11 +47,16 @@ def new_highs() -> highspy.Highs:
     return h
 
 
-_POOL_LOCK = threading.Lock()
-_POOL_SIZE: int | None = None
-"""The size :func:`size_thread_pool` last made HiGHS' thread pool at (``None``: not made since the process, its
-last restart or the last fork began). HiGHS (1.16) keeps one pool per calling thread (``thread_local``),
-made by that thread's first run: measured, a second thread's 2-thread solve adds a worker of its own."""
+_POOL = threading.local()
+"""Per thread, the size :func:`size_thread_pool` last made that thread's HiGHS pool at (attribute ``size``;
+absent or ``None``: not made since the thread began, the last restart or the last fork). HiGHS (1.16) keeps
+one pool per calling thread (``thread_local``), made by that thread's first run: measured, a second thread's
+2-thread solve adds a worker of its own. One number for the whole process was wrong: after another thread
+made its pool at 2, a thread whose pool was at 1 skipped the resize and its 2-thread solve failed."""
+
+
+def _pool_size() -> int | None:
+    return getattr(_POOL, "size", None)
 
 
 def size_thread_pool(threads: int | None) -> None:
@@ -59,18 +64,16 @@ def size_thread_pool(threads: int | None) -> None:
     (a run asking for a size other than its pool's fails). The pool is restarted only when its size changes
     (a restart stops and starts its threads), by an empty run; with ``threads=None`` (HiGHS' default size)
     it is only made, where it is not yet."""
-    global _POOL_SIZE
-    with _POOL_LOCK:
-        if threads is None:
-            if _POOL_SIZE is None:  # an empty run makes it at the default size, or finds it made
-                new_highs().run()
-            return
-        if _POOL_SIZE != threads:
-            h = new_highs()
-            h.resetGlobalScheduler(True)
-            h.setOptionValue("threads", int(threads))
-            h.run()
-            _POOL_SIZE = threads
+    if threads is None:
+        if _pool_size() is None:  # an empty run makes it at the default size, or finds it made
+            new_highs().run()
+        return
+    if _pool_size() != threads:
+        h = new_highs()
+        h.resetGlobalScheduler(True)
+        h.setOptionValue("threads", int(threads))
+        h.run()
+        _POOL.size = threads
 
 
 def stop_thread_pool() -> None:
@@ -81,10 +84,8 @@ def stop_thread_pool() -> None:
     (:func:`restart_thread_pool`) signals it. With no worker at the fork the child has nothing to restart.
     The next run in the parent makes the pool again (about 0.1 ms). Only the forking thread's pool is
     stopped (HiGHS keeps one per thread): a solve in another thread goes on."""
-    global _POOL_SIZE
-    with _POOL_LOCK:
-        new_highs().resetGlobalScheduler(True)
-        _POOL_SIZE = None
+    new_highs().resetGlobalScheduler(True)
+    _POOL.size = None
 
 
 os.register_at_fork(before=stop_thread_pool)
@@ -94,8 +95,6 @@ def restart_thread_pool() -> None:
     """Restart HiGHS' thread pool (this thread's): a forked child inherits it without its threads, so a child
     that may run HiGHS after the parent did calls this first (:func:`~kipopt.formulations.highs.call_highs_before`,
     the ``--batch`` workers); the next run makes it again."""
-    global _POOL_LOCK
-    _POOL_LOCK = threading.Lock()  # called after a fork: a lock another thread of the parent held would stay held
     stop_thread_pool()
 
 

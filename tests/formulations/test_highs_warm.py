@@ -320,7 +320,7 @@ def test_the_thread_pool_is_made_again_only_when_its_size_changes():
     size = highs_lp.size_thread_pool
 
     def spy(threads):
-        before = highs_lp._POOL_SIZE
+        before = highs_lp._pool_size()
         size(threads)
         if before != threads:
             made.append(threads)
@@ -336,6 +336,29 @@ def test_the_thread_pool_is_made_again_only_when_its_size_changes():
     finally:
         highs_lp.size_thread_pool = size
     assert made == [1, 2, 1, 1]
+
+
+def test_each_thread_keeps_the_size_of_its_own_pool():
+    """HiGHS keeps a pool per thread, so the size last made is per thread too: after another thread made its
+    pool at 2, a thread whose pool is at 1 still resizes its own before a 2-thread solve (one number for the
+    process skipped that resize, and the solve ended in error)."""
+    import threading
+
+    ready, go, statuses = threading.Event(), threading.Event(), {}
+
+    def other() -> None:
+        statuses["at 1"] = solve_lp(_transport(4), threads=1).status
+        ready.set()
+        go.wait(30)
+        statuses["then at 2"] = solve_lp(_transport(4), threads=2).status
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    ready.wait(30)
+    statuses["here at 2"] = solve_lp(_transport(4), threads=2).status
+    go.set()
+    thread.join(30)
+    assert statuses == {"at 1": "optimal", "here at 2": "optimal", "then at 2": "optimal"}
 
 
 def test_meanwhile_runs_once_here_while_the_children_work(monkeypatch):
