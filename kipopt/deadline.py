@@ -6,6 +6,7 @@ command line can make one; ``kipopt.formulations.highs`` re-exports it.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
@@ -102,7 +103,6 @@ def beside(fn: Callable[[], None], name: str) -> Any:
     >>> out = []; beside(lambda: out.append(6 * 7), "doc").join(); out
     [42]
     """
-    import threading
 
     thread = threading.Thread(target=fn, name=name, daemon=True)
     _BESIDE[:] = [t for t in _BESIDE if t.is_alive()] + [thread]
@@ -112,7 +112,6 @@ def beside(fn: Callable[[], None], name: str) -> Any:
 
 def _wait_beside() -> None:
     """Join the threads :func:`beside` started (all but the calling one) before a fork."""
-    import threading
 
     for thread in list(_BESIDE):
         if thread is not threading.current_thread():
@@ -162,8 +161,7 @@ def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callabl
 
     from . import interrupts
 
-    global _last_failure
-    _last_failure = None
+    _failure.reason = None
     pid, read_fd, watch_write = _fork(fn)
     try:
         mine = meanwhile()
@@ -175,10 +173,10 @@ def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callabl
     try:
         result = None if chunks is None else pickle.loads(b"".join(chunks))
     except Exception:  # noqa: BLE001 - a child that died leaves no (or a cut) result
-        _last_failure = "the child ended without a whole result (killed from outside, or out of memory)"
+        _failure.reason = "the child ended without a whole result (killed from outside, or out of memory)"
         return None, mine
     if isinstance(result, ChildFailure):
-        _last_failure = result.error
+        _failure.reason = result.error
         return None, mine
     return result, mine
 
@@ -190,17 +188,18 @@ class ChildFailure:
     error: str
 
 
-_last_failure: str | None = None
+_failure = threading.local()
+"""Per thread (two threads may each wait for a child), why its last child gave no result (``reason``)."""
 
 
 def child_failure() -> str | None:
     """Why the last :func:`call_before_with` child ended without a result although the deadline had not
-    passed (its exception, ``"TypeName: message"``), or ``None``; a caller whose fallback answers says this.
+    passed (its exception, ``"TypeName: message"``), or ``None``; the calling thread's last child; a caller whose fallback answers says this.
 
     >>> call_before(Deadline.after(5.0), lambda: 1 // 0) is None, child_failure()
     (True, 'ZeroDivisionError: integer division or modulo by zero')
     """
-    return _last_failure
+    return getattr(_failure, "reason", None)
 
 
 def _fork(fn: Callable[[], T]) -> tuple[int, int, int]:

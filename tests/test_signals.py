@@ -232,6 +232,22 @@ def test_a_fork_waits_for_the_threads_working_beside():
     assert call_before(Deadline.after(30), lambda: len(done)) == 1
 
 
+def test_why_a_child_failed_is_the_calling_threads_own():
+    """:func:`child_failure` says why this thread's last child gave no result, whatever children another
+    thread ran since (one reason for the process was overwritten by the other thread's success)."""
+    import threading
+
+    from kipopt.deadline import child_failure
+    assert call_before(Deadline.after(30), lambda: 1 // 0) is None
+    other: list = []
+    thread = threading.Thread(target=lambda: other.append((call_before(Deadline.after(30), lambda: 7),
+                                                           child_failure())))
+    thread.start()
+    thread.join(60)
+    assert other == [(7, None)]
+    assert child_failure() == "ZeroDivisionError: integer division or modulo by zero"
+
+
 def test_a_deadline_centuries_away_is_waited_for():
     """``--time-limit 1e308``: the wait on the child is cut into steps ``select`` accepts (was exit 3)."""
     assert call_before(Deadline.after(1e308), lambda: 6 * 7) == 42

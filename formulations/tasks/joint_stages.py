@@ -121,8 +121,9 @@ class JointScores:
         """The scores of ``instance`` (the last instance's are kept: the façade scores one assignment
         several times, for its objective, its criteria and its violations)."""
         global _last
-        if _last is not None and _last[0]() is instance:
-            return _last[1]
+        seen = _last  # read once: another thread may replace it between a test and a use
+        if seen is not None and seen[0]() is instance:
+            return seen[1]
         scores = cls._build(instance)
         _last = (weakref.ref(instance), scores)
         return scores
