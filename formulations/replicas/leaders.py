@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from kipopt._scipy import csgraph, sparse
 from kipopt.instance import ReplicasInstance
 
 from kipopt.formulations.replicas.model import Cluster, Model, _integral
@@ -51,8 +52,7 @@ def window_leaders(P: int, N: int, arc_p: np.ndarray, arc_b: np.ndarray, lo, hi)
     partition 1 and the sink ``Σ lo``, each broker sends ``lo_b`` to T' and up to ``hi_b − lo_b`` on to the
     sink, the sink returns to the source, which owes T' one unit per partition. Feasible exactly when the
     flow saturates S'; None otherwise."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import maximum_flow
+    csr_array, maximum_flow = sparse().csr_array, csgraph().maximum_flow
 
     lo = np.broadcast_to(np.asarray(lo, dtype=np.int64), (N,))
     hi = np.broadcast_to(np.asarray(hi, dtype=np.int64), (N,))

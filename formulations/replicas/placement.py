@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kipopt._scipy import csgraph, sparse
 from kipopt._write import collector_paused
 
 from kipopt.errors import MethodError
@@ -329,8 +330,7 @@ def wrap_placement(c: Cluster, totals: RackTotals) -> dict[int, tuple[int, ...]]
 
 def _interval_leaders(has: np.ndarray, sizes: np.ndarray, lam: np.ndarray) -> np.ndarray | None:
     """Leaders per (interval, rack): interval i leads ``sizes[i]`` among its racks, rack r ``lam[r]``."""
-    from scipy.sparse import csr_array
-    from scipy.sparse.csgraph import maximum_flow
+    csr_array, maximum_flow = sparse().csr_array, csgraph().maximum_flow
 
     n, R = has.shape
     src, sink = n + R, n + R + 1

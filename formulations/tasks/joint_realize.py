@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy import sparse
 
+from kipopt._scipy import csgraph, sparse
 from kipopt.instance import TasksInstance
 from kipopt.solution import TaskRoles
 
@@ -119,8 +119,7 @@ def _fill_flow(demand: np.ndarray, members: np.ndarray, left: np.ndarray,
     """The same fill as a maximum flow (source → task: its demand, task → client: 1 unless barred,
     client → sink: its sum), exact where the greedy is not; ``None`` when no fill exists. Its arcs are
     (tasks of the type) × (clients of the type): used only where the greedy failed."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import maximum_flow
+    csr_matrix, maximum_flow = sparse().csr_matrix, csgraph().maximum_flow
 
     n, m = len(demand), len(members)
     source, sink = 0, n + m + 1
@@ -211,7 +210,7 @@ def _open_columns(lp: ArrayLP) -> tuple[ArrayLP, np.ndarray]:
     """``lp`` without its columns fixed at 0 (those a settled stage closed), and the kept columns' indices:
     HiGHS' presolve would remove them too, at a cost that grows with them."""
     keep = np.flatnonzero((lp.upper > 0) | (lp.lower < 0))
-    matrix = sparse.csc_matrix((lp.value, lp.index, lp.start), shape=(lp.num_row, lp.num_col))[:, keep]
+    matrix = sparse().csc_matrix((lp.value, lp.index, lp.start), shape=(lp.num_row, lp.num_col))[:, keep]
     integrality = None if lp.integrality is None else lp.integrality[keep]
     return replace(lp, cost=lp.cost[keep], lower=lp.lower[keep], upper=lp.upper[keep], start=matrix.indptr.astype(np.int64),
                    index=matrix.indices.astype(np.int64), value=matrix.data, integrality=integrality), keep
