@@ -33,28 +33,30 @@ def sparse() -> ModuleType:
     """``scipy.sparse``, imported the first time as the module docstring says (thread-safe: numpy's names
     are hidden from the other threads' ``dir(numpy)`` for those few hundredths of a second only, and
     restored whatever the import raises)."""
-    module = sys.modules.get("scipy.sparse")
-    if module is not None:
-        return module
-    with _LOCK:
-        if COMPAT in sys.modules or "scipy.sparse" in sys.modules:
-            import scipy.sparse
-            return scipy.sparse
-        import numpy
+    if "scipy.sparse" not in sys.modules:
+        with _LOCK:
+            if "scipy.sparse" not in sys.modules and COMPAT not in sys.modules:
+                _import_hiding()
+    import scipy.sparse  # imported by now: the import system still waits for a thread mid-import
+    return scipy.sparse
 
-        hidden = frozenset(name for name in LAZY if f"numpy.{name}" not in sys.modules)
-        names, listed = numpy.__all__, numpy.__dict__.get("__dir__")
-        numpy.__all__ = [name for name in names if name not in hidden]
+
+def _import_hiding() -> None:
+    """``import scipy.sparse`` with :data:`LAZY` left out of numpy's names meanwhile, then :func:`_forward`."""
+    import numpy
+
+    hidden = frozenset(name for name in LAZY if f"numpy.{name}" not in sys.modules)
+    names, listed = numpy.__all__, numpy.__dict__.get("__dir__")
+    numpy.__all__ = [name for name in names if name not in hidden]
+    if listed is not None:
+        numpy.__dir__ = lambda: [name for name in listed() if name not in hidden]
+    try:
+        import scipy.sparse  # noqa: F401
+    finally:
+        numpy.__all__ = names
         if listed is not None:
-            numpy.__dir__ = lambda: [name for name in listed() if name not in hidden]
-        try:
-            import scipy.sparse
-        finally:
-            numpy.__all__ = names
-            if listed is not None:
-                numpy.__dir__ = listed
-        _forward(sys.modules.get(COMPAT), numpy)
-        return scipy.sparse
+            numpy.__dir__ = listed
+    _forward(sys.modules.get(COMPAT), numpy)
 
 
 def _forward(copy: ModuleType | None, numpy: ModuleType) -> None:
