@@ -11,7 +11,9 @@ So the first import goes through :func:`sparse`: for its duration those names ar
 ``__all__`` and ``dir()``, and the copy then gets a module ``__getattr__`` (PEP 562) that hands any name
 it lacks to numpy, which loads the submodule on first use, as numpy itself does. Everything stays
 reachable; only the moment it is loaded moves. With another scipy or numpy (different names, the copy made
-otherwise) the import is an ordinary one.
+otherwise) the import is an ordinary one. The first import may run in the level tree's start thread; kipopt
+forks only once such threads have ended (:func:`kipopt.deadline.beside`), so no child starts with numpy's
+names hidden or the lock held.
 """
 
 from __future__ import annotations
