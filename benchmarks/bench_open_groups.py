@@ -54,6 +54,14 @@ answer's least loads, the 100 vectors one level away in one topic (leaf LP and r
 the rest settled by the carried duals): on seed 2 none is below 10,096 (the answer, 10,094, is a local
 optimum); seeds 0 and 4 improve to 12,471 and 11,147; seeds 1 and 3 do not move. Seed 2 with
 ``--time-limit 1500`` (one thread): 10,094 / 10,030 after 1,283 s (1,650 boxes, 1,350 box LPs).
+
+Measured 2026-11-30 (seed 2). ``--time-limit 3600`` (one thread): 10,094 / 10,037 after 3,076 s of search
+(3,314 boxes, 3,014 box LPs). ``--search-seconds 300``: the max-min stays at 64, not closed. A bound from
+pairwise conflicts (an owner of ``G`` and a member of ``S`` conflict when the owner cannot keep ``q + 1``
+partitions outside the member's topics: 67.6 % of the 354 x 639 pairs), ``max min(|U|, |D|)`` over
+conflict-free sets by one Lagrange multiplier and a minimum cut per value: at best 230 (the closed form's
+354, the max-min's 64); dropping the owners and members compatible with at most 64 of the other side leaves
+326 owners, 305 members and all 50 topics.
 """
 
 from __future__ import annotations
