@@ -23,20 +23,57 @@ from kipopt.deadline import Deadline
 INTEGRALITY_TOL = 1e-6
 
 
+@dataclass
+class _Quiet:
+    """File descriptor 1's redirection, shared by every thread: how many blocks are inside it and where fd 1
+    pointed before the first of them."""
+
+    depth: int = 0
+    saved: int | None = None
+
+
+_QUIET = _Quiet()
+_QUIET_LOCK = threading.Lock()
+
+
 @contextmanager
 def quiet_stdout() -> Iterator[None]:
     """Send file descriptor 1 to /dev/null for the block: highspy 1.16 prints its banner there from
     ``Highs()``'s constructor, before ``output_flag`` can be set (also when PuLP makes one), which
-    would corrupt the JSON the command line prints on stdout."""
+    would corrupt the JSON the command line prints on stdout.
+
+    Threads share fd 1, so the first block to enter redirects it and the last to leave restores it. Each
+    block saving and restoring fd 1 on its own was wrong: with two threads making ``Highs`` objects (the
+    level tree's start beside the dec-min stages), one could save /dev/null as "before" while the other's
+    block was open and restore it last, leaving fd 1 at /dev/null for good (reproduced: a script's later
+    output lost; ``test_stdout_survives_threads_silencing_highs_at_once``)."""
     sys.stdout.flush()
-    saved = os.dup(1)
+    with _QUIET_LOCK:
+        if _QUIET.depth == 0:
+            _QUIET.saved = os.dup(1)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.close(devnull)
+        _QUIET.depth += 1
     try:
-        with open(os.devnull, "wb") as devnull:
-            os.dup2(devnull.fileno(), 1)
-            yield
+        yield
     finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+        with _QUIET_LOCK:
+            _QUIET.depth -= 1
+            if _QUIET.depth == 0 and _QUIET.saved is not None:
+                os.dup2(_QUIET.saved, 1)
+                os.close(_QUIET.saved)
+                _QUIET.saved = None
+
+
+def _quiet_after_fork() -> None:
+    """In a forked child: a fresh lock (another thread of the parent may have held it), and fd 1 as the
+    parent's blocks left it (a child never prints on stdout; it answers through a pipe)."""
+    global _QUIET_LOCK
+    _QUIET_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_quiet_after_fork)
 
 
 def new_highs() -> highspy.Highs:

@@ -361,6 +361,40 @@ def test_each_thread_keeps_the_size_of_its_own_pool():
     assert statuses == {"at 1": "optimal", "here at 2": "optimal", "then at 2": "optimal"}
 
 
+_SILENCED_AT_ONCE = """
+import os, sys, threading
+sys.setswitchinterval(1e-6)  # threads switch inside the blocks, as they may on a busy machine
+from kipopt.formulations.highs_lp import new_highs
+threads = [threading.Thread(target=lambda: [new_highs() for _ in range(3000)]) for _ in range(3)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print("still here", flush=True)
+print(os.readlink("/proc/self/fd/1"), file=sys.stderr)
+"""
+
+
+def test_stdout_survives_threads_silencing_highs_at_once(tmp_path):
+    """Three threads making silent ``Highs`` objects at once (each silences fd 1 around the constructor):
+    fd 1 points where it did before, and the script's output after them arrives (one save and restore per
+    block left fd 1 at /dev/null for good in most runs)."""
+    import os
+    import subprocess
+    import sys
+
+    import pytest
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("reads fd 1's target through /proc")
+    out = tmp_path / "out.txt"
+    with open(out, "w") as stdout:
+        done = subprocess.run([sys.executable, "-c", _SILENCED_AT_ONCE], stdout=stdout, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == "still here\n"
+    assert done.stderr.strip() == str(out)
+
+
 def test_meanwhile_runs_once_here_while_the_children_work(monkeypatch):
     """The level tree bounds boxes while its large leaf LPs solve: ``meanwhile`` runs once, in this process,
     for a batch of several, of one, of none left to solve (the kept duals settled it), and in process; the
