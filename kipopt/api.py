@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from . import _read as r
 from .deadline import MIN_SOLVER_SECONDS
@@ -168,12 +170,46 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     budget = None if deadline_at is None else max(MIN_SOLVER_SECONDS, deadline_at - start)
     options = SolveOptions(budget, threads, seed, deadline_at)
     try:
-        with warnings.catch_warnings():  # PuLP's and HiGHS's warnings are kipopt's business, not the caller's
-            warnings.simplefilter("ignore")
+        with own_warnings_silenced():  # PuLP's and HiGHS's warnings are kipopt's business, not the caller's
             result: MethodResult = m.run(instance, options)
         return _scored(instance, m, rule, result, start, started)
     except MemoryError:
         raise out_of_memory(m.name) from None
+
+
+@dataclass
+class _Silenced:
+    """The one ``warnings.catch_warnings`` open while any thread runs a method, and how many do."""
+
+    saved: Any = None
+    calls: int = 0
+
+
+_SILENCED = _Silenced()
+_SILENCED_LOCK = threading.Lock()
+
+
+@contextmanager
+def own_warnings_silenced() -> Iterator[None]:
+    """Warnings ignored while a method runs, the caller's filters as they were afterwards. The filters are the
+    process's, shared by its threads, so the first method to start saves them and the last to end restores
+    them. A ``catch_warnings`` per call (as before) is not safe across threads: one that saved the filters
+    while another call's "ignore" was in place restored that "ignore" last, and the caller's warnings stayed
+    silenced for good (reproduced: ``test_the_callers_warning_filters_survive_solves_in_threads``)."""
+    with _SILENCED_LOCK:
+        if not _SILENCED.calls:
+            _SILENCED.saved = warnings.catch_warnings()
+            _SILENCED.saved.__enter__()
+            warnings.simplefilter("ignore")
+        _SILENCED.calls += 1
+    try:
+        yield
+    finally:
+        with _SILENCED_LOCK:
+            _SILENCED.calls -= 1
+            if not _SILENCED.calls:
+                saved, _SILENCED.saved = _SILENCED.saved, None
+                saved.__exit__(None, None, None)
 
 
 def out_of_memory(method: str) -> InstanceError:

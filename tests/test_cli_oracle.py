@@ -247,3 +247,34 @@ def test_no_solver_warning_reaches_the_caller(tmp_path):
         "print('quiet')\n")
     run = subprocess.run([sys.executable, "-W", "error", "-c", script], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0 and run.stdout.strip() == "quiet", run.stderr[-2000:]
+
+
+_SOLVES_IN_THREADS = """
+import sys, threading, warnings
+sys.setswitchinterval(1e-6)  # threads switch inside the blocks, as they may on a busy machine
+from kipopt.api import own_warnings_silenced
+warnings.simplefilter("error", UserWarning)   # the caller's own filter
+before = list(warnings.filters)
+
+start = threading.Barrier(3)
+
+def solves():
+    start.wait()
+    for _ in range(10000):
+        with own_warnings_silenced():
+            warnings.warn("a solver's warning")   # stays inside
+threads = [threading.Thread(target=solves) for _ in range(3)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(warnings.filters == before)
+"""
+
+
+def test_the_callers_warning_filters_survive_solves_in_threads():
+    """Three threads running methods at once (each inside ``own_warnings_silenced``): every solver warning
+    stays inside, and afterwards the caller's filters are exactly as before (a ``catch_warnings`` per call
+    left "ignore" in place for good in most runs)."""
+    run = subprocess.run([sys.executable, "-c", _SOLVES_IN_THREADS], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "True", run.stderr[-2000:]
