@@ -4,8 +4,9 @@ The pull request's own ``StickyPartitionReassignorUnitTest`` is a set of jqwik
 properties over random clusters (many topics, replication factors from 1 to
 the broker count); they are ported below as hypothesis properties with the
 same generators and fewer tries. The last one compares with Kafka's released
-``--generate`` (``AdminUtils`` per topic, here :mod:`kipopt.solvers.replicas.placers`
-with a drawn start index). Then the method on kipopt instances.
+``--generate`` (``AdminUtils`` per topic, here :mod:`kipopt.solvers.replicas.placers`)
+and does not hold: it is pinned on a three-partition cluster where it fails, not
+sampled. Then the method on kipopt instances.
 """
 
 from __future__ import annotations
@@ -156,17 +157,23 @@ def _adminutils(brokers, current, start: int) -> dict[tuple[str, int], list[int]
     return out
 
 
-@SETTINGS
-@given(clusters("any"), st.integers(0, 1000))
-def test_better_global_distribution_or_no_more_moves_than_the_released_generate(cluster, start):
-    brokers, current = cluster
-    released = _adminutils(brokers, current, start)
+def test_the_prs_last_property_fails_on_three_partitions():
+    """The PR's ``reachesBetterGlobalBrokerDistributionOrRequiresAtLeastSameMoveCountForSameGlobalBrokerDistribution``
+    (a better global balance than the released ``--generate``, or at most its moves at the same balance) does
+    not hold for the reassignor as ported, which answers as the PR's compiled class on 1,330 random clusters
+    (64 kept as the vectors below; this cluster is not one of them, and no Java ran on it here). Three single-replica partitions all on broker 0 of two:
+    the released command (start index 0) moves one partition; the reassignor moves two, to the same balance.
+    Its first move improves the global score; the second does not, but passes on its leader score, computed
+    once with the replica's moves and never refreshed (as in the Java). Drawn at random, about 0.7 % of the
+    PR's clusters break the property (9 of 1,500 by moves, 1 by a worse balance), so it is pinned here as a
+    finding instead of sampled as a property that fails now and then."""
+    brokers = [(0, None), (1, None)]
+    current = {("0", 0): [0], ("0", 1): [0], ("0", 2): [0]}
+    released = _adminutils(brokers, current, 0)
     new = sticky_reassign(current, brokers)
-    old_score, new_score = _global_score(brokers, released), _global_score(brokers, new)
-    if new_score == old_score:
-        assert _count_moves(current, new) <= _count_moves(current, released)
-    else:
-        assert new_score < old_score
+    assert _global_score(brokers, new) == _global_score(brokers, released)
+    assert (_count_moves(current, new), _count_moves(current, released)) == (2, 1)
+    assert new == {("0", 0): [1], ("0", 1): [1], ("0", 2): [0]}
 
 
 # --------------------------------------------------------------------------- the PR's compiled class
