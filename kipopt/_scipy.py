@@ -18,6 +18,7 @@ names hidden or the lock held.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from types import ModuleType
@@ -29,6 +30,14 @@ COMPAT = "scipy._lib.array_api_compat.numpy"
 """scipy's copy of numpy's namespace."""
 
 _LOCK = threading.Lock()
+
+
+def _after_fork() -> None:
+    global _LOCK
+    _LOCK = threading.Lock()  # another thread of the parent may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def sparse() -> ModuleType:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import threading
 import time
 import warnings
@@ -210,6 +211,16 @@ def own_warnings_silenced() -> Iterator[None]:
             if not _SILENCED.calls:
                 saved, _SILENCED.saved = _SILENCED.saved, None
                 saved.__exit__(None, None, None)
+
+
+def _silenced_after_fork() -> None:
+    """In a forked child (a ``--batch`` worker runs methods): a fresh lock, since another thread of the parent
+    may have held it at the fork."""
+    global _SILENCED_LOCK
+    _SILENCED_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_silenced_after_fork)
 
 
 def out_of_memory(method: str) -> InstanceError:
