@@ -6,6 +6,7 @@ command line can make one; ``kipopt.formulations.highs`` re-exports it.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -77,7 +78,6 @@ def cores() -> int:
     """
     if _CORES is not None:
         return _CORES
-    import os
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
@@ -92,6 +92,9 @@ def share_cores(count: int) -> None:
 
 
 _BESIDE: list[Any] = []   # the threads :func:`beside` started (the finished ones dropped at its next call)
+_BESIDE_LOCK = threading.Lock()
+"""Guards :data:`_BESIDE`: methods run in several threads at once each start threads beside, and a list
+rebuilt by two at once would drop one of them (a fork would then not wait for it)."""
 
 
 def beside(fn: Callable[[], None], name: str) -> Any:
@@ -105,15 +108,26 @@ def beside(fn: Callable[[], None], name: str) -> Any:
     """
 
     thread = threading.Thread(target=fn, name=name, daemon=True)
-    _BESIDE[:] = [t for t in _BESIDE if t.is_alive()] + [thread]
-    thread.start()
+    with _BESIDE_LOCK:  # started and listed at once: a fork never misses it, never joins it unstarted
+        thread.start()
+        _BESIDE[:] = [t for t in _BESIDE if t.is_alive()] + [thread]
     return thread
+
+
+def _beside_after_fork() -> None:
+    global _BESIDE_LOCK
+    _BESIDE_LOCK = threading.Lock()  # another thread of the parent may have held it at the fork
+
+
+os.register_at_fork(after_in_child=_beside_after_fork)
 
 
 def _wait_beside() -> None:
     """Join the threads :func:`beside` started (all but the calling one) before a fork."""
 
-    for thread in list(_BESIDE):
+    with _BESIDE_LOCK:
+        started = list(_BESIDE)
+    for thread in started:
         if thread is not threading.current_thread():
             thread.join()
 
@@ -156,7 +170,6 @@ def call_before_with(deadline: Deadline, fn: Callable[[], T], meanwhile: Callabl
             return fn(), meanwhile()
         mine = meanwhile()
         return (fn() if wanted(mine) else None), mine
-    import os
     import pickle
 
     from . import interrupts
@@ -205,7 +218,6 @@ def child_failure() -> str | None:
 def _fork(fn: Callable[[], T]) -> tuple[int, int, int]:
     """A child computing ``fn()`` and sending it pickled: its pid, the result's read end and the lifeline's
     write end (the child dies when it reads end of file there: the parent is gone)."""
-    import os
     import pickle
 
     from . import interrupts
@@ -246,7 +258,6 @@ since ``select`` refuses a timeout beyond the platform's ``time_t``."""
 def _read_until(deadline: Deadline, fd: int) -> list[bytes] | None:
     """What the child writes to ``fd`` up to its end of file, or ``None`` when the deadline passes with the
     child silent (what it has sent by then is still read to its end)."""
-    import os
     import select
 
     chunks: list[bytes] = []

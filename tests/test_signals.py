@@ -281,3 +281,29 @@ def test_two_children_at_once_die_with_a_killed_parent(pipe_only):
         time.sleep(0.05)
     assert len(_children(proc.pid)) == 2
     _kill_and_find_nothing_left(proc, mark)
+
+
+def test_threads_started_beside_from_several_threads_are_all_waited_for():
+    """Methods running in several threads at once each start threads beside: every one is listed, so a fork
+    waits for it (a list rebuilt by two threads at once dropped some)."""
+    import sys
+    import threading
+
+    from kipopt import deadline
+
+    release = threading.Event()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        starters = [threading.Thread(target=lambda: [deadline.beside(lambda: release.wait(60), "test") for _ in range(100)])
+                    for _ in range(4)]
+        for t in starters:
+            t.start()
+        for t in starters:
+            t.join()
+        listed = sum(1 for t in deadline._BESIDE if t.is_alive() and t.name == "test")
+    finally:
+        sys.setswitchinterval(interval)
+        release.set()
+    assert listed == 400
+    assert call_before(Deadline.after(30), lambda: 7) == 7  # the fork waits for all 400 to end
