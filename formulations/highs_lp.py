@@ -18,22 +18,27 @@ from typing import Any, Iterator
 import highspy
 import numpy as np
 
+from kipopt._shared import SharedSetting
 from kipopt.deadline import Deadline
 
 INTEGRALITY_TOL = 1e-6
 
 
-@dataclass
-class _Quiet:
-    """File descriptor 1's redirection, shared by every thread: how many blocks are inside it and where fd 1
-    pointed before the first of them."""
+def _fd1_to_devnull() -> int:
+    """File descriptor 1 sent to /dev/null; where it pointed before (a duplicate)."""
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    return saved
 
-    depth: int = 0
-    saved: int | None = None
+
+def _fd1_back(saved: int) -> None:
+    os.dup2(saved, 1)
+    os.close(saved)
 
 
-_QUIET = _Quiet()
-_QUIET_LOCK = threading.Lock()
+_FD1_SILENT = SharedSetting(_fd1_to_devnull, _fd1_back)
 
 
 @contextmanager
@@ -42,38 +47,16 @@ def quiet_stdout() -> Iterator[None]:
     ``Highs()``'s constructor, before ``output_flag`` can be set (also when PuLP makes one), which
     would corrupt the JSON the command line prints on stdout.
 
-    Threads share fd 1, so the first block to enter redirects it and the last to leave restores it. Each
-    block saving and restoring fd 1 on its own was wrong: with two threads making ``Highs`` objects (the
-    level tree's start beside the dec-min stages), one could save /dev/null as "before" while the other's
-    block was open and restore it last, leaving fd 1 at /dev/null for good (reproduced: a script's later
-    output lost; ``test_stdout_survives_threads_silencing_highs_at_once``)."""
+    Threads share fd 1, so the first block to enter redirects it and the last to leave restores it
+    (:class:`~kipopt._shared.SharedSetting`). Each block saving and restoring fd 1 on its own was wrong:
+    with two threads making ``Highs`` objects (the level tree's start beside the dec-min stages), one could
+    save /dev/null as "before" while the other's block was open and restore it last, leaving fd 1 at
+    /dev/null for good (reproduced: a script's later output lost;
+    ``test_stdout_survives_threads_silencing_highs_at_once``). A forked child keeps fd 1 as the parent's
+    blocks left it (a child never prints on stdout; it answers through a pipe)."""
     sys.stdout.flush()
-    with _QUIET_LOCK:
-        if _QUIET.depth == 0:
-            _QUIET.saved = os.dup(1)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.close(devnull)
-        _QUIET.depth += 1
-    try:
+    with _FD1_SILENT():
         yield
-    finally:
-        with _QUIET_LOCK:
-            _QUIET.depth -= 1
-            if _QUIET.depth == 0 and _QUIET.saved is not None:
-                os.dup2(_QUIET.saved, 1)
-                os.close(_QUIET.saved)
-                _QUIET.saved = None
-
-
-def _quiet_after_fork() -> None:
-    """In a forked child: a fresh lock (another thread of the parent may have held it), and fd 1 as the
-    parent's blocks left it (a child never prints on stdout; it answers through a pipe)."""
-    global _QUIET_LOCK
-    _QUIET_LOCK = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_quiet_after_fork)
 
 
 def new_highs() -> highspy.Highs:

@@ -18,10 +18,10 @@ names hidden or the lock held.
 
 from __future__ import annotations
 
-import os
 import sys
-import threading
 from types import ModuleType
+
+from kipopt._shared import ForkSafeLock
 
 LAZY = ("testing", "f2py", "polynomial", "ma")
 """numpy's submodules the copy would load and scipy.sparse does not need."""
@@ -29,15 +29,7 @@ LAZY = ("testing", "f2py", "polynomial", "ma")
 COMPAT = "scipy._lib.array_api_compat.numpy"
 """scipy's copy of numpy's namespace."""
 
-_LOCK = threading.Lock()
-
-
-def _after_fork() -> None:
-    global _LOCK
-    _LOCK = threading.Lock()  # another thread of the parent may have held it at the fork
-
-
-os.register_at_fork(after_in_child=_after_fork)
+_LOCK = ForkSafeLock()
 
 
 def sparse() -> ModuleType:

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import threading
 import time
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from . import _read as r
+from ._shared import SharedSetting
 from .deadline import MIN_SOLVER_SECONDS
 from .errors import InstanceError, MethodError, NotApplicableError
 from .evaluation import Evaluation, evaluate as _evaluate
@@ -178,49 +176,21 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
         raise out_of_memory(m.name) from None
 
 
-@dataclass
-class _Silenced:
-    """The one ``warnings.catch_warnings`` open while any thread runs a method, and how many do."""
-
-    saved: Any = None
-    calls: int = 0
-
-
-_SILENCED = _Silenced()
-_SILENCED_LOCK = threading.Lock()
+def _warnings_ignored() -> warnings.catch_warnings:
+    """Every warning ignored; the open ``catch_warnings`` that restores the filters as they were."""
+    saved = warnings.catch_warnings()
+    saved.__enter__()
+    warnings.simplefilter("ignore")
+    return saved
 
 
-@contextmanager
-def own_warnings_silenced() -> Iterator[None]:
-    """Warnings ignored while a method runs, the caller's filters as they were afterwards. The filters are the
-    process's, shared by its threads, so the first method to start saves them and the last to end restores
-    them. A ``catch_warnings`` per call (as before) is not safe across threads: one that saved the filters
-    while another call's "ignore" was in place restored that "ignore" last, and the caller's warnings stayed
-    silenced for good (reproduced: ``test_the_callers_warning_filters_survive_solves_in_threads``)."""
-    with _SILENCED_LOCK:
-        if not _SILENCED.calls:
-            _SILENCED.saved = warnings.catch_warnings()
-            _SILENCED.saved.__enter__()
-            warnings.simplefilter("ignore")
-        _SILENCED.calls += 1
-    try:
-        yield
-    finally:
-        with _SILENCED_LOCK:
-            _SILENCED.calls -= 1
-            if not _SILENCED.calls:
-                saved, _SILENCED.saved = _SILENCED.saved, None
-                saved.__exit__(None, None, None)
-
-
-def _silenced_after_fork() -> None:
-    """In a forked child (a ``--batch`` worker runs methods): a fresh lock, since another thread of the parent
-    may have held it at the fork."""
-    global _SILENCED_LOCK
-    _SILENCED_LOCK = threading.Lock()
-
-
-os.register_at_fork(after_in_child=_silenced_after_fork)
+own_warnings_silenced = SharedSetting(_warnings_ignored, lambda saved: saved.__exit__(None, None, None))
+"""Warnings ignored while a method runs, the caller's filters as they were afterwards. The filters are the
+process's, shared by its threads, so the first method to start saves them and the last to end restores them
+(:class:`~kipopt._shared.SharedSetting`). A ``catch_warnings`` per call (as before) is not safe across
+threads: one that saved the filters while another call's "ignore" was in place restored that "ignore" last,
+and the caller's warnings stayed silenced for good (reproduced:
+``test_the_callers_warning_filters_survive_solves_in_threads``)."""
 
 
 def out_of_memory(method: str) -> InstanceError:

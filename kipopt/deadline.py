@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from ._shared import ForkSafeLock
+
 T = TypeVar("T")
 U = TypeVar("U")
 
@@ -92,7 +94,7 @@ def share_cores(count: int) -> None:
 
 
 _BESIDE: list[Any] = []   # the threads :func:`beside` started (the finished ones dropped at its next call)
-_BESIDE_LOCK = threading.Lock()
+_BESIDE_LOCK = ForkSafeLock()
 """Guards :data:`_BESIDE`: methods run in several threads at once each start threads beside, and a list
 rebuilt by two at once would drop one of them (a fork would then not wait for it)."""
 
@@ -112,14 +114,6 @@ def beside(fn: Callable[[], None], name: str) -> Any:
         thread.start()
         _BESIDE[:] = [t for t in _BESIDE if t.is_alive()] + [thread]
     return thread
-
-
-def _beside_after_fork() -> None:
-    global _BESIDE_LOCK
-    _BESIDE_LOCK = threading.Lock()  # another thread of the parent may have held it at the fork
-
-
-os.register_at_fork(after_in_child=_beside_after_fork)
 
 
 def _wait_beside() -> None:
