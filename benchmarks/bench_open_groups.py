@@ -15,14 +15,37 @@ the groups (the grid's seeds and parameters) and prints, per group:
   every owner free to hold ``q + 1``, flows aside);
 * the level tree's two bounds of the box ``{q - 1, q}^T``: the closed form and the box LP
   (:func:`~kipopt.formulations.consumers.level_warm.relax_box`), which lose the coupling;
-* the best ``min(G, S)`` a depth-first search over topic sets (largest topics first) finds in
-  ``--search-seconds``, whether it closed, the size of its set ``H``, and that set's leaf LP and rounded
-  answer (the rule checked on it): on one group an assignment better than the tree's answer.
+* the best ``min(G, S)`` the depth-first search over topic sets
+  (:func:`~kipopt.formulations.consumers.level_coupling.best_split`) finds in ``--search-seconds``,
+  whether it closed and in how many seconds, the size of its set ``H``, and that set's leaf LP and
+  rounded answer (the rule checked on it): on one group an assignment better than the tree's answer.
+  Once closed, ``beyond q`` less the max-min bounds every assignment whose least loads all lie in
+  ``{q - 1, q}``.
 
 Run: ``nice python benchmarks/bench_open_groups.py [--seeds 0,1,2,3,4] [--search-seconds 5]``. Exit
 status 0 (an analysis, no target).
 
-Measured 2026-11-29 (2-core machine, nice, ``--search-seconds 5``; seed 2 alone, then the others)::
+Measured 2026-11-30 (2-core machine, nice, ``--search-seconds 300``, another one-core job beside it), the
+search deciding forced topics at once::
+
+    seed  beyond q beyond q+1 closed form  box LP max-min closed  in s  |H|  leaf LP  answer
+       0    11,352     10,984      10,984  12,120      76    yes  90.2   11   12,520  12,520
+       1    10,137      9,785       9,785   9,928      77    yes  41.7   13   10,300  10,300
+       2    10,158      9,804       9,804   9,804      64    yes 108.2   13   10,094  10,094
+       3    10,222      9,852       9,852  10,356      70    yes 100.9   15   10,743  10,743
+       4    10,495     10,129      10,129  10,785      68    yes  57.2   12   11,179  11,179
+
+The max-min closes on all five. On seed 2, ``10,158 - 64 = 10,094`` is the answer: no assignment with
+every least load at 99 or 100 revokes fewer, so what stays open there are the vectors with some level
+outside ``{99, 100}``; the box LP of one topic below 99 and every other at 99 or 100 is 9,804 to 10,140
+(one LP per topic, 0.6 to 0.9 s each), as weak as the two-level box's, since it lets the coupling go the
+same way. On the other four, ``beyond q`` less the maximum (11,276, 10,060, 10,152, 10,427) is below the
+box LP on three and above it on seed 1 (9,928), all below the answers: there the partitions' flow costs
+revocations the max-min does not count. Within the tree's 1 s (:data:`~kipopt.formulations.consumers.level_local.COUPLING_SECONDS`)
+the search reaches the maximum on four of the five (69 of 70 on seed 3).
+
+Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
+side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
 
     seed  beyond q beyond q+1 closed form  box LP max-min closed  |H|  leaf LP  answer
        0    11,352     10,984      10,984  12,120      76     no   11   12,520  12,520
@@ -56,7 +79,8 @@ optimum); seeds 0 and 4 improve to 12,471 and 11,147; seeds 1 and 3 do not move.
 ``--time-limit 1500`` (one thread): 10,094 / 10,030 after 1,283 s (1,650 boxes, 1,350 box LPs).
 
 Measured 2026-11-30 (seed 2). ``--time-limit 3600`` (one thread): 10,094 / 10,037 after 3,076 s of search
-(3,314 boxes, 3,014 box LPs). ``--search-seconds 300``: the max-min stays at 64, not closed. A bound from
+(3,314 boxes, 3,014 box LPs). ``--search-seconds 300`` with the earlier search: the max-min stays at 64, not
+closed. A bound from
 pairwise conflicts (an owner of ``G`` and a member of ``S`` conflict when the owner cannot keep ``q + 1``
 partitions outside the member's topics: 67.6 % of the 354 x 639 pairs), ``max min(|U|, |D|)`` over
 conflict-free sets by one Lagrange multiplier and a minimum cut per value: at best 230 (the closed form's
@@ -97,7 +121,9 @@ def analyse(seed: int, seconds: float) -> dict:
     lo, hi = np.clip(np.full(T, q - 1), tr.lo, tr.hi), np.clip(np.full(T, q), tr.lo, tr.hi)
     leaf = leaf_lp(sp, arcs(sp, cheapest(lay)), 1)
     box_lp = box_value(sp, relax_box(leaf, lo, hi, 300.0))
-    value, chosen, closed = best_split(c, np.argsort(-sp.sizes, kind="stable"), time.perf_counter() + seconds)
+    started = time.perf_counter()
+    value, chosen, closed = best_split(c, started + seconds)
+    searched = time.perf_counter() - started
     vector = np.clip(np.where(chosen > 0, q, q - 1), tr.lo, tr.hi)
     lp, rounded = relax_rounded(leaf, vector, 300.0)
     answer = None
@@ -107,7 +133,8 @@ def analyse(seed: int, seconds: float) -> dict:
     return {"seed": seed, "beyond_q": int(np.maximum(owned - q, 0).sum()),
             "beyond_q1": int(np.maximum(owned - q - 1, 0).sum()),
             "closed_form": float(box_bounds(tr, lo, hi)[0]), "box_lp": box_lp, "max_min": value,
-            "closed": closed, "high": int(chosen.sum()), "leaf_lp": box_value(sp, lp), "answer": answer}
+            "closed": closed, "searched": searched, "high": int(chosen.sum()), "leaf_lp": box_value(sp, lp),
+            "answer": answer}
 
 
 def _num(x) -> str:
@@ -120,12 +147,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search-seconds", type=float, default=5.0)
     args = parser.parse_args(argv)
     print(f"{'seed':>4} {'beyond q':>9} {'beyond q+1':>10} {'closed form':>11} {'box LP':>7} {'max-min':>7} "
-          f"{'closed':>6} {'|H|':>4} {'leaf LP':>8} {'answer':>7}")
+          f"{'closed':>6} {'in s':>5} {'|H|':>4} {'leaf LP':>8} {'answer':>7}")
     for seed in (int(s) for s in args.seeds.split(",")):
         r = analyse(seed, args.search_seconds)
         print(f"{r['seed']:>4} {_num(r['beyond_q']):>9} {_num(r['beyond_q1']):>10} {_num(r['closed_form']):>11} "
-              f"{_num(r['box_lp']):>7} {_num(r['max_min']):>7} {'yes' if r['closed'] else 'no':>6} {r['high']:>4} "
-              f"{_num(r['leaf_lp']):>8} {_num(r['answer']):>7}", flush=True)
+              f"{_num(r['box_lp']):>7} {_num(r['max_min']):>7} {'yes' if r['closed'] else 'no':>6} "
+              f"{r['searched']:>5.1f} {r['high']:>4} {_num(r['leaf_lp']):>8} {_num(r['answer']):>7}", flush=True)
     return 0
 
 

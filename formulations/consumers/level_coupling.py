@@ -14,14 +14,18 @@ at most::
                            S: members owning at most q - 1 whose topics all lie outside H
 
 The sweep of :mod:`~kipopt.formulations.consumers.level_local` tries only ``H`` = the ``r`` largest
-topics. :func:`best_split` searches the topic sets depth first (largest topics first, into ``H`` before
-out of it, pruned by the larger of each side's best completion), and the level tree
+topics. :func:`best_split` searches the topic sets depth first, deciding at once every topic that would
+leave either side too small to beat the best set in hand, and the level tree
 (:mod:`~kipopt.formulations.consumers.level_tree`) scores the best set it finds by its leaf LP, whose
-rounded answer is kept when it beats the one in hand. It proposes, it proves nothing: the partitions'
-flow can cost revocations the max-min does not count. On the paper grid's five groups of 100,000
-partitions over 1,000 members and 50 topics (``benchmarks/bench_open_groups.py``) its set holds 10,094 on
-one, where the sweep's best held 10,101 (and a 600-second search still did); on the other four its set's
-leaf LP is worse than the sweep's answer.
+rounded answer is kept when it beats the one in hand. There it proposes and proves nothing: the
+partitions' flow can cost revocations the max-min does not count. When the search closes, the owned
+partitions beyond ``q`` less its maximum bound every assignment whose least loads all lie in
+``{q - 1, q}``. On the paper grid's five groups of 100,000 partitions over 1,000 members and 50 topics
+(``benchmarks/bench_open_groups.py``) it closes on all five (maxima 64 to 77, in 40 to 110 s). On one,
+its set holds 10,094, where the sweep's best held 10,101 (and a 600-second search still did), and
+10,094 is the 10,158 partitions owned beyond ``q`` less its maximum 64: the answer is optimal over that
+two-level box, and what stays open there are the vectors with some level outside it. On the other
+four its set's leaf LP is worse than the sweep's answer.
 """
 
 from __future__ import annotations
@@ -77,30 +81,68 @@ def coupling(tr: Tree) -> Coupling:
     return Coupling(q, tr.total - q * members, keep[owned >= q + 1], sinks, weight)
 
 
-def best_split(c: Coupling, order: np.ndarray, until: float) -> tuple[float, np.ndarray, bool]:
-    """The best ``min(G, S + r)`` found by depth-first search over topic sets, deciding topics in ``order``
-    (into ``H`` first), pruned by ``min(G_max, S_max)``, until ``until`` (a ``time.perf_counter()``
-    instant): ``(value, H as 0/1 per topic, closed)``; ``closed`` when the search ended by itself (the
-    value is then the maximum over every set)."""
-    T = len(order)
-    best, best_set = -math.inf, np.zeros(T)
-    stack = [(0, np.zeros(T), np.ones(T))]
+def best_split(c: Coupling, until: float) -> tuple[float, np.ndarray, bool]:
+    """The best ``min(G, S + r)`` found by depth-first search over topic sets until ``until`` (a
+    ``time.perf_counter()`` instant): ``(value, H as 0/1 per topic, closed)``; ``closed`` when the search
+    ended by itself (the value is then the maximum over every set).
+
+    Each node asks only for a set better than the best in hand (``k = best + 1``). An undecided topic whose
+    move into ``H`` would leave fewer than ``k`` sinks goes out of ``H``; one whose move out would leave
+    fewer than ``k`` owners able to gain goes in; a topic forced both ways, or either side below ``k``,
+    closes the node; repeated until no topic is forced. It then branches on the topic whose cheaper move
+    still costs the largest share of its side, into ``H`` first. On the paper grid's five 50-topic groups
+    this closes in 40 to 110 s (``benchmarks/bench_open_groups.py``), where the search pruned by the two
+    sides' sizes alone did not close in 300 s."""
+    search = _SplitSearch(c)
+    stack = [np.zeros(c.keep.shape[1], dtype=np.int8)]   # per topic: 0 undecided, 1 in H, 2 out of H
     while stack:
         if time.perf_counter() >= until:
-            return best, best_set, False
-        depth, high, free = stack.pop()
-        g_max, s_max, g_min, s_min = c.bounds(high, free)
-        for value, chosen in ((min(g_min, s_max), high), (min(g_max, s_min), high + free)):
-            if value > best:
-                best, best_set = value, chosen.copy()
-        if min(g_max, s_max) <= best or depth == T:
-            continue
-        t = order[depth]
-        up, rest = high.copy(), free.copy()
-        up[t], rest[t] = 1.0, 0.0
-        stack.append((depth + 1, high, rest))
-        stack.append((depth + 1, up, rest))
-    return best, best_set, True
+            return search.best, search.best_set, False
+        node = search.settle(stack.pop())
+        if node is not None:
+            state, t = node
+            out, into = state.copy(), state.copy()
+            out[t], into[t] = 2, 1
+            stack += [out, into]
+    return search.best, search.best_set, True
+
+
+class _SplitSearch:
+    """:func:`best_split`'s best set in hand and its per-node propagation."""
+
+    def __init__(self, c: Coupling):
+        self.c = c
+        self.slack = c.keep.sum(axis=1) - (c.q + 1)   # an owner gains while its keepable partitions out of H fit
+        self.member = c.sinks > 0
+        self.best, self.best_set = -math.inf, np.zeros(c.keep.shape[1])
+
+    def settle(self, state: np.ndarray) -> tuple[np.ndarray, int] | None:
+        """The node's state once every forced topic is decided, and the topic to branch on; ``None`` when
+        the node cannot hold a set better than the best in hand (taking its two extreme completions)."""
+        c = self.c
+        while True:
+            high, free = (state == 1).astype(np.float64), (state == 0).astype(np.float64)
+            g_max, s_max, g_min, s_min = c.bounds(high, free)
+            for value, chosen in ((min(g_min, s_max), high), (min(g_max, s_min), high + free)):
+                if value > self.best:
+                    self.best, self.best_set = value, chosen.copy()
+            if min(g_max, s_max) <= self.best or not free.any():
+                return None
+            undecided = np.flatnonzero(free)
+            rem = self.slack - c.keep @ (state == 2)
+            gains = rem >= 0
+            lost_out = (c.keep[np.ix_(gains, undecided)] > rem[gains, None]).sum(axis=0)
+            sinks = c.sinks @ high == 0
+            lost_in = c.weight[sinks] @ self.member[np.ix_(sinks, undecided)]
+            k = self.best + 1
+            must_in, must_out = g_max - lost_out < k, s_max - lost_in < k
+            if (must_in & must_out).any():
+                return None
+            if not (must_in.any() or must_out.any()):
+                share = np.minimum(lost_out / g_max, lost_in / s_max)
+                return state, int(undecided[np.argmax(share)])
+            state = state.copy()
+            state[undecided[must_in]], state[undecided[must_out]] = 1, 2
 
 
 def coupled_vector(tr: Tree, start: np.ndarray, until: float) -> np.ndarray | None:
@@ -110,7 +152,7 @@ def coupled_vector(tr: Tree, start: np.ndarray, until: float) -> np.ndarray | No
     c = coupling(tr)
     if not len(c.keep) or not (start == c.q).all():
         return None
-    value, high, _ = best_split(c, np.argsort(-tr.space.sizes, kind="stable"), until)
+    value, high, _ = best_split(c, until)
     if value <= 0:
         return None
     return np.clip(np.where(high > 0, start, start - 1), tr.lo, tr.hi)
