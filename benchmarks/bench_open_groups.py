@@ -22,8 +22,13 @@ the groups (the grid's seeds and parameters) and prints, per group:
   Once closed, ``beyond q`` less the max-min bounds every assignment whose least loads all lie in
   ``{q - 1, q}``.
 
-Run: ``nice python benchmarks/bench_open_groups.py [--seeds 0,1,2,3,4] [--search-seconds 5]``. Exit
-status 0 (an analysis, no target).
+* with ``--certify SECONDS``, once the search closed: whether
+  :func:`~kipopt.formulations.consumers.level_certificate.certify` proves, over every level vector, that no
+  assignment saves more than the max-min; the stage it ended at, its nodes, minimum cuts and seconds, and
+  then the objective's lower bound it gives.
+
+Run: ``nice python benchmarks/bench_open_groups.py [--seeds 0,1,2,3,4] [--search-seconds 5]
+[--certify SECONDS]``. Exit status 0 (an analysis, no target).
 
 Measured 2026-11-30 (2-core machine, nice, ``--search-seconds 300``, another one-core job beside it), the
 search deciding forced topics at once::
@@ -36,13 +41,27 @@ search deciding forced topics at once::
        4    10,495     10,129      10,129  10,785      68    yes  57.2   12   11,179  11,179
 
 The max-min closes on all five. On seed 2, ``10,158 - 64 = 10,094`` is the answer: no assignment with
-every least load at 99 or 100 revokes fewer, so what stays open there are the vectors with some level
-outside ``{99, 100}``; the box LP of one topic below 99 and every other at 99 or 100 is 9,804 to 10,140
-(one LP per topic, 0.6 to 0.9 s each), as weak as the two-level box's, since it lets the coupling go the
-same way. On the other four, ``beyond q`` less the maximum (11,276, 10,060, 10,152, 10,427) is below the
-box LP on three and above it on seed 1 (9,928), all below the answers: there the partitions' flow costs
-revocations the max-min does not count. Within the tree's 1 s (:data:`~kipopt.formulations.consumers.level_local.COUPLING_SECONDS`)
-the search reaches the maximum on four of the five (69 of 70 on seed 3).
+every least load at 99 or 100 revokes fewer. The box LP of one topic below 99 and every other at 99 or
+100 is 9,804 to 10,140 (one LP per topic, 0.6 to 0.9 s each), as weak as the two-level box's, since it
+lets the coupling go the same way; the certificate settles those vectors instead (below). On the other
+four, ``beyond q`` less the maximum (11,276, 10,060, 10,152, 10,427) is below the box LP on three and
+above it on seed 1 (9,928), all below the answers: there the partitions' flow costs revocations the
+max-min does not count. Within the tree's 1 s
+(:data:`~kipopt.formulations.consumers.level_local.COUPLING_SECONDS`) the search reaches the maximum on
+four of the five (69 of 70 on seed 3).
+
+Measured 2026-11-30, ``--seeds 2 --search-seconds 300 --certify 1800`` (nice, one core)::
+
+    seed  beyond q beyond q+1 closed form  box LP max-min closed  in s  |H|  leaf LP  answer
+       2    10,158      9,804       9,804   9,804      64    yes 107.8   13   10,094  10,094
+
+    seed proven         ended at      nodes     cuts    in s   floor
+       2    yes             done  5,848,026  484,810   741.9  10,094
+
+No assignment of seed 2 saves more than 64 against every member at 100, over every level vector: 10,094 is
+optimal (``exact.balanced`` answers it in the grid's 60 s, with bound 9,920). On the other four groups the
+certificate's floor, ``beyond q`` less the max-min, is 231 to 1,197 below the answer, so it was not run
+there.
 
 Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
 side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
@@ -101,16 +120,18 @@ from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import cheapest, layout
 from kipopt.formulations.consumers.level_answers import better, box_value
 from kipopt.formulations.consumers.level_bounds import box_bounds, tree
+from kipopt.formulations.consumers.level_certificate import certify
 from kipopt.formulations.consumers.level_coupling import best_split, coupling
 from kipopt.formulations.consumers.level_search import arcs
 from kipopt.formulations.consumers.level_warm import leaf_lp, relax_box, relax_rounded
+from kipopt.formulations.consumers.rules import owners
 
 PARAMS = {"partitions": 100_000, "members": 1_000, "topics": 50, "racks": 3, "replication_factor": 3,
           "static_members": 0.5, "conflicts": 0.05, "subscriptions": "mixed", "owner_draw": "direct"}
 """The paper grid's largest consumer cell (paper/grid.toml), seeds 0-4."""
 
 
-def analyse(seed: int, seconds: float) -> dict:
+def analyse(seed: int, seconds: float, certify_seconds: float = 0.0) -> dict:
     inst = generate("consumers", seed, **PARAMS)
     lay = layout(inst)
     tr = tree(inst, lay, restrict=True)
@@ -130,7 +151,13 @@ def analyse(seed: int, seconds: float) -> dict:
     if rounded is not None:
         found, answer = better(inst, sp, *rounded, None, math.inf)
         answer = None if found is None else answer
-    return {"seed": seed, "beyond_q": int(np.maximum(owned - q, 0).sum()),
+    certificate = floor = None
+    if certify_seconds and closed:
+        certificate = certify(tr, int(value), time.perf_counter() + certify_seconds, max_min=value)
+        owned_all = len(owners(inst))
+        floor = (owned_all + 1) * tr.least + owned_all - int(np.minimum(owned, q).sum()) - int(value)
+    return {"seed": seed, "beyond_q": int(np.maximum(owned - q, 0).sum()), "certificate": certificate,
+            "floor": floor,
             "beyond_q1": int(np.maximum(owned - q - 1, 0).sum()),
             "closed_form": float(box_bounds(tr, lo, hi)[0]), "box_lp": box_lp, "max_min": value,
             "closed": closed, "searched": searched, "high": int(chosen.sum()), "leaf_lp": box_value(sp, lp),
@@ -145,14 +172,28 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default="0,1,2,3,4")
     parser.add_argument("--search-seconds", type=float, default=5.0)
+    parser.add_argument("--certify", type=float, default=0.0, metavar="SECONDS",
+                        help="then try to prove, over every level vector, that no assignment saves more than the "
+                             "closed max-min (level_certificate.certify), for at most this long per group")
     args = parser.parse_args(argv)
     print(f"{'seed':>4} {'beyond q':>9} {'beyond q+1':>10} {'closed form':>11} {'box LP':>7} {'max-min':>7} "
           f"{'closed':>6} {'in s':>5} {'|H|':>4} {'leaf LP':>8} {'answer':>7}")
+    rows = []
     for seed in (int(s) for s in args.seeds.split(",")):
-        r = analyse(seed, args.search_seconds)
+        r = analyse(seed, args.search_seconds, args.certify)
+        rows.append(r)
         print(f"{r['seed']:>4} {_num(r['beyond_q']):>9} {_num(r['beyond_q1']):>10} {_num(r['closed_form']):>11} "
               f"{_num(r['box_lp']):>7} {_num(r['max_min']):>7} {'yes' if r['closed'] else 'no':>6} "
               f"{r['searched']:>5.1f} {r['high']:>4} {_num(r['leaf_lp']):>8} {_num(r['answer']):>7}", flush=True)
+    if args.certify:
+        print(f"\n{'seed':>4} {'proven':>6} {'ended at':>16} {'nodes':>10} {'cuts':>8} {'in s':>7} {'floor':>7}")
+        for r in rows:
+            c = r["certificate"]
+            if c is None:
+                print(f"{r['seed']:>4} {'-':>6} (the max-min did not close)")
+                continue
+            print(f"{r['seed']:>4} {'yes' if c.proven else 'no':>6} {c.stage:>16} {c.nodes:>10,} {c.cuts:>8,} "
+                  f"{c.seconds:>7.1f} {_num(r['floor'] if c.proven else None):>7}")
     return 0
 
 

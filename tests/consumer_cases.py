@@ -65,3 +65,14 @@ def checked_value(inst, answer, status, bound):
     if status == "optimal":
         assert value == bound
     return value
+
+
+def coupled_group():
+    """A rack-less group whose two-level coupling is tight, ``q = 2``: c0 owns all four partitions of t and
+    gives up two at 2, one holding 3 with t at level 2; c2 owns nothing and goes down to 1 with u at level 1;
+    c1 stays at 2."""
+    topics = {"t": {"racks": [[]] * 4}, "u": {"racks": [[]] * 2}}
+    return from_dict({"format": 1, "family": "consumers", "topics": topics,
+                      "members": [{"id": "c0", "topics": ["t"], "owned": ["t-0", "t-1", "t-2", "t-3"]},
+                                  {"id": "c1", "topics": ["t", "u"], "owned": []},
+                                  {"id": "c2", "topics": ["u"], "owned": []}]})

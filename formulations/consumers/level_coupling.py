@@ -24,8 +24,8 @@ partitions beyond ``q`` less its maximum bound every assignment whose least load
 (``benchmarks/bench_open_groups.py``) it closes on all five (maxima 64 to 77, in 40 to 110 s). On one,
 its set holds 10,094, where the sweep's best held 10,101 (and a 600-second search still did), and
 10,094 is the 10,158 partitions owned beyond ``q`` less its maximum 64: the answer is optimal over that
-two-level box, and what stays open there are the vectors with some level outside it. On the other
-four its set's leaf LP is worse than the sweep's answer.
+two-level box, and :mod:`~kipopt.formulations.consumers.level_certificate` extends the bound to every
+level vector. On the other four its set's leaf LP is worse than the sweep's answer.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from consumer_cases import _all_assignments
+from consumer_cases import _all_assignments, coupled_group
 from kipopt import from_dict
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_bounds import tree
@@ -79,13 +79,7 @@ def test_the_closed_maximum_bounds_every_two_level_assignment(inst):
 
 
 def test_the_closed_maximum_bound_is_met():
-    # q = 2: c0 owns all four partitions of t and gives up two at 2, one holding 3 with t at level 2; c2 owns
-    # nothing and goes down to 1 with u at level 1; c1 stays at 2
-    topics = {"t": {"racks": [[]] * 4}, "u": {"racks": [[]] * 2}}
-    inst = from_dict({"format": 1, "family": "consumers", "topics": topics,
-                      "members": [{"id": "c0", "topics": ["t"], "owned": ["t-0", "t-1", "t-2", "t-3"]},
-                                  {"id": "c1", "topics": ["t", "u"], "owned": []},
-                                  {"id": "c2", "topics": ["u"], "owned": []}]})
+    inst = coupled_group()
     c = coupling(tree(inst, layout(inst), restrict=True))
     value, chosen, closed = best_split(c, math.inf)
     assert (c.q, value, closed, chosen.tolist()) == (2, 1, True, [1.0, 0.0])
