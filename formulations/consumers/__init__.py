@@ -3,7 +3,8 @@
 :mod:`.groups` is what every model groups (partitions by topic and replica-rack set, members by rack),
 :mod:`.range` and :mod:`.balanced` the exact methods (the latter with :mod:`.level_tree` (+ :mod:`.level_warm`),
 :mod:`.member_milp` and the fallback :mod:`.greedy`; :mod:`.level_search`, :mod:`.levels` and :mod:`.level_index` are exact
-cross-checks), :mod:`.pulp_models` the member-level PuLP twins;
+cross-checks), :mod:`.level_certificate` a proof of the count coupling's bound over every level vector
+(:mod:`.level_coupling`'s search first), :mod:`.pulp_models` the member-level PuLP twins;
 the evaluator is :mod:`kipopt.evaluation.consumers`.
 """
 
