@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from kipopt import from_dict
 from kipopt.formulations.consumers.groups import layout
-from kipopt.formulations.consumers.rules import (balanced_objective, balanced_violations, range_objective,
+from kipopt.formulations.consumers.rules import (balanced_objective, balanced_violations, owners, range_objective,
                                                 range_violations)
 
 
@@ -76,3 +78,28 @@ def coupled_group():
                       "members": [{"id": "c0", "topics": ["t"], "owned": ["t-0", "t-1", "t-2", "t-3"]},
                                   {"id": "c1", "topics": ["t", "u"], "owned": []},
                                   {"id": "c2", "topics": ["u"], "owned": []}]})
+
+
+@st.composite
+def rackless_groups(draw):
+    """Rack-less groups (no partition is ever read cross-rack) small enough to enumerate every assignment:
+    three topics, and either two to four members of any topics (at most nine partitions) or two or three
+    members of at most two topics each (at most twelve or nine partitions: ``q`` large enough for least
+    loads two or three below it)."""
+    deep = draw(st.booleans())
+    sizes = {t: draw(st.integers(1, 6 if deep else 4)) for t in ("t", "u", "v")}
+    count = draw(st.integers(2, 3) if deep else st.integers(2, 4))
+    members = []
+    for i in range(count):
+        subs = draw(st.lists(st.sampled_from(sorted(sizes)), min_size=1, max_size=2 if deep else 3, unique=True))
+        owned = [f"{t}-{p}" for t in subs for p in range(sizes[t]) if draw(st.booleans())]
+        members.append({"id": f"c{i}", "topics": sorted(subs), "owned": owned, "generation": 1 + i % 2})
+    assume(sum(sizes[t] for t in sizes if any(t in m["topics"] for m in members)) <= (12 if count == 2 else 9))
+    return from_dict({"format": 1, "family": "consumers", "topics": {t: {"racks": [[]] * n} for t, n in sizes.items()},
+                      "members": members})
+
+
+def owned_beyond(inst, q: int) -> int:
+    """The revocations with every member at ``q`` and no flow to meet, on a rack-less group (every owned
+    partition keepable): ``O - Σ_m min(k_m, q)``, each member's owned partitions beyond ``q``."""
+    return sum(max(n - q, 0) for n in Counter(owners(inst).values()).values())

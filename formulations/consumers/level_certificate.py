@@ -63,7 +63,7 @@ import numpy as np
 
 from kipopt._scipy import csgraph, sparse
 from kipopt.formulations.consumers.level_bounds import Tree
-from kipopt.formulations.consumers.level_coupling import best_split, coupling
+from kipopt.formulations.consumers.level_coupling import best_split, coupling, owned_by_topic, stopped_gainers
 
 
 CUT_MEMBERS = 1
@@ -92,8 +92,7 @@ def rows(tr: Tree) -> Rows | None:
     if pr.members.sum() != members:
         return None
     q = tr.total // members
-    keep = (tr.keep @ pr.by_topic.T).toarray()
-    others = pr.members - np.bincount(tr.owner_pos, minlength=len(pr.classes))
+    keep, others = owned_by_topic(tr)
     classes = pr.classes[others > 0]
     subs = np.vstack([sp.member_of[pr.classes[tr.owner_pos]], sp.member_of[classes]]).astype(bool)
     return Rows(q, tr.total - q * members, subs, np.vstack([keep, np.zeros((len(classes), keep.shape[1]))]),
@@ -155,6 +154,7 @@ class _Sides:
         self.charge = np.maximum(r.keep - self.excess[:, None], 0) * r.weight[:, None]   # κ per row and topic
         self.charged = self.charge.sum(axis=0)
         self.gainers = total >= r.q + 1
+        self.gain_keep = r.keep[self.gainers]                            # the owners that may gain, their rows
         self.slack = total[self.gainers] - (r.q + 1)
         self.first = r.weight * np.minimum(1, self.room)                # a member's first unit down
         self.subs = r.subs.astype(np.float64)
@@ -181,10 +181,10 @@ class _Sides:
         """Stage 2: ``None`` when no completion has ``G(H) ≥ k`` and ``r + S(H) + N ≥ k`` (with
         ``r + S(H) < k`` from stage 1); else the state with every topic ``G`` forces into ``H``, and the
         topic to branch on (``None`` at a complete state)."""
-        k, keep = self.k, self.r.keep[self.gainers]
+        k = self.k
         while True:
-            rem = self.slack - keep @ (state == 2)
-            alive = rem >= 0
+            free = np.flatnonzero(state == 0)
+            alive, lost = stopped_gainers(self.gain_keep, self.slack, state, free)
             if alive.sum() < k:
                 return None
             eligible = self.subs @ (state == 1) == 0
@@ -192,10 +192,8 @@ class _Sides:
             first = min(self.r.extra + float(self.first[eligible].sum()), k - 1)   # stage 1: r + S(H) < k
             if members <= CUT_MEMBERS * k and first + self._drop(eligible) < k:
                 return None
-            free = np.flatnonzero(state == 0)
             if not len(free):
                 return state, None
-            lost = ((keep[:, free] > rem[:, None]) & alive[:, None]).sum(axis=0)
             must = alive.sum() - lost < k
             if not must.any():
                 lost_members = self.r.weight[eligible] @ self.subs[eligible][:, free]
@@ -210,7 +208,7 @@ class _Sides:
         possible = (state != 2).astype(np.float64)
         if not possible.any():
             return None
-        if np.maximum(self.r.keep[self.gainers] @ possible - q, 0).sum() < k:
+        if np.maximum(self.gain_keep @ possible - q, 0).sum() < k:
             return None
         idle = self.r.weight * (self.r.keep @ possible <= q)
         waste = float((idle @ self.subs)[possible > 0].min())

@@ -66,15 +66,32 @@ class Coupling:
         return g_max, s_max, g_min, s_min
 
 
+def owned_by_topic(tr: Tree) -> tuple[np.ndarray, np.ndarray]:
+    """Per owner of keepable partitions (the tree's owner rows), those partitions per topic; per class with
+    topics (``tr.pairs.classes``), its members owning none."""
+    pr = tr.pairs
+    keep = (tr.keep @ pr.by_topic.T).toarray()
+    return keep, pr.members - np.bincount(tr.owner_pos, minlength=len(pr.classes))
+
+
+def stopped_gainers(keep: np.ndarray, slack: np.ndarray, state: np.ndarray,
+                    undecided: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which owners can still gain at a partial topic set (``state``: 1 in ``H``, 2 out; an owner gains while
+    its keepable partitions out of ``H`` stay within ``slack``) and, per topic of ``undecided``, how many
+    of them its move out of ``H`` would stop."""
+    rem = slack - keep @ (state == 2)
+    alive = rem >= 0
+    return alive, (keep[np.ix_(alive, undecided)] > rem[alive, None]).sum(axis=0)
+
+
 def coupling(tr: Tree) -> Coupling:
     """The coupling of the tree's group (its keepable partitions at the least cross-rack cost)."""
     sp, pr = tr.space, tr.pairs
     members = len(sp.member_class)
     q = tr.total // members
-    keep = (tr.keep @ pr.by_topic.T).toarray()                   # (owners, topics)
+    keep, others = owned_by_topic(tr)                                # (owners, topics), per class
     owned = keep.sum(axis=1)
     topics = sp.member_of[pr.classes].astype(np.float64)           # (classes with topics, topics)
-    others = pr.members - np.bincount(tr.owner_pos, minlength=len(pr.classes))
     low = owned <= q - 1
     sinks = np.vstack([topics[others > 0], topics[tr.owner_pos[low]]])
     weight = np.r_[others[others > 0], np.ones(int(low.sum()))]
@@ -129,9 +146,7 @@ class _SplitSearch:
             if min(g_max, s_max) <= self.best or not free.any():
                 return None
             undecided = np.flatnonzero(free)
-            rem = self.slack - c.keep @ (state == 2)
-            gains = rem >= 0
-            lost_out = (c.keep[np.ix_(gains, undecided)] > rem[gains, None]).sum(axis=0)
+            _, lost_out = stopped_gainers(c.keep, self.slack, state, undecided)
             sinks = c.sinks @ high == 0
             lost_in = c.weight[sinks] @ self.member[np.ix_(sinks, undecided)]
             k = self.best + 1

@@ -8,33 +8,14 @@ import math
 from collections import Counter
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings
 
-from consumer_cases import _all_assignments, coupled_group
+from consumer_cases import _all_assignments, coupled_group, owned_beyond, rackless_groups
 from kipopt import from_dict
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.formulations.consumers.level_certificate import _closure, _Sides, certify, rows
 from kipopt.formulations.consumers.rules import balanced_violations, owners, revoked
-
-
-@st.composite
-def tiny_groups(draw):
-    """Rack-less groups small enough to enumerate every assignment: three topics, and either two to four
-    members of any topics (at most nine partitions) or two or three members of at most two topics each (at
-    most twelve or nine partitions: ``q`` large enough for least loads two or three below it)."""
-    deep = draw(st.booleans())
-    sizes = {t: draw(st.integers(1, 6 if deep else 4)) for t in ("t", "u", "v")}
-    count = draw(st.integers(2, 3) if deep else st.integers(2, 4))
-    members = []
-    for i in range(count):
-        subs = draw(st.lists(st.sampled_from(sorted(sizes)), min_size=1, max_size=2 if deep else 3, unique=True))
-        owned = [f"{t}-{p}" for t in subs for p in range(sizes[t]) if draw(st.booleans())]
-        members.append({"id": f"c{i}", "topics": sorted(subs), "owned": owned, "generation": 1 + i % 2})
-    assume(sum(sizes[t] for t in sizes if any(t in m["topics"] for m in members)) <= (12 if count == 2 else 9))
-    return from_dict({"format": 1, "family": "consumers", "topics": {t: {"racks": [[]] * n} for t, n in sizes.items()},
-                      "members": members})
 
 
 def _group(inst):
@@ -45,12 +26,10 @@ def _group(inst):
     q, r = divmod(partitions, len(lay.members))
     subs = {m: set(ts) for m, ts in zip(lay.members, lay.member_topics)}
     keep = {m: Counter() for m in lay.members}
-    owned = owners(inst)
-    for p, m in owned.items():
+    for p, m in owners(inst).items():
         keep[m][p.rsplit("-", 1)[0]] += 1
-    floor = len(owned) - sum(min(sum(keep[m].values()), q) for m in lay.members)
     sizes = {t: inst.topics[t].partitions for t in lay.topics}
-    return lay, (q, r, sizes), subs, keep, floor
+    return lay, (q, r, sizes), subs, keep, owned_beyond(inst, q)
 
 
 def _valid(inst, lay):
@@ -95,15 +74,25 @@ def _theorem_bound(lay, counts, subs, keep, a) -> float:
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tiny_groups())
+@given(rackless_groups())
 def test_the_theorem_bounds_every_valid_assignment(inst):
     lay, counts, subs, keep, floor = _group(inst)
     for a in _valid(inst, lay):
         assert revoked(inst, a) >= floor - _theorem_bound(lay, counts, subs, keep, a)
 
 
+ABSORBING = from_dict({"format": 1, "family": "consumers",
+                       "topics": {"t": {"racks": [[]]}, "u": {"racks": [[]]}, "v": {"racks": [[]] * 5}},
+                       "members": [{"id": "c0", "topics": ["t", "v"], "owned": []},
+                                   {"id": "c1", "topics": ["t"], "owned": ["t-0"]}]})
+"""A group where the bound on ``N`` holds only because the members of ``Q`` keep their own partitions of the
+topics below ``q - 1`` (every one charged instead breaks it; hypothesis finds such groups about half the
+time in 60 draws)."""
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tiny_groups())
+@given(rackless_groups())
+@example(ABSORBING)
 def test_the_searchs_bound_on_n_holds_at_every_valid_assignment(inst):
     """What the search prunes with (:meth:`_Sides._drop`, over the members whose topics all lie outside
     ``H``) is at least the theorem's ``N`` at every valid assignment's own sides."""
@@ -120,7 +109,7 @@ def test_the_searchs_bound_on_n_holds_at_every_valid_assignment(inst):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(tiny_groups())
+@given(rackless_groups())
 def test_certify_never_proves_less_than_the_best_saving(inst):
     lay, _, _, _, floor = _group(inst)
     best = floor - min(revoked(inst, a) for a in _valid(inst, lay))

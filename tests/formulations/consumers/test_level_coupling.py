@@ -7,18 +7,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections import Counter
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings
 
-from consumer_cases import _all_assignments, coupled_group
-from kipopt import from_dict
+from consumer_cases import _all_assignments, coupled_group, owned_beyond, rackless_groups
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.formulations.consumers.level_coupling import Coupling, best_split, coupling
-from kipopt.formulations.consumers.rules import balanced_violations, owners, revoked
+from kipopt.formulations.consumers.rules import balanced_violations, revoked
 
 
 def test_the_search_finds_the_brute_force_maximum():
@@ -44,21 +41,6 @@ def test_the_value_counts_gainers_and_sinks_by_hand():
     assert c.value(np.array([0.0, 0.0])) == 0   # no gainer
 
 
-@st.composite
-def rackless_groups(draw):
-    """Three or four rack-less members over three topics (no partition is ever read cross-rack), each with
-    an owned history, at most eight partitions: every assignment can be enumerated."""
-    sizes = {t: draw(st.integers(1, 3)) for t in ("t", "u", "v")}
-    members = []
-    for i in range(draw(st.integers(3, 4))):
-        subs = draw(st.lists(st.sampled_from(sorted(sizes)), min_size=1, max_size=3, unique=True))
-        owned = [f"{t}-{p}" for t in subs for p in range(sizes[t]) if draw(st.booleans())]
-        members.append({"id": f"c{i}", "topics": sorted(subs), "owned": owned, "generation": 1 + i % 2})
-    assume(sum(sizes[t] for t in sizes if any(t in m["topics"] for m in members)) <= 8)
-    topics = {t: {"racks": [[]] * n} for t, n in sizes.items()}
-    return from_dict({"format": 1, "family": "consumers", "topics": topics, "members": members})
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rackless_groups())
 def test_the_closed_maximum_bounds_every_two_level_assignment(inst):
@@ -70,7 +52,7 @@ def test_the_closed_maximum_bounds_every_two_level_assignment(inst):
     c = coupling(tree(inst, lay, restrict=True))
     value, _, closed = best_split(c, math.inf)
     assert closed
-    floor = _beyond_q(inst, c.q) - max(value, 0)
+    floor = owned_beyond(inst, c.q) - max(value, 0)
     subscribers = {t: [m for m, ts in zip(lay.members, lay.member_topics) if t in ts] for t in lay.topics}
     for a in _all_assignments(inst):
         least = [min(len(a[m]) for m in subscribers[t]) for t in lay.topics]
@@ -84,10 +66,5 @@ def test_the_closed_maximum_bound_is_met():
     value, chosen, closed = best_split(c, math.inf)
     assert (c.q, value, closed, chosen.tolist()) == (2, 1, True, [1.0, 0.0])
     a = {"c0": ("t-0", "t-1", "t-2"), "c1": ("t-3", "u-0"), "c2": ("u-1",)}
-    assert not balanced_violations(inst, a) and revoked(inst, a) == _beyond_q(inst, 2) - 1 == 1
+    assert not balanced_violations(inst, a) and revoked(inst, a) == owned_beyond(inst, 2) - 1 == 1
 
-
-def _beyond_q(inst, q: int) -> int:
-    """The revocations with every member at ``q`` and no flow to meet: owned partitions beyond ``q``."""
-    held = Counter(owners(inst).values())
-    return sum(max(n - q, 0) for n in held.values())
