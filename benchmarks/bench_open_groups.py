@@ -28,7 +28,7 @@ the groups (the grid's seeds and parameters) and prints, per group:
   then the objective's lower bound it gives.
 
 Run: ``nice python benchmarks/bench_open_groups.py [--seeds 0,1,2,3,4] [--search-seconds 5]
-[--certify SECONDS]``. Exit status 0 (an analysis, no target).
+[--certify SECONDS] [--hot SECONDS]``. Exit status 0 (an analysis, no target).
 
 Measured 2026-11-30 (2-core machine, nice, ``--search-seconds 300``, another one-core job beside it), the
 search deciding forced topics at once::
@@ -62,6 +62,29 @@ No assignment of seed 2 saves more than 64 against every member at 100, over eve
 optimal (``exact.balanced`` answers it in the grid's 60 s, with bound 9,920). On the other four groups the
 certificate's floor, ``beyond q`` less the max-min, is 231 to 1,197 below the answer, so it was not run
 there.
+
+* with ``--hot SECONDS``: the overloaded topic (:mod:`~kipopt.formulations.consumers.level_hot`), its
+  overload ``E`` and the base ``O - Σ min(k, q) + E`` (every least load at ``q``, that topic's flow
+  counted), the two-level bound at the root, and the search over the topic sets from the answer above
+  (each complete set it cannot settle scored by its leaf LP's rounded answer): whether it proved or
+  closed, its nodes, its sets left above the target, the best answer it met and, when proven, the floor
+  over the two-level vectors.
+
+Measured 2026-11-30 (nice, two runs side by side on the two cores, ``--search-seconds 1 --hot 600``)::
+
+    seed  hot overload    base  root proven closed    nodes   in s above  answer   floor
+       0    0    1,244  12,596   476     no     no    7,798  604.5     0  12,481       -
+       1    0      240  10,377   449     no     no    5,469  600.0     0  10,300       -
+       2    - (no topic is overloaded)
+       3    0      591  10,813   457     no     no    3,054  604.7     0  10,732       -
+       4    0      752  11,247   462     no     no    8,377  603.7     0  11,161       -
+
+Topic 0, the largest, is overloaded on the four groups the count bound leaves far below their answers:
+every least load at ``q`` then revokes the base (the leaf LP of that vector says the same, 12,596 on seed
+0), and the answers ``exact.balanced`` gives in 60 s (12,473, 10,291, 10,720, 11,149) save 86 to 123 on it.
+The search closes none in 600 s and meets no better answer than those (an earlier version, without the
+crowding bound, met 12,478, 10,295, 10,724 and 11,152 in 20,000 to 36,000 nodes, and on seed 0 a set
+whose leaf LP rounds to 12,471, two fewer than the 60-s answer).
 
 Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
 side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
@@ -122,6 +145,7 @@ from kipopt.formulations.consumers.level_answers import better, box_value
 from kipopt.formulations.consumers.level_bounds import box_bounds, tree
 from kipopt.formulations.consumers.level_certificate import certify
 from kipopt.formulations.consumers.level_coupling import best_split, coupling
+from kipopt.formulations.consumers.level_hot import hot_rows, hot_search
 from kipopt.formulations.consumers.level_search import arcs
 from kipopt.formulations.consumers.level_warm import leaf_lp, relax_box, relax_rounded
 from kipopt.formulations.consumers.rules import owners
@@ -131,7 +155,7 @@ PARAMS = {"partitions": 100_000, "members": 1_000, "topics": 50, "racks": 3, "re
 """The paper grid's largest consumer cell (paper/grid.toml), seeds 0-4."""
 
 
-def analyse(seed: int, seconds: float, certify_seconds: float = 0.0) -> dict:
+def analyse(seed: int, seconds: float, certify_seconds: float = 0.0, hot_seconds: float = 0.0) -> dict:
     inst = generate("consumers", seed, **PARAMS)
     lay = layout(inst)
     tr = tree(inst, lay, restrict=True)
@@ -156,12 +180,43 @@ def analyse(seed: int, seconds: float, certify_seconds: float = 0.0) -> dict:
         certificate = certify(tr, int(value), time.perf_counter() + certify_seconds, max_min=value)
         owned_all = len(owners(inst))
         floor = (owned_all + 1) * tr.least + owned_all - int(np.minimum(owned, q).sum()) - int(value)
-    return {"seed": seed, "beyond_q": int(np.maximum(owned - q, 0).sum()), "certificate": certificate,
+    hot = None
+    if hot_seconds:
+        hot = _hot(inst, tr, leaf, answer, time.perf_counter() + hot_seconds)
+    return {"seed": seed, "beyond_q": int(np.maximum(owned - q, 0).sum()), "certificate": certificate, "hot": hot,
             "floor": floor,
             "beyond_q1": int(np.maximum(owned - q - 1, 0).sum()),
             "closed_form": float(box_bounds(tr, lo, hi)[0]), "box_lp": box_lp, "max_min": value,
             "closed": closed, "searched": searched, "high": int(chosen.sum()), "leaf_lp": box_value(sp, lp),
             "answer": answer}
+
+
+def _hot(inst, tr, leaf, answer, until: float) -> dict | None:
+    """The hot topic's two-level search (:func:`~kipopt.formulations.consumers.level_hot.hot_search`) from the
+    answer in hand, each complete set above it scored by its leaf LP's rounded answer."""
+    hot = hot_rows(tr)
+    if hot is None:
+        return None
+    sp, q = tr.space, hot.rows.q
+    owned_all = len(owners(inst))
+    base = (owned_all + 1) * tr.least + owned_all - int(np.minimum(tr.keep.sum(axis=1), q).sum()) + hot.overload
+    best = {"answer": answer}
+
+    def score(high: np.ndarray) -> int | None:
+        vector = np.clip(np.where(high, q, q - 1), tr.lo, tr.hi)
+        _, rounded = relax_rounded(leaf, vector, 300.0)
+        if rounded is not None:
+            found, value = better(inst, sp, *rounded, None, math.inf)
+            if found is not None:
+                best["answer"] = value if best["answer"] is None else min(best["answer"], value)
+                return int(base - value)
+        return None
+
+    T = len(sp.sizes)
+    root = hot.bound(np.zeros(T, dtype=bool), np.ones(T, dtype=bool))[0]
+    found = hot_search(hot, int(base - answer), until, score)
+    return {"topic": hot.hot, "overload": hot.overload, "base": base, "root": root, "search": found,
+            "answer": best["answer"], "floor": base - found.target if found.proven else None}
 
 
 def _num(x) -> str:
@@ -175,12 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--certify", type=float, default=0.0, metavar="SECONDS",
                         help="then try to prove, over every level vector, that no assignment saves more than the "
                              "closed max-min (level_certificate.certify), for at most this long per group")
+    parser.add_argument("--hot", type=float, default=0.0, metavar="SECONDS",
+                        help="then search the two-level sets with the hot topic's flow counted (level_hot.hot_search) "
+                             "for at most this long per group, from the answer in hand")
     args = parser.parse_args(argv)
     print(f"{'seed':>4} {'beyond q':>9} {'beyond q+1':>10} {'closed form':>11} {'box LP':>7} {'max-min':>7} "
           f"{'closed':>6} {'in s':>5} {'|H|':>4} {'leaf LP':>8} {'answer':>7}")
     rows = []
     for seed in (int(s) for s in args.seeds.split(",")):
-        r = analyse(seed, args.search_seconds, args.certify)
+        r = analyse(seed, args.search_seconds, args.certify, args.hot)
         rows.append(r)
         print(f"{r['seed']:>4} {_num(r['beyond_q']):>9} {_num(r['beyond_q1']):>10} {_num(r['closed_form']):>11} "
               f"{_num(r['box_lp']):>7} {_num(r['max_min']):>7} {'yes' if r['closed'] else 'no':>6} "
@@ -194,6 +252,18 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"{r['seed']:>4} {'yes' if c.proven else 'no':>6} {c.stage:>16} {c.nodes:>10,} {c.cuts:>8,} "
                   f"{c.seconds:>7.1f} {_num(r['floor'] if c.proven else None):>7}")
+    if args.hot:
+        print(f"\n{'seed':>4} {'hot':>4} {'overload':>8} {'base':>7} {'root':>5} {'proven':>6} {'closed':>6} "
+              f"{'nodes':>8} {'in s':>6} {'above':>5} {'answer':>7} {'floor':>7}")
+        for r in rows:
+            h = r["hot"]
+            if h is None:
+                print(f"{r['seed']:>4} {'-':>4} (no topic is overloaded)")
+                continue
+            f = h["search"]
+            print(f"{r['seed']:>4} {h['topic']:>4} {h['overload']:>8,} {h['base']:>7,} {h['root']:>5} "
+                  f"{'yes' if f.proven else 'no':>6} {'yes' if f.closed else 'no':>6} {f.nodes:>8,} {f.seconds:>6.1f} "
+                  f"{len(f.above):>5} {_num(h['answer']):>7} {_num(h['floor']):>7}")
     return 0
 
 

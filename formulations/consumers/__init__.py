@@ -4,7 +4,8 @@
 :mod:`.range` and :mod:`.balanced` the exact methods (the latter with :mod:`.level_tree` (+ :mod:`.level_warm`),
 :mod:`.member_milp` and the fallback :mod:`.greedy`; :mod:`.level_search`, :mod:`.levels` and :mod:`.level_index` are exact
 cross-checks), :mod:`.level_certificate` a proof of the count coupling's bound over every level vector
-(:mod:`.level_coupling`'s search first), :mod:`.pulp_models` the member-level PuLP twins;
+(:mod:`.level_coupling`'s search first), :mod:`.level_hot` the two-level bound with one overloaded topic's
+flow counted, :mod:`.pulp_models` the member-level PuLP twins;
 the evaluator is :mod:`kipopt.evaluation.consumers`.
 """
 

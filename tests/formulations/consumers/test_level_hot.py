@@ -1,0 +1,96 @@
+"""The hot topic's two-level bound (:mod:`kipopt.formulations.consumers.level_hot`), checked by enumerating
+every assignment of tiny rack-less groups: for every overloaded topic taken as ``h``, the bound of a set
+``H`` holds at every valid assignment whose least loads put exactly ``H`` at ``q`` and the rest at ``q - 1``,
+and the search never proves a saving below the best such assignment's."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import HealthCheck, example, given, settings
+
+from consumer_cases import _all_assignments, owned_beyond, rackless_groups
+from kipopt import from_dict
+from kipopt.formulations.consumers.groups import layout
+from kipopt.formulations.consumers.level_bounds import tree
+from kipopt.formulations.consumers.level_hot import hot_rows, hot_search
+from kipopt.formulations.consumers.rules import balanced_violations, revoked
+
+OVERLOADED = from_dict({"format": 1, "family": "consumers",
+                        "topics": {"h": {"racks": [[]] * 4}, "u": {"racks": [[]] * 3}, "v": {"racks": [[]] * 2}},
+                        "members": [{"id": "c0", "topics": ["h", "u"], "owned": ["u-0", "u-1", "u-2"]},
+                                    {"id": "c1", "topics": ["h"], "owned": []},
+                                    {"id": "c2", "topics": ["v"], "owned": []}]})
+"""``q = 3``: h's four partitions go to c0 and c1, and c0 holds its three of u, so with both at ``q`` one of
+them costs c0 a partition of u (overload 1). With h and u at ``q`` and v at ``q - 1``, c1 takes all four
+partitions of h, c2 holds 2 and nothing is revoked: the hot bound of that set says 1, where counting alone (nobody owns more
+than ``q``) saves nothing."""
+
+
+def _two_level(inst, lay, q):
+    """``(assignment, H)`` for every valid assignment whose least loads all lie in ``{q - 1, q}``."""
+    subs = dict(zip(lay.members, lay.member_topics))
+    topics = list(lay.topics)
+    for a in _all_assignments(inst):
+        if balanced_violations(inst, a):
+            continue
+        level = [min(len(a[m]) for m in lay.members if t in subs[m]) for t in topics]
+        if all(lv in (q - 1, q) for lv in level):
+            yield a, np.array([lv == q for lv in level])
+
+
+def _hots(inst):
+    """The group's tree and, per overloaded topic, its :class:`~kipopt.formulations.consumers.level_hot.Hot`."""
+    tr = tree(inst, layout(inst), restrict=True)
+    hots = [h for t in range(len(tr.space.sizes)) if (h := hot_rows(tr, t)) is not None]
+    return tr, hots
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rackless_groups())
+@example(OVERLOADED)
+def test_the_bound_holds_at_every_valid_two_level_assignment(inst):
+    tr, hots = _hots(inst)
+    lay = layout(inst)
+    for hot in hots:
+        q = hot.rows.q
+        base = owned_beyond(inst, q) + hot.overload
+        for a, high in _two_level(inst, lay, q):
+            assert revoked(inst, a) >= base - hot.bound(high, high)[0]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rackless_groups())
+@example(OVERLOADED)
+def test_the_search_never_proves_less_than_the_best_two_level_saving(inst):
+    tr, hots = _hots(inst)
+    lay = layout(inst)
+    for hot in hots:
+        q = hot.rows.q
+        base = owned_beyond(inst, q) + hot.overload
+        values = [revoked(inst, a) for a, _ in _two_level(inst, lay, q)]
+        if not values:
+            continue
+        best = base - min(values)
+        assert not hot_search(hot, best - 1, math.inf).proven
+        assert hot_search(hot, best + 50, math.inf).proven
+
+
+def test_the_overloaded_group_saves_what_its_flow_allows():
+    tr = tree(OVERLOADED, layout(OVERLOADED), restrict=True)
+    hot = hot_rows(tr)
+    assert (hot.hot, hot.overload, hot.rows.q) == (0, 1, 3)
+    h_only = np.array([True, False, False])
+    assert hot.bound(h_only, h_only)[0] == 1
+    base = owned_beyond(OVERLOADED, 3) + hot.overload
+    answers = list(_two_level(OVERLOADED, layout(OVERLOADED), 3))
+
+    def score(high):
+        values = [revoked(OVERLOADED, a) for a, h in answers if h.tolist() == high.tolist()]
+        return base - min(values) if values else None
+
+    found = hot_search(hot, 0, math.inf, score=score)
+    assert (found.proven, found.target) == (True, 1)
+    assert owned_beyond(OVERLOADED, 3) + hot.overload - 1 == min(
+        revoked(OVERLOADED, a) for a, _ in _two_level(OVERLOADED, layout(OVERLOADED), 3))
