@@ -27,6 +27,13 @@ the groups (the grid's seeds and parameters) and prints, per group:
   assignment saves more than the max-min; the stage it ended at, its nodes, minimum cuts and seconds, and
   then the objective's lower bound it gives.
 
+* with ``--hot SECONDS``: the overloaded topic (:mod:`~kipopt.formulations.consumers.level_hot`), its
+  overload ``E`` and the base ``O - Σ min(k, q) + E`` (every least load at ``q``, that topic's flow
+  counted), the two-level bound at the root, and the search over the topic sets from the answer above
+  (each complete set it cannot settle scored by its leaf LP's rounded answer): whether it proved or
+  closed, its nodes, its sets left above the target, the best answer it met and, when proven, the floor
+  over the two-level vectors.
+
 Run: ``nice python benchmarks/bench_open_groups.py [--seeds 0,1,2,3,4] [--search-seconds 5]
 [--certify SECONDS] [--hot SECONDS]``. Exit status 0 (an analysis, no target).
 
@@ -62,13 +69,6 @@ No assignment of seed 2 saves more than 64 against every member at 100, over eve
 optimal (``exact.balanced`` answers it in the grid's 60 s, with bound 9,920). On the other four groups the
 certificate's floor, ``beyond q`` less the max-min, is 231 to 1,197 below the answer, so it was not run
 there.
-
-* with ``--hot SECONDS``: the overloaded topic (:mod:`~kipopt.formulations.consumers.level_hot`), its
-  overload ``E`` and the base ``O - Σ min(k, q) + E`` (every least load at ``q``, that topic's flow
-  counted), the two-level bound at the root, and the search over the topic sets from the answer above
-  (each complete set it cannot settle scored by its leaf LP's rounded answer): whether it proved or
-  closed, its nodes, its sets left above the target, the best answer it met and, when proven, the floor
-  over the two-level vectors.
 
 Measured 2026-11-30 (nice, two runs side by side on the two cores, ``--search-seconds 1 --hot 600``)::
 
@@ -214,7 +214,7 @@ def _hot(inst, tr, leaf, answer, until: float) -> dict | None:
 
     T = len(sp.sizes)
     root = hot.bound(np.zeros(T, dtype=bool), np.ones(T, dtype=bool))[0]
-    found = hot_search(hot, int(base - answer), until, score)
+    found = hot_search(hot, 0 if answer is None else int(base - answer), until, score)
     return {"topic": hot.hot, "overload": hot.overload, "base": base, "root": root, "search": found,
             "answer": best["answer"], "floor": base - found.target if found.proven else None}
 

@@ -40,23 +40,24 @@ def _two_level(inst, lay, q):
             yield a, np.array([lv == q for lv in level])
 
 
-def _hots(inst):
-    """The group's tree and, per overloaded topic, its :class:`~kipopt.formulations.consumers.level_hot.Hot`."""
-    tr = tree(inst, layout(inst), restrict=True)
-    hots = [h for t in range(len(tr.space.sizes)) if (h := hot_rows(tr, t)) is not None]
-    return tr, hots
+def _cases(inst):
+    """Per overloaded topic: its :class:`~kipopt.formulations.consumers.level_hot.Hot`, the base
+    ``O - Σ min(k, q) + E`` and every valid two-level assignment with its set ``H``."""
+    lay = layout(inst)
+    tr = tree(inst, lay, restrict=True)
+    for t in range(len(tr.space.sizes)):
+        hot = hot_rows(tr, t)
+        if hot is not None:
+            q = hot.rows.q
+            yield hot, owned_beyond(inst, q) + hot.overload, list(_two_level(inst, lay, q))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rackless_groups())
 @example(OVERLOADED)
 def test_the_bound_holds_at_every_valid_two_level_assignment(inst):
-    tr, hots = _hots(inst)
-    lay = layout(inst)
-    for hot in hots:
-        q = hot.rows.q
-        base = owned_beyond(inst, q) + hot.overload
-        for a, high in _two_level(inst, lay, q):
+    for hot, base, assignments in _cases(inst):
+        for a, high in assignments:
             assert revoked(inst, a) >= base - hot.bound(high, high)[0]
 
 
@@ -64,27 +65,22 @@ def test_the_bound_holds_at_every_valid_two_level_assignment(inst):
 @given(rackless_groups())
 @example(OVERLOADED)
 def test_the_search_never_proves_less_than_the_best_two_level_saving(inst):
-    tr, hots = _hots(inst)
-    lay = layout(inst)
-    for hot in hots:
-        q = hot.rows.q
-        base = owned_beyond(inst, q) + hot.overload
-        values = [revoked(inst, a) for a, _ in _two_level(inst, lay, q)]
-        if not values:
-            continue
-        best = base - min(values)
-        assert not hot_search(hot, best - 1, math.inf).proven
-        assert hot_search(hot, best + 50, math.inf).proven
+    for hot, base, assignments in _cases(inst):
+        if assignments:
+            best = base - min(revoked(inst, a) for a, _ in assignments)
+            assert not hot_search(hot, best - 1, math.inf).proven
+            assert hot_search(hot, best + 50, math.inf).proven
 
 
 def test_the_overloaded_group_saves_what_its_flow_allows():
     tr = tree(OVERLOADED, layout(OVERLOADED), restrict=True)
     hot = hot_rows(tr)
     assert (hot.hot, hot.overload, hot.rows.q) == (0, 1, 3)
-    h_only = np.array([True, False, False])
-    assert hot.bound(h_only, h_only)[0] == 1
     base = owned_beyond(OVERLOADED, 3) + hot.overload
     answers = list(_two_level(OVERLOADED, layout(OVERLOADED), 3))
+    assert base - 1 == min(revoked(OVERLOADED, a) for a, _ in answers) == 0
+    h_and_u = np.array([True, True, False])
+    assert hot.bound(h_and_u, h_and_u)[0] == 1
 
     def score(high):
         values = [revoked(OVERLOADED, a) for a, h in answers if h.tolist() == high.tolist()]
@@ -92,5 +88,3 @@ def test_the_overloaded_group_saves_what_its_flow_allows():
 
     found = hot_search(hot, 0, math.inf, score=score)
     assert (found.proven, found.target) == (True, 1)
-    assert owned_beyond(OVERLOADED, 3) + hot.overload - 1 == min(
-        revoked(OVERLOADED, a) for a, _ in _two_level(OVERLOADED, layout(OVERLOADED), 3))
