@@ -37,8 +37,9 @@ target, then branches on ``h`` first.
 Measured on the paper grid's 100,000 x 1,000 x 50 groups (``benchmarks/bench_open_groups.py --hot``): four
 of the five have an overloaded topic, the largest (overload 240 to 1,244; every least load at ``q`` then
 revokes 10,377 to 12,596, where counting alone says 10,137 to 11,352). The relaxation is tight where it was
-checked against the leaf LP: on seed 0 (``h`` = topic 0) the sets ``{0}``, ``{0, 2, 4, 6, 8, 10}`` and that
-with 46 bound 53, 123 and 125, and their leaf LPs are 12,596 less exactly that (12,543, 12,473, 12,471;
+checked against the leaf LP: on 32 random sets (``h`` and 2 to 9 of the 20 largest topics, eight per group)
+the base less the bound is the leaf LP's value on every one, and on seed 0 (``h`` = topic 0) the sets
+``{0}``, ``{0, 2, 4, 6, 8, 10}`` and that with 46 bound 53, 123 and 125 (leaf LPs 12,543, 12,473, 12,471;
 ``exact.balanced`` answers 12,473 in the grid's 60 s, and the last set, which an early version of this
 search met among its sets above 123, holds 2 fewer). The bound at the root is 449 to 476 and the search does
 not close in 600 s (3,000 to 8,400 nodes; on four groups of 10,000 x 100 x 20 of the same draw it proves its
