@@ -36,7 +36,7 @@ the groups (the grid's seeds and parameters) and prints, per group:
   9 of the 20 largest topics) the base less the bound is the leaf LP's value.
 
 Run: ``nice python benchmarks/bench_open_groups.py [--seeds 0,1,2,3,4] [--search-seconds 5]
-[--certify SECONDS] [--hot SECONDS] [--hot-sets N]``. Exit status 0 (an analysis, no target).
+[--certify SECONDS] [--hot SECONDS] [--hot-sets N] [--hot-answer VALUE]``. Exit status 0 (an analysis, no target).
 
 Measured 2026-11-30 (2-core machine, nice, ``--search-seconds 300``, another one-core job beside it), the
 search deciding forced topics at once::
@@ -88,6 +88,12 @@ crowding bound, met 12,478, 10,295, 10,724 and 11,152 in 20,000 to 36,000 nodes,
 whose leaf LP rounds to 12,471, two fewer than the 60-s answer). With ``--hot-sets 8`` on seeds 0, 1, 3 and
 4 the base less the bound is the leaf LP's value on 8 of 8 random sets each: over the two-level vectors the
 relaxation loses nothing there, and what is missing is a search that closes.
+
+Measured 2026-11-30, seed 0 from the saving of the set holding 12,471 (``--seeds 0 --hot 2700 --hot-answer
+12471``, the search alone, nice, beside the test suite): proven, closed in 2,109 s after 40,191 nodes, no set
+left above. No assignment of seed 0 whose least loads all lie in ``{99, 100}`` revokes fewer than
+``12,596 - 125 = 12,471``, which that set's answer holds: optimal over the two-level box, two fewer than
+``exact.balanced``'s 60-s answer. The other level vectors remain (the certificate's stages count only).
 
 Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
 side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
@@ -159,7 +165,7 @@ PARAMS = {"partitions": 100_000, "members": 1_000, "topics": 50, "racks": 3, "re
 
 
 def analyse(seed: int, seconds: float, certify_seconds: float = 0.0, hot_seconds: float = 0.0,
-            hot_sets: int = 0) -> dict:
+            hot_sets: int = 0, hot_answer: float | None = None) -> dict:
     inst = generate("consumers", seed, **PARAMS)
     lay = layout(inst)
     tr = tree(inst, lay, restrict=True)
@@ -186,7 +192,7 @@ def analyse(seed: int, seconds: float, certify_seconds: float = 0.0, hot_seconds
         floor = (owned_all + 1) * tr.least + owned_all - int(np.minimum(owned, q).sum()) - int(value)
     hot = None
     if hot_seconds or hot_sets:
-        hot = _hot(inst, tr, leaf, answer, hot_seconds, hot_sets, seed)
+        hot = _hot(inst, tr, leaf, answer if hot_answer is None else hot_answer, hot_seconds, hot_sets, seed)
     return {"seed": seed, "beyond_q": int(np.maximum(owned - q, 0).sum()), "certificate": certificate, "hot": hot,
             "floor": floor,
             "beyond_q1": int(np.maximum(owned - q - 1, 0).sum()),
@@ -248,12 +254,14 @@ def main(argv: list[str] | None = None) -> int:
                              "for at most this long per group, from the answer in hand")
     parser.add_argument("--hot-sets", type=int, default=0, metavar="N",
                         help="and compare the hot bound with the leaf LP on N random two-level sets per group")
+    parser.add_argument("--hot-answer", type=float, default=None, metavar="VALUE",
+                        help="start the hot search from this answer's saving instead of the coupling set's answer")
     args = parser.parse_args(argv)
     print(f"{'seed':>4} {'beyond q':>9} {'beyond q+1':>10} {'closed form':>11} {'box LP':>7} {'max-min':>7} "
           f"{'closed':>6} {'in s':>5} {'|H|':>4} {'leaf LP':>8} {'answer':>7}")
     rows = []
     for seed in (int(s) for s in args.seeds.split(",")):
-        r = analyse(seed, args.search_seconds, args.certify, args.hot, args.hot_sets)
+        r = analyse(seed, args.search_seconds, args.certify, args.hot, args.hot_sets, args.hot_answer)
         rows.append(r)
         print(f"{r['seed']:>4} {_num(r['beyond_q']):>9} {_num(r['beyond_q1']):>10} {_num(r['closed_form']):>11} "
               f"{_num(r['box_lp']):>7} {_num(r['max_min']):>7} {'yes' if r['closed'] else 'no':>6} "

@@ -43,13 +43,14 @@ the base less the bound is the leaf LP's value on every one, and on seed 0 (``h`
 ``exact.balanced`` answers 12,473 in the grid's 60 s, and the last set, which an early version of this
 search met among its sets above 123, holds 2 fewer). The bound at the root is 449 to 476 and the search does
 not close in 600 s (3,000 to 8,400 nodes; on four groups of 10,000 x 100 x 20 of the same draw it proves its
-maximum in 10 to 54 s): the sets that spare enough members to go down are many, and a node bound that treats
-each member's up value alone does not see that the topics its owners need are the ones those members
-subscribe to. A Lagrangian on the number of pairs, solved as one minimum cut per multiplier, is weaker still
-(480 on seed 0: it adds ups and downs where the saving is the lesser of the two). Charging each owner, for
-``k`` members down, the ``k``-th smallest overlap of one of them with its partitions (each takes its topics
-out of ``H``) lowers seed 0's root from 476 to 390 and, with ``h`` in ``H``, from 343 to 315, at 30 times
-the cost of a bound: not kept.
+maximum in 10 to 54 s); from the target 125 it closes on seed 0 in 2,109 s (40,191 nodes): no two-level
+vector of that group revokes fewer than 12,596 - 125 = 12,471, which the set above holds. Elsewhere the sets
+that spare enough members to go down are many, and a node bound that treats each member's up value alone
+does not see that the topics its owners need are the ones those members subscribe to. A Lagrangian on the
+number of pairs, solved as one minimum cut per multiplier, is weaker still (480 on seed 0: it adds ups and
+downs where the saving is the lesser of the two). Charging each owner, for ``k`` members down, the ``k``-th
+smallest overlap of one of them with its partitions (each takes its topics out of ``H``) lowers seed 0's
+root from 476 to 390 and, with ``h`` in ``H``, from 343 to 315, at 30 times the cost of a bound: not kept.
 
 Not a bound over every level vector: the certificate's stages over the other vectors count only.
 """
