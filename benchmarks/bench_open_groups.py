@@ -188,8 +188,7 @@ def analyse(seed: int, seconds: float, certify_seconds: float = 0.0, hot_seconds
     certificate = floor = None
     if certify_seconds and closed:
         certificate = certify(tr, int(value), time.perf_counter() + certify_seconds, max_min=value)
-        owned_all = len(owners(inst))
-        floor = (owned_all + 1) * tr.least + owned_all - int(np.minimum(owned, q).sum()) - int(value)
+        floor = _at_q(inst, tr, q) - int(value)
     hot = None
     if hot_seconds or hot_sets:
         hot = _hot(inst, tr, leaf, answer if hot_answer is None else hot_answer, hot_seconds, hot_sets, seed)
@@ -201,6 +200,13 @@ def analyse(seed: int, seconds: float, certify_seconds: float = 0.0, hot_seconds
             "answer": answer}
 
 
+def _at_q(inst, tr, q: int) -> int:
+    """The objective with every member at ``q`` and no flow to meet: the least cross-rack count, then the
+    owned partitions less ``Σ_m min(k_m, q)`` (keepable ones, at that count)."""
+    owned_all = len(owners(inst))
+    return (owned_all + 1) * tr.least + owned_all - int(np.minimum(np.asarray(tr.keep.sum(axis=1)).ravel(), q).sum())
+
+
 def _hot(inst, tr, leaf, answer, seconds: float, sets: int = 0, seed: int = 0) -> dict | None:
     """The hot topic's two-level search (:func:`~kipopt.formulations.consumers.level_hot.hot_search`) from the
     answer in hand, each complete set above it scored by its leaf LP's rounded answer; and, for ``sets``
@@ -209,8 +215,7 @@ def _hot(inst, tr, leaf, answer, seconds: float, sets: int = 0, seed: int = 0) -
     if hot is None:
         return None
     sp, q = tr.space, hot.rows.q
-    owned_all = len(owners(inst))
-    base = (owned_all + 1) * tr.least + owned_all - int(np.minimum(tr.keep.sum(axis=1), q).sum()) + hot.overload
+    base = _at_q(inst, tr, q) + hot.overload
     best = {"answer": answer}
 
     def score(high: np.ndarray) -> int | None:
@@ -224,11 +229,11 @@ def _hot(inst, tr, leaf, answer, seconds: float, sets: int = 0, seed: int = 0) -
         return None
 
     T = len(sp.sizes)
-    rng, equal = np.random.default_rng(seed), 0
+    rng, equal, largest = np.random.default_rng(seed), 0, np.argsort(-sp.sizes)[:20]
     for _ in range(sets):
         high = np.zeros(T, dtype=bool)
         high[hot.hot] = True
-        high[rng.choice(np.argsort(-sp.sizes)[:20], size=int(rng.integers(2, 10)), replace=False)] = True
+        high[rng.choice(largest, size=int(rng.integers(2, 10)), replace=False)] = True
         lp, _ = relax_rounded(leaf, np.clip(np.where(high, q, q - 1), tr.lo, tr.hi), 300.0)
         equal += base - hot.bound(high, high, np.linspace(0.0, 1.0, 1001))[0] == math.ceil(box_value(sp, lp) - 1e-6)
     root = hot.bound(np.zeros(T, dtype=bool), np.ones(T, dtype=bool))[0]

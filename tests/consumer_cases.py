@@ -26,6 +26,19 @@ def _all_assignments(inst):
         yield {m: tuple(v) for m, v in lists.items()}
 
 
+def valid_assignments(inst):
+    """Every assignment (as :func:`_all_assignments`) that meets the rule ``balanced``."""
+    for a in _all_assignments(inst):
+        if not balanced_violations(inst, a):
+            yield a
+
+
+def least_loads(lay, a) -> dict[str, int]:
+    """Per topic of ``lay``, the least count among its subscribers in the assignment ``a``."""
+    subs = dict(zip(lay.members, lay.member_topics))
+    return {t: min(len(a[m]) for m in lay.members if t in subs[m]) for t in lay.topics}
+
+
 def brute_force(inst, rule: str) -> tuple[float, float]:
     """``(rule optimum, optimum over the most balanced assignments)`` by enumeration."""
     objective = range_objective if rule == "range" else balanced_objective

@@ -88,6 +88,7 @@ class Hot:
     hot: int
     overload: int
     cap_q: np.ndarray
+    kept_q: np.ndarray       # per row, min(k_m, q)
     down_count: np.ndarray
     down_cap: np.ndarray
     spread: np.ndarray = field(repr=False)   # row index per member (rows of ``weight`` members repeated)
@@ -100,7 +101,7 @@ class Hot:
         other[:, h] = False
         k_other = (r.keep * other).sum(axis=1)
         k_hot = r.keep[:, h]
-        count = np.minimum(k_other + np.where(has_hot, k_hot, 0), q + 1) - np.minimum(r.keep.sum(axis=1), q)
+        count = np.minimum(k_other + np.where(has_hot, k_hot, 0), q + 1) - self.kept_q
         cap = np.where(has_hot, np.minimum(q + 1, np.maximum(k_hot, q + 1 - k_other)), 0)
         return count, cap - self.cap_q
 
@@ -177,7 +178,7 @@ def hot_rows(tr: Tree, topic: int | None = None) -> Hot | None:
     hot = int(np.argmax(overload)) if topic is None else topic
     if overload[hot] <= 0:
         return None
-    return Hot(r, hot, int(overload[hot]), at_q[:, hot], -(k >= q).astype(np.float64),
+    return Hot(r, hot, int(overload[hot]), at_q[:, hot], np.minimum(k, q), -(k >= q).astype(np.float64),
                caps(q - 1)[:, hot] - at_q[:, hot], np.repeat(np.arange(len(r.weight)), r.weight.astype(np.int64)))
 
 

@@ -10,12 +10,12 @@ from collections import Counter
 import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 
-from consumer_cases import _all_assignments, coupled_group, owned_beyond, rackless_groups
+from consumer_cases import coupled_group, least_loads, owned_beyond, rackless_groups, valid_assignments
 from kipopt import from_dict
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.formulations.consumers.level_certificate import _closure, _Sides, certify, rows
-from kipopt.formulations.consumers.rules import balanced_violations, owners, revoked
+from kipopt.formulations.consumers.rules import owners, revoked
 
 
 def _group(inst):
@@ -32,15 +32,9 @@ def _group(inst):
     return lay, (q, r, sizes), subs, keep, owned_beyond(inst, q)
 
 
-def _valid(inst, lay):
-    for a in _all_assignments(inst):
-        if not balanced_violations(inst, a):
-            yield a
-
-
-def _levels(lay, counts, subs, a):
+def _levels(lay, counts, a):
     q = counts[0]
-    level = {t: min(len(a[m]) for m in lay.members if t in subs[m]) for t in lay.topics}
+    level = least_loads(lay, a)
     return ({t for t in level if level[t] >= q}, {t for t in level if level[t] >= q + 1},
             {t for t in level if level[t] <= q - 2})
 
@@ -64,7 +58,7 @@ def _drop_term(lay, counts, subs, keep, high, low2) -> float:
 def _theorem_bound(lay, counts, subs, keep, a) -> float:
     """The module's ``min(A, r + S(H) + N - W)`` at the assignment's own least loads."""
     q, r, _ = counts
-    high, above, low2 = _levels(lay, counts, subs, a)
+    high, above, low2 = _levels(lay, counts, a)
     of = lambda m, ts: sum(keep[m][t] for t in ts)  # noqa: E731
     gains = [of(m, high) - q for m in lay.members]
     A = sum(g >= 1 for g in gains) if not above else sum(max(g, 0) for g in gains)
@@ -77,7 +71,7 @@ def _theorem_bound(lay, counts, subs, keep, a) -> float:
 @given(rackless_groups())
 def test_the_theorem_bounds_every_valid_assignment(inst):
     lay, counts, subs, keep, floor = _group(inst)
-    for a in _valid(inst, lay):
+    for a in valid_assignments(inst):
         assert revoked(inst, a) >= floor - _theorem_bound(lay, counts, subs, keep, a)
 
 
@@ -102,8 +96,8 @@ def test_the_searchs_bound_on_n_holds_at_every_valid_assignment(inst):
     topics = list(lay.topics)
     assert r.sizes.tolist() == [counts[2][t] for t in topics]
     row_subs = [frozenset(topics[i] for i in np.flatnonzero(row)) for row in r.subs]
-    for a in _valid(inst, lay):
-        high, _, low2 = _levels(lay, counts, subs, a)
+    for a in valid_assignments(inst):
+        high, _, low2 = _levels(lay, counts, a)
         eligible = np.array([not (row & high) for row in row_subs])
         assert search._drop(eligible) >= _drop_term(lay, counts, subs, keep, high, low2)
 
@@ -112,7 +106,7 @@ def test_the_searchs_bound_on_n_holds_at_every_valid_assignment(inst):
 @given(rackless_groups())
 def test_certify_never_proves_less_than_the_best_saving(inst):
     lay, _, _, _, floor = _group(inst)
-    best = floor - min(revoked(inst, a) for a in _valid(inst, lay))
+    best = floor - min(revoked(inst, a) for a in valid_assignments(inst))
     tr = tree(inst, lay, restrict=True)
     for saving in range(max(best - 3, 0), best):
         assert not certify(tr, saving, math.inf).proven
@@ -128,7 +122,7 @@ def test_a_topic_above_q_can_save_more_than_the_two_level_coupling():
                                   {"id": "c1", "topics": ["t"], "owned": ["t-0", "t-1", "t-2", "t-3"]}]})
     tr = tree(inst, layout(inst), restrict=True)
     lay, _, _, _, floor = _group(inst)
-    assert floor - min(revoked(inst, a) for a in _valid(inst, lay)) == 2
+    assert floor - min(revoked(inst, a) for a in valid_assignments(inst)) == 2
     one = certify(tr, 1, math.inf)
     assert (one.proven, one.stage) == (False, "a topic above q") and certify(tr, 2, math.inf).proven
 

@@ -10,12 +10,12 @@ import math
 import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 
-from consumer_cases import _all_assignments, owned_beyond, rackless_groups
+from consumer_cases import least_loads, owned_beyond, rackless_groups, valid_assignments
 from kipopt import from_dict
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.formulations.consumers.level_hot import hot_rows, hot_search
-from kipopt.formulations.consumers.rules import balanced_violations, revoked
+from kipopt.formulations.consumers.rules import revoked
 
 OVERLOADED = from_dict({"format": 1, "family": "consumers",
                         "topics": {"h": {"racks": [[]] * 4}, "u": {"racks": [[]] * 3}, "v": {"racks": [[]] * 2}},
@@ -30,12 +30,8 @@ than ``q``) saves nothing."""
 
 def _two_level(inst, lay, q):
     """``(assignment, H)`` for every valid assignment whose least loads all lie in ``{q - 1, q}``."""
-    subs = dict(zip(lay.members, lay.member_topics))
-    topics = list(lay.topics)
-    for a in _all_assignments(inst):
-        if balanced_violations(inst, a):
-            continue
-        level = [min(len(a[m]) for m in lay.members if t in subs[m]) for t in topics]
+    for a in valid_assignments(inst):
+        level = list(least_loads(lay, a).values())
         if all(lv in (q - 1, q) for lv in level):
             yield a, np.array([lv == q for lv in level])
 
