@@ -32,7 +32,11 @@ takes out every topic subscribed by more members than may be spared, the fewest 
 the target to be beaten being known from each member's largest up value (one per member, ``Δcap``
 counted from ``lo``); settles a node of at most :data:`FEW_TOPICS` undecided topics by bounding each set
 that spares enough members; and otherwise decides every topic one of whose moves bounds at most the
-target, then branches on ``h`` first.
+target, then branches on ``h`` first. The bound is convex in ``θ`` (a sum of the best ``k`` of functions
+linear in ``θ`` is convex, and so is the maximum of such sums over ``k``), so the least over the grid
+:data:`THETAS` is found from :data:`COARSE` and the grid points between its best's neighbours (20 of the 51
+multipliers; a node already settled by the first pass skips the second); and a node's probes, two per
+undecided topic, are bounded in one pass (:meth:`Hot.probes`).
 
 Measured on the paper grid's 100,000 x 1,000 x 50 groups (``benchmarks/bench_open_groups.py --hot``): four
 of the five have an overloaded topic, the largest (overload 240 to 1,244; every least load at ``q`` then
@@ -69,7 +73,10 @@ from kipopt.formulations.consumers.level_certificate import Rows, rows
 THETAS = np.linspace(0.0, 1.0, 51)
 """The multipliers a node's bound is the least of (every ``θ`` in [0, 1] gives a valid bound)."""
 
-FEW_TOPICS = 12
+COARSE = THETAS[::5]
+"""The first pass over :data:`THETAS` (every fifth): the least of the whole grid lies next to its least."""
+
+FEW_TOPICS = 6
 FEW_SETS = 4096
 """A node with at most ``FEW_TOPICS`` undecided topics whose sets ``H`` able to leave enough members to go
 down number at most ``FEW_SETS`` is settled by bounding each of them."""
@@ -92,18 +99,56 @@ class Hot:
     down_count: np.ndarray
     down_cap: np.ndarray
     spread: np.ndarray = field(repr=False)   # row index per member (rows of ``weight`` members repeated)
+    keep_other: np.ndarray = field(repr=False)   # (topics, rows): keepable partitions, ``h``'s row zero
+    subs_t: np.ndarray = field(repr=False)       # (topics, rows): subscriptions as 0/1
 
     def up(self, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per row, the count change and ``Δcap`` at ``q + 1`` holding only topics of ``high``."""
-        r, q, h = self.rows, self.rows.q, self.hot
-        other = r.subs & high[None, :]
-        has_hot = other[:, h].copy()
-        other[:, h] = False
-        k_other = (r.keep * other).sum(axis=1)
-        k_hot = r.keep[:, h]
-        count = np.minimum(k_other + np.where(has_hot, k_hot, 0), q + 1) - self.kept_q
-        cap = np.where(has_hot, np.minimum(q + 1, np.maximum(k_hot, q + 1 - k_other)), 0)
-        return count, cap - self.cap_q
+        count, cap, _ = self.up_many(high[None, :])
+        return count[0], cap[0]
+
+    def up_many(self, highs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`up` for every row of ``highs`` (sets × topics) at once: the count changes and ``Δcap`` (sets ×
+        rows), and whether each row subscribes to a topic of the set (may go up)."""
+        q, h, keep = self.rows.q, self.hot, self.rows.keep
+        chosen = highs.astype(np.float64)
+        k_other = chosen @ self.keep_other
+        has_hot = highs[:, h][:, None] & self.rows.subs[None, :, h]
+        count = np.minimum(k_other + np.where(has_hot, keep[None, :, h], 0), q + 1) - self.kept_q
+        cap = np.where(has_hot, np.minimum(q + 1, np.maximum(keep[None, :, h], q + 1 - k_other)), 0)
+        return count, cap - self.cap_q, chosen @ self.subs_t > 0
+
+    def cum_ups(self, highs: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+        """Per set (rows of ``highs``) and multiplier, the running sums of the members' up values, best first
+        (sets × θ × members + 1; ``-inf`` past the members able to go up)."""
+        count, cap, can_up = self.up_many(highs)
+        spread = self.spread
+        ups = np.where(can_up[:, None, spread], count[:, None, spread] + thetas[None, :, None] * cap[:, None, spread],
+                       -np.inf)
+        return _cumulative(-np.sort(-ups, axis=2))
+
+    def probes(self, lo: np.ndarray, hi: np.ndarray, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For every undecided topic (in ``hi``, not in ``lo``), in that order, :meth:`bound` without crowding of
+        the node with the topic put into ``H`` and of the node with it left out, at ``thetas``. One pass for
+        all: a topic put in only strikes its subscribers from the downs (the sorted downs, masked), a topic
+        left out only changes the ups (one sort per set)."""
+        r, spread, extra = self.rows, self.spread, self.rows.extra
+        free = np.flatnonzero(hi & ~lo)
+        if not len(free):
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        downs = spread[~(r.subs & lo[None, :]).any(axis=1)[spread]]
+        down = (self.down_count + thetas[:, None] * self.down_cap)[:, downs]
+        order = np.argsort(-down, axis=1)
+        down = np.take_along_axis(down, order, axis=1)                        # θ × downs, best first
+        highs = np.repeat(hi[None, :], len(free) + 1, axis=0)
+        highs[np.arange(1, len(free) + 1), free] = False                        # hi, then hi without each
+        cum_up = self.cum_ups(highs, thetas)
+        ks = np.arange(down.shape[1] + 1)
+        out = np.array([_pairs(cum, _cumulative(down), ks, extra).max(axis=1) for cum in cum_up[1:]])
+        kept = np.moveaxis(~r.subs[downs[order]][:, :, free], 2, 0)            # free × θ × downs
+        into = _best_masked(np.broadcast_to(cum_up[0][None], (len(free),) + cum_up.shape[1:]), down, kept, extra)
+        tail = (1.0 - thetas) * self.overload
+        return _floored(into + tail), _floored(out + tail)
 
     def downs_needed(self, lo: np.ndarray, hi: np.ndarray, target: int) -> float:
         """The fewest members that must go down for a set between ``lo`` and ``hi`` to save more than
@@ -121,43 +166,56 @@ class Hot:
         ups = int(np.searchsorted(reach, target, side="right")) + 1
         return math.inf if ups > len(best) else ups - r.extra
 
-    def bound(self, lo: np.ndarray, hi: np.ndarray, thetas: np.ndarray = THETAS,
-              crowding: bool = True) -> tuple[int, np.ndarray]:
-        """The most any two-level set ``H`` with ``lo ⊆ H ⊆ hi`` saves (floored), and the multipliers
-        ordered from the best.
+    def bound(self, lo: np.ndarray, hi: np.ndarray, thetas: np.ndarray | None = None,
+              crowding: bool = True, cutoff: float = -math.inf) -> tuple[int, np.ndarray]:
+        """The most any two-level set ``H`` with ``lo ⊆ H ⊆ hi`` saves (floored), and the multipliers tried,
+        the best first.
 
-        With ``crowding``, for ``k`` members down a topic subscribed by more than ``W - k`` of the ``W``
-        that may go down (those with no topic in ``lo``) lies outside ``H``: the up values of ``k`` pairs are
-        taken at ``hi`` less those topics (one more ``up`` per distinct threshold; without, all at ``hi``)."""
-        r, spread = self.rows, self.spread
+        ``thetas=None`` takes the least over :data:`THETAS`: the bound is convex in ``θ`` (the best ``k`` of
+        functions linear in ``θ`` sum to a convex one, and so do their maximum over ``k``), so the grid's
+        least lies within one coarse step of the least of :data:`COARSE` and a second pass between those
+        neighbours finds it, unless the first pass already bounds at most ``cutoff``. With ``crowding``, for
+        ``k`` members down a topic subscribed by more than ``W - k`` of the ``W`` that may go down (those with
+        no topic in ``lo``) lies outside ``H``: the up values of ``k`` pairs are taken at ``hi`` less those
+        topics (one set per distinct threshold; without, all at ``hi``)."""
+        if thetas is not None:
+            values = self._values(lo, hi, thetas, crowding)
+        else:
+            coarse = self._values(lo, hi, COARSE, crowding)
+            step = COARSE[1] - COARSE[0]
+            best = COARSE[int(np.argmin(coarse))]
+            if _floored(coarse[None, :])[0] <= cutoff:
+                return int(_floored(coarse[None, :])[0]), COARSE[np.argsort(coarse)]
+            fine = THETAS[(THETAS > best - step + 1e-9) & (THETAS < best + step - 1e-9) & ~np.isin(THETAS, COARSE)]
+            thetas, values = np.r_[COARSE, fine], np.r_[coarse, self._values(lo, hi, fine, crowding)]
+        return int(_floored(values[None, :])[0]), thetas[np.argsort(values)]
+
+    def _values(self, lo: np.ndarray, hi: np.ndarray, thetas: np.ndarray, crowding: bool) -> np.ndarray:
+        """Per multiplier, the most the pairs of :meth:`bound` save plus ``(1 - θ) E`` (``-inf``: no pairing)."""
+        r, spread, extra = self.rows, self.spread, self.rows.extra
         may_down = ~(r.subs & lo[None, :]).any(axis=1)
-        down = (self.down_count + thetas[:, None] * self.down_cap)[:, may_down]
-        down = -np.sort(-np.repeat(down, r.weight[may_down].astype(np.int64), axis=1), axis=1)
-        cum_down = np.hstack([np.zeros((len(thetas), 1)), np.cumsum(down, axis=1)])
+        downs = spread[may_down[spread]]
+        down = -np.sort(-(self.down_count + thetas[:, None] * self.down_cap)[:, downs], axis=1)
         free = np.flatnonzero(hi & ~lo)
-        held = r.weight[may_down] @ r.subs[np.ix_(may_down, free)]
-        out_from = (down.shape[1] - held + 1).astype(np.int64)    # k from which the topic lies outside H
+        out_from = (len(downs) - r.weight[may_down] @ r.subs[np.ix_(may_down, free)] + 1).astype(np.int64)
         if not crowding:
-            out_from[:] = down.shape[1] + 1
-        starts = np.unique(np.r_[0, out_from[(out_from > 0) & (out_from <= down.shape[1])]])
-        best = np.full(len(thetas), -np.inf)
-        for i, start in enumerate(starts):
-            end = starts[i + 1] - 1 if i + 1 < len(starts) else down.shape[1]
-            high = hi.copy()
-            high[free[out_from <= start]] = False
-            count, cap = self.up(high)
-            can_up = (r.subs & high[None, :]).any(axis=1)[spread]
-            up = -np.sort(-(count[spread] + thetas[:, None] * cap[spread])[:, can_up], axis=1)
-            end = min(end, up.shape[1] - r.extra)
-            if end < start:
-                continue
-            cum_up = np.hstack([np.zeros((len(thetas), 1)), np.cumsum(up, axis=1)])
-            ks = np.arange(start, end + 1)
-            best = np.maximum(best, (cum_up[:, ks + r.extra] + cum_down[:, ks]).max(axis=1))
-        value = best + (1.0 - thetas) * self.overload
-        if not np.isfinite(value).any():
-            return -1, np.argsort(value)
-        return math.floor(float(value.min()) + 1e-9), np.argsort(value)
+            out_from[:] = len(downs) + 1
+        starts = np.unique(np.r_[0, out_from[(out_from > 0) & (out_from <= len(downs))]]).astype(np.int64)
+        highs = np.repeat(hi[None, :], len(starts), axis=0)
+        highs[:, free] = out_from[None, :] > starts[:, None]         # from its threshold on, a topic is out
+        cum_down, ks = _cumulative(down), np.arange(len(downs) + 1)
+        at_hi = _pairs(self.cum_ups(highs[:1], thetas)[0], cum_down, ks, extra)      # θ × k, every k at hi
+        best = at_hi[:, :starts[1] if len(starts) > 1 else len(ks)].max(axis=1)
+        # a later segment's ups are no better than hi's: only one whose k reach more at hi can beat best
+        needed = 1 + np.flatnonzero((np.maximum.reduceat(at_hi, starts, axis=1)[:, 1:] > best[:, None]).any(axis=0))
+        if len(needed):
+            segment = np.searchsorted(starts, ks, side="right") - 1
+            chosen = np.isin(segment, needed)
+            cum_up = self.cum_ups(highs[needed], thetas)
+            place = np.searchsorted(needed, segment[chosen])
+            later = _pairs(cum_up, cum_down[:, chosen], ks[chosen], extra, place)
+            best = np.maximum(best, later.max(axis=1))
+        return best + (1.0 - thetas) * self.overload
 
 
 def hot_rows(tr: Tree, topic: int | None = None) -> Hot | None:
@@ -178,8 +236,11 @@ def hot_rows(tr: Tree, topic: int | None = None) -> Hot | None:
     hot = int(np.argmax(overload)) if topic is None else topic
     if overload[hot] <= 0:
         return None
+    keep_other = np.ascontiguousarray((keep * r.subs).T)
+    keep_other[hot] = 0.0
     return Hot(r, hot, int(overload[hot]), at_q[:, hot], np.minimum(k, q), -(k >= q).astype(np.float64),
-               caps(q - 1)[:, hot] - at_q[:, hot], np.repeat(np.arange(len(r.weight)), r.weight.astype(np.int64)))
+               caps(q - 1)[:, hot] - at_q[:, hot], np.repeat(np.arange(len(r.weight)), r.weight.astype(np.int64)),
+               keep_other, np.ascontiguousarray(r.subs.T.astype(np.float64)))
 
 
 @dataclass
@@ -231,7 +292,7 @@ def _settle(hot: Hot, lo: np.ndarray, hi: np.ndarray, found: HotSearch, score):
     """The node with its forced topics decided and the topic to branch on; ``None`` when it is settled."""
     subs, weight = hot.rows.subs, hot.rows.weight
     while True:
-        value, order = hot.bound(lo, hi)
+        value, thetas = hot.bound(lo, hi, cutoff=found.target)
         if value <= found.target:
             return None
         free = np.flatnonzero(hi & ~lo)
@@ -257,13 +318,12 @@ def _settle(hot: Hot, lo: np.ndarray, hi: np.ndarray, found: HotSearch, score):
             for chosen in sets:
                 high = lo.copy()
                 high[free[chosen]] = True
-                value = hot.bound(high, high)[0]
+                value = hot.bound(high, high, cutoff=found.target)[0]
                 if value > found.target:
                     _leaf(hot, high, value, found, score)
             return None
-        thetas = THETAS[order[:PROBE_THETAS]]
-        into = np.array([hot.bound(_with(lo, t, True), hi, thetas, crowding=False)[0] for t in free])
-        out = np.array([hot.bound(lo, _with(hi, t, False), thetas, crowding=False)[0] for t in free])
+        thetas = thetas[:PROBE_THETAS]
+        into, out = hot.probes(lo, hi, thetas)
         must_out, must_in = into <= found.target, out <= found.target
         if (must_in & must_out).any():
             return None
@@ -305,7 +365,33 @@ def _few_sets(member_of: np.ndarray, weight: np.ndarray, slack: float) -> list[n
     return sets
 
 
-def _with(mask: np.ndarray, t: int, value: bool) -> np.ndarray:
-    out = mask.copy()
-    out[t] = value
-    return out
+def _cumulative(values: np.ndarray) -> np.ndarray:
+    """Running sums along the last axis, from 0 (the first ``k`` items: index ``k``)."""
+    zero = np.zeros(values.shape[:-1] + (1,), dtype=values.dtype)
+    return np.concatenate([zero, np.cumsum(values, axis=-1)], axis=-1)
+
+
+def _pairs(cum_up: np.ndarray, cum_down: np.ndarray, ks: np.ndarray, extra: int,
+           place: np.ndarray | None = None) -> np.ndarray:
+    """What ``k + r`` ups and the ``k`` downs save, per multiplier and ``k`` of ``ks`` (θ × len(ks); ``-inf``
+    past the ups): ``cum_up`` (θ × members + 1, or sets × θ × members + 1 with ``place`` the set per ``k``) at
+    ``k + r`` plus ``cum_down`` (θ × len(ks))."""
+    at = np.minimum(ks + extra, cum_up.shape[-1] - 1)
+    ups = cum_up[:, at] if place is None else cum_up[place, :, at].T
+    return np.where(ks + extra < cum_up.shape[-1], ups + cum_down, -np.inf)
+
+
+def _best_masked(cum_up: np.ndarray, down: np.ndarray, kept: np.ndarray, extra: int) -> np.ndarray:
+    """Per set and multiplier, the most ``k + r`` ups and ``k`` downs save: ``cum_up`` (sets × θ × members + 1)
+    the ups' running sums, ``down`` (θ × members) the down values best first and ``kept`` (sets × θ ×
+    members) which of them may go down in each set."""
+    pairs = _cumulative(kept.astype(np.int64)) + extra
+    ups = np.take_along_axis(cum_up, np.minimum(pairs, cum_up.shape[2] - 1), axis=2)
+    return np.where(pairs < cum_up.shape[2], ups + _cumulative(np.where(kept, down[None], 0.0)), -np.inf).max(axis=2)
+
+
+def _floored(values: np.ndarray) -> np.ndarray:
+    """Per row, the least over the multipliers, floored; -1 where no pairing exists (every value -inf)."""
+    least = values.min(axis=1)
+    finite = np.isfinite(least)
+    return np.where(finite, np.floor(np.where(finite, least, 0.0) + 1e-9), -1).astype(np.int64)

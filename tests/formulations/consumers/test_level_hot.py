@@ -8,13 +8,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
 
 from consumer_cases import least_loads, owned_beyond, rackless_groups, valid_assignments
 from kipopt import from_dict
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_bounds import tree
-from kipopt.formulations.consumers.level_hot import hot_rows, hot_search
+from kipopt.datasets import generate
+from kipopt.formulations.consumers.level_hot import THETAS, hot_rows, hot_search
 from kipopt.formulations.consumers.rules import revoked
 
 OVERLOADED = from_dict({"format": 1, "family": "consumers",
@@ -84,3 +86,33 @@ def test_the_overloaded_group_saves_what_its_flow_allows():
 
     found = hot_search(hot, 0, math.inf, score=score)
     assert (found.proven, found.target) == (True, 1)
+
+
+MIXED = {"partitions": 3_000, "members": 60, "topics": 12, "racks": 3, "replication_factor": 3,
+         "static_members": 0.5, "conflicts": 0.05, "subscriptions": "mixed", "owner_draw": "direct"}
+"""A small group of the paper grid's open cell (topic 0 overloaded on every seed)."""
+
+
+def _node(draw, topics: int) -> tuple[np.ndarray, np.ndarray]:
+    """A node ``lo ⊆ hi``."""
+    a, b, c = (np.array(draw(st.lists(st.booleans(), min_size=topics, max_size=topics))) for _ in range(3))
+    return a & b, a | c
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 5), st.sampled_from([3_000, 3_017]), st.data())
+def test_the_probes_are_the_bounds_of_each_move_and_two_passes_find_the_grids_least(seed, partitions, data):
+    inst = generate("consumers", seed, **{**MIXED, "partitions": partitions})    # r = 0 or 17
+    hot = hot_rows(tree(inst, layout(inst), restrict=True))
+    assume(hot is not None)
+    lo, hi = _node(data.draw, len(hot.rows.sizes))
+    thetas = THETAS[data.draw(st.lists(st.integers(0, 50), min_size=1, max_size=3, unique=True))]
+    into, out = hot.probes(lo, hi, thetas)
+    free = np.flatnonzero(hi & ~lo)
+    for t, up, down in zip(free, into, out):
+        lo_t, hi_t = lo.copy(), hi.copy()
+        lo_t[t], hi_t[t] = True, False
+        assert up == hot.bound(lo_t, hi, thetas, crowding=False)[0]
+        assert down == hot.bound(lo, hi_t, thetas, crowding=False)[0]
+    for crowding in (True, False):
+        assert hot.bound(lo, hi, crowding=crowding)[0] == hot.bound(lo, hi, THETAS, crowding=crowding)[0]
