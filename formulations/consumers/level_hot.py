@@ -264,8 +264,9 @@ def hot_search(hot: Hot, target: int, until: float, score=None) -> HotSearch:
     A node first applies the rules of the module docstring (idle topics into ``H``, crowded ones out, a few
     sets bounded one by one), then decides every undecided topic one of whose moves leaves the bound at
     most the target (the other move then), closes when a topic is forced both ways, and else branches on
-    ``h`` first and then on the topic whose worse move bounds lowest, into ``H`` first. ``score`` is called
-    with the complete set (0/1 per topic) and returns a saving against the module's base, or ``None``."""
+    ``h`` first and then on the topic whose worse move bounds lowest (ties: whose better move does), into
+    ``H`` first. ``score`` is called with the complete set (0/1 per topic) and returns a saving against the
+    module's base, or ``None``."""
     started = time.perf_counter()
     T = hot.rows.subs.shape[1]
     found = HotSearch(target, False, False)
@@ -331,7 +332,8 @@ def _settle(hot: Hot, lo: np.ndarray, hi: np.ndarray, found: HotSearch, score):
             lo, hi = lo.copy(), hi.copy()
             lo[free[must_in]], hi[free[must_out]] = True, False
             continue
-        t = hot.hot if hot.hot in free else int(free[np.argmin(np.maximum(into, out))])
+        worse, better = np.maximum(into, out), np.minimum(into, out)
+        t = hot.hot if hot.hot in free else int(free[np.lexsort((better, worse))[0]])
         return lo, hi, t
 
 
