@@ -95,6 +95,20 @@ left above. No assignment of seed 0 whose least loads all lie in ``{99, 100}`` r
 ``12,596 - 125 = 12,471``, which that set's answer holds: optimal over the two-level box, two fewer than
 ``exact.balanced``'s 60-s answer. The other level vectors remain (the certificate's stages count only).
 
+Measured 2026-11-30, later, with the faster search (a node's probes bounded in one pass, the multipliers
+found in two passes, branching ties broken by the better move; nice, two runs side by side, ``--search-seconds
+1 --hot SECONDS --hot-answer A`` with ``A`` the 60-s answer; seed 1 with the branching before its ties were
+broken)::
+
+    seed  hot overload    base  root proven closed    nodes   in s above  answer   floor
+       1    0      240  10,377   449     no     no   61,105 1800.0     0  10,289       -
+       3    0      591  10,813   457     no     no   38,128 1500.0     0  10,720       -
+       4    0      752  11,247   462     no     no   37,517 1500.0     0  11,146       -
+
+Seed 0 from the saving of 125 (the search alone, as ``--hot`` runs it, beside another job): proven, closed
+in 415 s after 37,077 nodes (2,109 s and 40,191 nodes before). On seeds 1 and 4 the search meets answers 2
+and 3 below the 60-s ones but does not close; over the two-level box they stand open.
+
 Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
 side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
 

@@ -45,10 +45,12 @@ checked against the leaf LP: on 32 random sets (``h`` and 2 to 9 of the 20 large
 the base less the bound is the leaf LP's value on every one, and on seed 0 (``h`` = topic 0) the sets
 ``{0}``, ``{0, 2, 4, 6, 8, 10}`` and that with 46 bound 53, 123 and 125 (leaf LPs 12,543, 12,473, 12,471;
 ``exact.balanced`` answers 12,473 in the grid's 60 s, and the last set, which an early version of this
-search met among its sets above 123, holds 2 fewer). The bound at the root is 449 to 476 and the search does
-not close in 600 s (3,000 to 8,400 nodes; on four groups of 10,000 x 100 x 20 of the same draw it proves its
-maximum in 10 to 54 s); from the target 125 it closes on seed 0 in 2,109 s (40,191 nodes): no two-level
-vector of that group revokes fewer than 12,596 - 125 = 12,471, which the set above holds. Elsewhere the sets
+search met among its sets above 123, holds 2 fewer). The bound at the root is 449 to 476. From the target 125
+the search closes on seed 0 in 415 s (37,077 nodes; 2,109 s and 40,191 nodes before the probes were bounded in
+one pass, the multipliers found in two and ties in branching broken): no two-level vector of that group
+revokes fewer than 12,596 - 125 = 12,471, which the set above holds. From the other groups' 60-s answers it
+does not close in 1,500 to 1,800 s (37,500 to 61,100 nodes) but meets 10,289 on seed 1 and 11,146 on seed 4,
+2 and 3 fewer than those answers (seed 3 stays at 10,720). Elsewhere the sets
 that spare enough members to go down are many, and a node bound that treats each member's up value alone
 does not see that the topics its owners need are the ones those members subscribe to. A Lagrangian on the
 number of pairs, solved as one minimum cut per multiplier, is weaker still (480 on seed 0: it adds ups and
