@@ -145,8 +145,8 @@ class Hot:
         highs = np.repeat(hi[None, :], len(free) + 1, axis=0)
         highs[np.arange(1, len(free) + 1), free] = False                        # hi, then hi without each
         cum_up = self.cum_ups(highs, thetas)
-        ks = np.arange(down.shape[1] + 1)
-        out = np.array([_pairs(cum, _cumulative(down), ks, extra).max(axis=1) for cum in cum_up[1:]])
+        ks, cum_down = np.arange(down.shape[1] + 1), _cumulative(down)
+        out = np.array([_pairs(cum, cum_down, ks, extra).max(axis=1) for cum in cum_up[1:]])
         kept = np.moveaxis(~r.subs[downs[order]][:, :, free], 2, 0)            # free × θ × downs
         into = _best_masked(np.broadcast_to(cum_up[0][None], (len(free),) + cum_up.shape[1:]), down, kept, extra)
         tail = (1.0 - thetas) * self.overload
