@@ -107,7 +107,9 @@ broken)::
 
 Seed 0 from the saving of 125 (the search alone, as ``--hot`` runs it, beside another job): proven, closed
 in 415 s after 37,077 nodes (2,109 s and 40,191 nodes before). On seeds 1 and 4 the search meets answers 2
-and 3 below the 60-s ones but does not close; over the two-level box they stand open.
+and 3 below the 60-s ones but does not close; over the two-level box they stand open. Seed 1 again from
+10,289, alone with the current branching (``--hot 2100 --hot-answer 10289``): 187,470 nodes in 2,100 s, not
+closed, no better answer.
 
 Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
 side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
