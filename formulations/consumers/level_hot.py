@@ -104,14 +104,9 @@ class Hot:
     keep_other: np.ndarray = field(repr=False)   # (topics, rows): keepable partitions, ``h``'s row zero
     subs_t: np.ndarray = field(repr=False)       # (topics, rows): subscriptions as 0/1
 
-    def up(self, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per row, the count change and ``Δcap`` at ``q + 1`` holding only topics of ``high``."""
-        count, cap, _ = self.up_many(high[None, :])
-        return count[0], cap[0]
-
     def up_many(self, highs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`up` for every row of ``highs`` (sets × topics) at once: the count changes and ``Δcap`` (sets ×
-        rows), and whether each row subscribes to a topic of the set (may go up)."""
+        """Per set (rows of ``highs``, sets × topics) and row, the count change and ``Δcap`` at ``q + 1`` holding
+        only topics of the set, and whether the row subscribes to one of them (may go up)."""
         q, h, keep = self.rows.q, self.hot, self.rows.keep
         chosen = highs.astype(np.float64)
         k_other = chosen @ self.keep_other
@@ -157,16 +152,14 @@ class Hot:
         ``target``: saved is at most ``Σ_U (count + Δcap^+)`` over the members up (a member down adds nothing,
         ``min(E, ·)`` no more than its argument), each term at most its count at ``hi`` plus its room gained
         at ``lo`` (the room shrinks as ``H`` grows); ``inf`` when no set can."""
-        r = self.rows
-        count, _ = self.up(hi)
         least = lo.copy()
         least[self.hot] = hi[self.hot]
-        _, cap = self.up(least)
-        best = np.maximum(count + np.maximum(cap, 0), 0)[self.spread]
-        best = best[(r.subs & hi[None, :]).any(axis=1)[self.spread]]
+        count, cap, can_up = self.up_many(np.vstack([hi, least]))
+        best = np.maximum(count[0] + np.maximum(cap[1], 0), 0)[self.spread]
+        best = best[can_up[0][self.spread]]
         reach = np.cumsum(-np.sort(-best))
         ups = int(np.searchsorted(reach, target, side="right")) + 1
-        return math.inf if ups > len(best) else ups - r.extra
+        return math.inf if ups > len(best) else ups - self.rows.extra
 
     def bound(self, lo: np.ndarray, hi: np.ndarray, thetas: np.ndarray | None = None,
               crowding: bool = True, cutoff: float = -math.inf) -> tuple[int, np.ndarray]:
@@ -186,8 +179,9 @@ class Hot:
             coarse = self._values(lo, hi, COARSE, crowding)
             step = COARSE[1] - COARSE[0]
             best = COARSE[int(np.argmin(coarse))]
-            if _floored(coarse[None, :])[0] <= cutoff:
-                return int(_floored(coarse[None, :])[0]), COARSE[np.argsort(coarse)]
+            least = int(_floored(coarse[None, :])[0])
+            if least <= cutoff:
+                return least, COARSE[np.argsort(coarse)]
             fine = THETAS[(THETAS > best - step + 1e-9) & (THETAS < best + step - 1e-9) & ~np.isin(THETAS, COARSE)]
             thetas, values = np.r_[COARSE, fine], np.r_[coarse, self._values(lo, hi, fine, crowding)]
         return int(_floored(values[None, :])[0]), thetas[np.argsort(values)]
