@@ -239,6 +239,72 @@ def hot_rows(tr: Tree, topic: int | None = None) -> Hot | None:
                keep_other, np.ascontiguousarray(r.subs.T.astype(np.float64)))
 
 
+def best_set(hot: Hot, until: float) -> tuple[int, np.ndarray]:
+    """A two-level set ``H`` of large bound, and that bound: a local search from ``{h}`` that takes the
+    best of the sets one topic away (in or out; ``h`` stays in), or, when none is better, the best of those
+    one exchange away, until neither improves or ``until`` (a ``time.perf_counter()`` instant). A
+    heuristic: the search's bound steers it to sets whose leaf LPs are good answers (the relaxation is
+    tight where it was checked), not to a proof."""
+    T = hot.rows.subs.shape[1]
+    high = np.zeros(T, dtype=bool)
+    high[hot.hot] = True
+    value = hot.bound(high, high)[0]
+    while time.perf_counter() < until:
+        moved = _best_move(hot, high, _flips(high, hot.hot), until)
+        if moved is None or moved[0] <= value:
+            moved = _best_move(hot, high, _exchanges(high, hot.hot), until)
+        if moved is None or moved[0] <= value:
+            break
+        value, high = moved
+    return value, high
+
+
+def _flips(high: np.ndarray, hot: int) -> list[np.ndarray]:
+    sets = []
+    for t in range(len(high)):
+        if t != hot:
+            flipped = high.copy()
+            flipped[t] = not flipped[t]
+            sets.append(flipped)
+    return sets
+
+
+def _exchanges(high: np.ndarray, hot: int) -> list[np.ndarray]:
+    sets = []
+    for a in np.flatnonzero(high):
+        for b in np.flatnonzero(~high):
+            if a != hot:
+                swapped = high.copy()
+                swapped[a], swapped[b] = False, True
+                sets.append(swapped)
+    return sets
+
+
+def _best_move(hot: Hot, high: np.ndarray, sets: list[np.ndarray], until: float) -> tuple[int, np.ndarray] | None:
+    """The first of ``sets`` with the largest bound (``None`` when ``until`` passes first)."""
+    best = None
+    for s in sets:
+        if time.perf_counter() >= until:
+            return None
+        value = hot.bound(s, s)[0]
+        if best is None or value > best[0]:
+            best = (value, s)
+    return best
+
+
+def hot_vector(tr: Tree, start: np.ndarray, until: float) -> np.ndarray | None:
+    """The level vector of :func:`best_set`'s set (``start`` on it, one lower elsewhere, within the root box),
+    searched until ``until``; ``None`` where the bound does not apply (``start`` not all ``q``, no topic
+    overloaded, or the rows do not apply) or the set saves nothing."""
+    hot = hot_rows(tr)
+    if hot is None or not (start == hot.rows.q).all():
+        return None
+    value, high = best_set(hot, until)
+    if value <= 0:
+        return None
+    return np.clip(np.where(high, start, start - 1), tr.lo, tr.hi)
+
+
 @dataclass
 class HotSearch:
     """What :func:`hot_search` found: ``proven`` when no two-level set saves more than ``target``;

@@ -132,6 +132,7 @@ from kipopt.formulations.consumers.level_answers import better, box_value, least
 from kipopt.formulations.consumers.level_duals import carried_bound, split
 from kipopt.formulations.consumers import level_local as local, level_policy as policy
 from kipopt.formulations.consumers.level_coupling import coupled_vector
+from kipopt.formulations.consumers.level_hot import hot_vector
 from kipopt.formulations.consumers.level_local import descend, first_guess, lowered, sweep
 from kipopt.formulations.consumers.level_search import SearchResult, arcs, fixed_model
 from kipopt.formulations.consumers.level_start import Start
@@ -169,7 +170,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     stats = {"level_boxes": 0, "level_relaxed": 0, "level_infeasible": 0, "level_cutoff": 0, "level_rounded": 0,
              "level_milps": 0, "level_cubes": 0, "level_box_lps": 0, "level_dual_cut": 0, "level_dual_raised": 0,
              "level_known": 0, "level_paired": 0, "level_inside": 0, "level_beside": 0, "level_priced": 0,
-             "coupling_scored": 0}
+             "coupling_scored": 0, "hot_scored": 0}
 
     def kind_of(lo: np.ndarray, hi: np.ndarray) -> int:
         return LEAF if (lo == hi).all() else BOX
@@ -278,12 +279,18 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         until = share_of_time_left(local.SWEEP_TIME_SHARE)
         stats.update(sweep(lambda rs: scored([lowered(start, sp.sizes, r, tr.lo, tr.hi) for r in rs]), len(start),
                            until, first_guess(sp.sizes), workers))
-        # then the set the count coupling proposes, where it is not one the sweep tried (level_coupling)
-        search_until = min(time.perf_counter() + local.COUPLING_SECONDS, share_of_time_left(local.COUPLING_SHARE))
-        vector = coupled_vector(tr, start, search_until) if time.perf_counter() < until else None
-        if vector is not None and tuple(vector.tolist()) not in known and time.perf_counter() < until:
-            scored([vector])
-            stats["coupling_scored"] = 1
+        # then the sets the count coupling (level_coupling) and the hot topic's bound (level_hot) propose,
+        # where the sweep did not try them
+        for propose, seconds, share, least, stat in (
+                (coupled_vector, local.COUPLING_SECONDS, local.COUPLING_SHARE, 0.0, "coupling_scored"),
+                (hot_vector, local.HOT_SECONDS, local.HOT_SHARE, local.HOT_LEAST_SECONDS, "hot_scored")):
+            search_until = min(time.perf_counter() + seconds, share_of_time_left(share))
+            if time.perf_counter() >= until or search_until - time.perf_counter() < least:
+                continue
+            vector = propose(tr, start, search_until)
+            if vector is not None and tuple(vector.tolist()) not in known and time.perf_counter() < until:
+                scored([vector])
+                stats[stat] = 1
 
     def take_rounded(answers) -> None:
         """The best of rounded leaf answers, when it beats the one in hand (checked cheapest first: a

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from consumer_cases import least_loads, owned_beyond, rackless_groups, valid_assignments
-from kipopt import from_dict
+from kipopt import from_dict, solve
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.datasets import generate
-from kipopt.formulations.consumers.level_hot import THETAS, hot_rows, hot_search
+from kipopt.formulations.consumers.level_hot import THETAS, best_set, hot_rows, hot_search, hot_vector
 from kipopt.formulations.consumers.rules import revoked
 
 OVERLOADED = from_dict({"format": 1, "family": "consumers",
@@ -116,3 +116,44 @@ def test_the_probes_are_the_bounds_of_each_move_and_two_passes_find_the_grids_le
         assert down == hot.bound(lo, hi_t, thetas, crowding=False)[0]
     for crowding in (True, False):
         assert hot.bound(lo, hi, crowding=crowding)[0] == hot.bound(lo, hi, THETAS, crowding=crowding)[0]
+
+
+def _mixed_tree(seed: int, partitions: int = 3_000):
+    inst = generate("consumers", seed, **{**MIXED, "partitions": partitions})
+    return tree(inst, layout(inst), restrict=True)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 40), st.sampled_from([3_000, 3_017]))
+def test_the_local_search_ends_at_a_set_no_flip_or_exchange_improves(seed, partitions):
+    tr = _mixed_tree(seed, partitions)
+    hot = hot_rows(tr)
+    assume(hot is not None)
+    value, high = best_set(hot, math.inf)
+    h, T = hot.hot, len(high)
+    assert high[h] and value == hot.bound(high, high)[0]
+    one = np.eye(T, dtype=bool)
+    moves = [high ^ one[t] for t in range(T) if t != h]
+    moves += [high ^ one[a] ^ one[b] for a in np.flatnonzero(high) if a != h for b in np.flatnonzero(~high)]
+    assert max(hot.bound(m, m)[0] for m in moves) <= value
+    q = hot.rows.q
+    start = np.full(T, q)
+    vector = hot_vector(tr, start, math.inf)
+    if value <= 0:
+        assert vector is None
+    else:
+        assert (vector == np.clip(np.where(high, q, q - 1), tr.lo, tr.hi)).all()
+    assert hot_vector(tr, start - 1, math.inf) is None    # the levels in hand are not all q
+
+
+def test_the_local_search_stops_at_its_deadline():
+    hot = hot_rows(_mixed_tree(0))
+    value, high = best_set(hot, 0.0)
+    assert np.flatnonzero(high).tolist() == [hot.hot] and value == hot.bound(high, high)[0]
+
+
+def test_the_tree_scores_the_local_searchs_set_after_the_sweep():
+    inst = generate("consumers", 2, **MIXED)           # topic 0 overloaded, the levels in hand all q
+    solution = solve(inst, "exact.balanced", time_limit=60, threads=1)
+    assert solution.metrics["hot_scored"] == 1
+    assert solution.status.value == "optimal" and solution.objective == 347
