@@ -29,8 +29,10 @@ the groups (the grid's seeds and parameters) and prints, per group:
 
 * with ``--hot SECONDS``: the overloaded topic (:mod:`~kipopt.formulations.consumers.level_hot`), its
   overload ``E`` and the base ``O - Σ min(k, q) + E`` (every least load at ``q``, that topic's flow
-  counted), the two-level bound at the root, and the search over the topic sets from the answer above
-  (each complete set it cannot settle scored by its leaf LP's rounded answer): whether it proved or
+  counted), the two-level bound at the root, the bound of the set the local search ``exact.balanced`` runs
+  after its sweep ends at (:func:`~kipopt.formulations.consumers.level_hot.best_set`), that set's rounded
+  leaf answer and the search's seconds, and the search over the topic sets from the better of that answer
+  and the one above (each complete set it cannot settle scored by its leaf LP's rounded answer): whether it proved or
   closed, its nodes, its sets left above the target, the best answer it met and, when proven, the floor
   over the two-level vectors; with ``--hot-sets N``, on how many of N random two-level sets (``h`` and 2 to
   9 of the 20 largest topics) the base less the bound is the leaf LP's value.
@@ -170,7 +172,7 @@ from kipopt.formulations.consumers.level_answers import better, box_value
 from kipopt.formulations.consumers.level_bounds import box_bounds, tree
 from kipopt.formulations.consumers.level_certificate import certify
 from kipopt.formulations.consumers.level_coupling import best_split, coupling
-from kipopt.formulations.consumers.level_hot import hot_rows, hot_search
+from kipopt.formulations.consumers.level_hot import best_set, hot_rows, hot_search
 from kipopt.formulations.consumers.level_search import arcs
 from kipopt.formulations.consumers.level_warm import leaf_lp, relax_box, relax_rounded
 from kipopt.formulations.consumers.rules import owners
@@ -178,6 +180,10 @@ from kipopt.formulations.consumers.rules import owners
 PARAMS = {"partitions": 100_000, "members": 1_000, "topics": 50, "racks": 3, "replication_factor": 3,
           "static_members": 0.5, "conflicts": 0.05, "subscriptions": "mixed", "owner_draw": "direct"}
 """The paper grid's largest consumer cell (paper/grid.toml), seeds 0-4."""
+
+LOCAL_SECONDS = 30.0
+"""The most :func:`~kipopt.formulations.consumers.level_hot.best_set` (the local search ``exact.balanced``
+runs after its sweep) gets here before the hot search."""
 
 
 def analyse(seed: int, seconds: float, certify_seconds: float = 0.0, hot_seconds: float = 0.0,
@@ -253,10 +259,17 @@ def _hot(inst, tr, leaf, answer, seconds: float, sets: int = 0, seed: int = 0) -
         lp, _ = relax_rounded(leaf, np.clip(np.where(high, q, q - 1), tr.lo, tr.hi), 300.0)
         equal += base - hot.bound(high, high, np.linspace(0.0, 1.0, 1001))[0] == math.ceil(box_value(sp, lp) - 1e-6)
     root = hot.bound(np.zeros(T, dtype=bool), np.ones(T, dtype=bool))[0]
-    found = hot_search(hot, 0 if answer is None else int(base - answer), time.perf_counter() + seconds, score)
+    started = time.perf_counter()
+    local, high = best_set(hot, started + LOCAL_SECONDS)
+    local_seconds = time.perf_counter() - started
+    saved = score(high)
+    local_answer = None if saved is None else base - saved
+    start = best["answer"]
+    found = hot_search(hot, 0 if start is None else int(base - start), time.perf_counter() + seconds, score)
     return {"topic": hot.hot, "overload": hot.overload, "base": base, "root": root, "search": found,
             "answer": best["answer"], "floor": base - found.target if found.proven else None,
-            "sets": sets, "equal": equal}
+            "sets": sets, "equal": equal, "local": local, "local_answer": local_answer,
+            "local_seconds": local_seconds}
 
 
 def _num(x) -> str:
@@ -297,8 +310,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['seed']:>4} {'yes' if c.proven else 'no':>6} {c.stage:>16} {c.nodes:>10,} {c.cuts:>8,} "
                   f"{c.seconds:>7.1f} {_num(r['floor'] if c.proven else None):>7}")
     if args.hot or args.hot_sets:
-        print(f"\n{'seed':>4} {'hot':>4} {'overload':>8} {'base':>7} {'root':>5} {'proven':>6} {'closed':>6} "
-              f"{'nodes':>8} {'in s':>6} {'above':>5} {'answer':>7} {'floor':>7} {'bound = leaf':>12}")
+        print(f"\n{'seed':>4} {'hot':>4} {'overload':>8} {'base':>7} {'root':>5} {'local':>5} {'its answer':>10} "
+              f"{'in s':>5} {'proven':>6} {'closed':>6} {'nodes':>8} {'in s':>6} {'above':>5} {'answer':>7} "
+              f"{'floor':>7} {'bound = leaf':>12}")
         for r in rows:
             h = r["hot"]
             if h is None:
@@ -306,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             f = h["search"]
             print(f"{r['seed']:>4} {h['topic']:>4} {h['overload']:>8,} {h['base']:>7,} {h['root']:>5} "
+                  f"{h['local']:>5} {_num(h['local_answer']):>10} {h['local_seconds']:>5.1f} "
                   f"{'yes' if f.proven else 'no':>6} {'yes' if f.closed else 'no':>6} {f.nodes:>8,} {f.seconds:>6.1f} "
                   f"{len(f.above):>5} {_num(h['answer']):>7} {_num(h['floor']):>7} {h['equal']:>5} of {h['sets']:<3}")
     return 0
