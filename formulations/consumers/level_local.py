@@ -177,9 +177,9 @@ HOT_LEAST_SECONDS = 0.5
 two-level sets under the hot topic's bound for at most this long and this share of the time left, unless
 that leaves it less than ``HOT_LEAST_SECONDS`` (its set is then scored by one leaf LP). The least keeps it out
 of short runs: on the 10-topic 10,000 x 1,000 benchmark group it takes 0.06 s of a run proven in about 1 s,
-and ends at a set the sweep tried. On the four overloaded groups of the paper grid's 100,000 x 1,000 x 50 cell it
-ends in 0.7 to 1.1 s, at sets whose rounded leaf answers (12,471, 10,286, 10,714 and 11,149) are as good as or
-better than the tree's in 60 s (12,473, 10,291, 10,720, 11,149)."""
+and ends at a set the sweep tried. On the four overloaded groups of the paper grid's 100,000 x 1,000 x 50 cell,
+within 3 s, it reaches sets whose rounded leaf answers (12,471, 10,286, 10,714 and 11,146) are better than the
+tree's in 60 s (12,473, 10,291, 10,720, 11,149)."""
 
 SWEEP_AFTER_BOXES = 50
 SWEEP_AFTER_SHARE = 0.25
