@@ -291,24 +291,13 @@ def _climb(hot: Hot, high: np.ndarray, until: float) -> tuple[int, np.ndarray]:
 
 
 def _flips(high: np.ndarray, hot: int) -> list[np.ndarray]:
-    sets = []
-    for t in range(len(high)):
-        if t != hot:
-            flipped = high.copy()
-            flipped[t] = not flipped[t]
-            sets.append(flipped)
-    return sets
+    one = np.eye(len(high), dtype=bool)
+    return [high ^ one[t] for t in range(len(high)) if t != hot]
 
 
 def _exchanges(high: np.ndarray, hot: int) -> list[np.ndarray]:
-    sets = []
-    for a in np.flatnonzero(high):
-        for b in np.flatnonzero(~high):
-            if a != hot:
-                swapped = high.copy()
-                swapped[a], swapped[b] = False, True
-                sets.append(swapped)
-    return sets
+    one = np.eye(len(high), dtype=bool)
+    return [high ^ one[a] ^ one[b] for a in np.flatnonzero(high) if a != hot for b in np.flatnonzero(~high)]
 
 
 def _best_move(hot: Hot, high: np.ndarray, sets: list[np.ndarray], until: float) -> tuple[int, np.ndarray] | None:
