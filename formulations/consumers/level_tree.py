@@ -264,33 +264,39 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     def lower_small_topics() -> None:
         """The sweep of :mod:`~kipopt.formulations.consumers.level_local` from ``answer``'s least loads: each
         vector's relaxation, its rounded answer kept when better."""
-        nonlocal warm
-        warm = warm or leaf_lp(sp, net, threads)
         start = answer_levels()
-
-        def scored(vectors: list[np.ndarray]) -> list[float]:
-            done = rounded_or_priced_each(warm, vectors, time_left(), cutoff(), beside)
-            take_rounded(rounded for _, rounded in done)
-            values = [box_value(sp, lp) for lp, _ in done]  # cut off above the best: its bound steers the walk
-            for vector, value in zip(vectors, values):
-                remember(vector, value)
-            return [math.inf if value is None else value for value in values]
-
         until = share_of_time_left(local.SWEEP_TIME_SHARE)
         stats.update(sweep(lambda rs: scored([lowered(start, sp.sizes, r, tr.lo, tr.hi) for r in rs]), len(start),
                            until, first_guess(sp.sizes), workers))
-        # then the sets the count coupling (level_coupling) and the hot topic's bound (level_hot) propose,
-        # where the sweep did not try them
-        for propose, seconds, share, least, stat in (
-                (coupled_vector, local.COUPLING_SECONDS, local.COUPLING_SHARE, 0.0, "coupling_scored"),
-                (hot_vector, local.HOT_SECONDS, local.HOT_SHARE, local.HOT_LEAST_SECONDS, "hot_scored")):
-            search_until = min(time.perf_counter() + seconds, share_of_time_left(share))
-            if time.perf_counter() >= until or search_until - time.perf_counter() < least:
-                continue
-            vector = propose(tr, start, search_until)
-            if vector is not None and tuple(vector.tolist()) not in known and time.perf_counter() < until:
-                scored([vector])
-                stats[stat] = 1
+        # then the set the count coupling proposes, where it is not one the sweep tried (level_coupling)
+        if time.perf_counter() < until:
+            score_proposed(coupled_vector, min(time.perf_counter() + local.COUPLING_SECONDS,
+                                               share_of_time_left(local.COUPLING_SHARE)), until, "coupling_scored")
+
+    def scored(vectors: list[np.ndarray]) -> list[float]:
+        """Each vector's leaf LP and its rounded answer (kept when better), by rule units (``inf``: cut off)."""
+        nonlocal warm
+        warm = warm or leaf_lp(sp, net, threads)
+        done = rounded_or_priced_each(warm, vectors, time_left(), cutoff(), beside)
+        take_rounded(rounded for _, rounded in done)
+        values = [box_value(sp, lp) for lp, _ in done]  # cut off above the best: its bound steers the walk
+        for vector, value in zip(vectors, values):
+            remember(vector, value)
+        return [math.inf if value is None else value for value in values]
+
+    def score_proposed(propose, search_until: float, until: float, stat: str) -> None:
+        """The level vector ``propose`` finds from ``answer``'s least loads by ``search_until``, scored before
+        ``until`` where not tried yet."""
+        vector = propose(tr, answer_levels(), search_until)
+        if vector is not None and tuple(vector.tolist()) not in known and time.perf_counter() < until:
+            scored([vector])
+            stats[stat] = 1
+
+    def score_hot_set() -> None:
+        """The set the hot topic's bound proposes (level_hot), where its share of the time left is enough."""
+        search_until = min(time.perf_counter() + local.HOT_SECONDS, share_of_time_left(local.HOT_SHARE))
+        if search_until - time.perf_counter() >= local.HOT_LEAST_SECONDS:
+            score_proposed(hot_vector, search_until, math.inf, "hot_scored")
 
     def take_rounded(answers) -> None:
         """The best of rounded leaf answers, when it beats the one in hand (checked cheapest first: a
@@ -406,6 +412,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     sweeping = answer is not None
     sweep_at = math.inf if deadline is None else t0 + local.SWEEP_AFTER_SHARE * (deadline - t0)
     descent = answer is not None and len(net.arc_node) <= local.LOCAL_MAX_ARCS
+    hot_set = answer is not None
     while heap and heap[0][0] < best_value:
         if deadline is not None and time_left() <= 0.01:
             open_bound = heap[0][0]
@@ -414,6 +421,10 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
                                                  or heap[0][3] != BOX or time.perf_counter() >= sweep_at):
             sweeping = False
             lower_small_topics()
+            continue
+        if hot_set and not sweeping and time.perf_counter() - t0 >= local.HOT_AFTER_SECONDS:
+            hot_set = False
+            score_hot_set()
             continue
         if descent and stats["level_boxes"] >= local.LOCAL_AFTER_BOXES:
             descent = False

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from consumer_cases import least_loads, owned_beyond, rackless_groups, valid_assignments
 from kipopt import from_dict, solve
 from kipopt.formulations.consumers.groups import layout
+from kipopt.formulations.consumers import level_local
 from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.level_hot import THETAS, best_set, hot_rows, hot_search, hot_vector
@@ -154,10 +155,12 @@ def test_the_local_search_stops_at_its_deadline():
     assert np.flatnonzero(high).tolist() == [hot.hot] and value == hot.bound(high, high)[0]
 
 
-def test_the_tree_scores_the_local_searchs_set_after_the_sweep():
+@pytest.mark.parametrize("after", [0.0, math.inf])
+def test_the_tree_scores_the_local_searchs_set_once_it_has_searched_long_enough(after, monkeypatch):
+    monkeypatch.setattr(level_local, "HOT_AFTER_SECONDS", after)
     inst = generate("consumers", 2, **MIXED)           # topic 0 overloaded, the levels in hand all q
     solution = solve(inst, "exact.balanced", time_limit=60, threads=1)
-    assert solution.metrics["hot_scored"] == 1
+    assert solution.metrics["hot_scored"] == (after == 0.0)
     assert solution.status.value == "optimal" and solution.objective == 347
 
 
