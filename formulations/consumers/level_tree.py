@@ -93,7 +93,10 @@ paper grid's 40 mixed groups of 10,000 partitions over 100 members (60 s each) t
 topic set the count coupling proposes (:mod:`~kipopt.formulations.consumers.level_coupling`: the members
 that go down need every topic low, the owners that go up their partitions in the high set) is scored the
 same way when the sweep did not try it: on one of the paper grid's 100,000 x 1,000 x 50 groups it holds
-10,094 where the sweep's best held 10,101. Then, on small groups, the descent of that module improves
+10,094 where the sweep's best held 10,101. Once the search has run 10 s without ending, where one topic is
+overloaded, so is the set a local search under the hot topic's bound proposes
+(:mod:`~kipopt.formulations.consumers.level_hot`): on the other four of those groups 12,471, 10,286, 10,714
+and 11,146 where the tree answered 12,473, 10,291, 10,720 and 11,149. Then, on small groups, the descent of that module improves
 the answer in hand from its least loads: best first on flat bounds reaches single vectors in no useful
 order, and every bound prunes more below a better answer.
 
