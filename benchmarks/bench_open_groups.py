@@ -113,6 +113,18 @@ and 3 below the 60-s ones but does not close; over the two-level box they stand 
 10,289, alone with the current branching (``--hot 2100 --hot-answer 10289``): 187,470 nodes in 2,100 s, not
 closed, no better answer.
 
+Measured 2026-11-30, after the local search (:func:`~kipopt.formulations.consumers.level_hot.best_set`,
+which ``exact.balanced`` runs once its tree has searched 10 s; first climb alone here, then with its kicks):
+its sets bound 125, 91, 99 and 100 (0.7 to 1.1 s each, two runs side by side), rounded leaf answers 12,471,
+10,286, 10,714 and 11,149; a kick lifts seed 4's to 101 (11,146, 1.5 s). From those answers (``--hot 2400
+--hot-answer 10286`` and ``10714``, seeds 1 and 3 side by side, nice)::
+
+    seed  hot overload    base  root proven closed    nodes   in s above  answer   floor
+       1    0      240  10,377   449     no     no   70,472 2400.0     0  10,286       -
+       3    0      591  10,813   457     no     no   68,264 2400.0     0  10,714       -
+
+Neither closes in 40 minutes, nor meets a better answer: the node bound, not the target, keeps these open.
+
 Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
 side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
 
