@@ -44,7 +44,7 @@ revokes 10,377 to 12,596, where counting alone says 10,137 to 11,352). The relax
 checked against the leaf LP: on 32 random sets (``h`` and 2 to 9 of the 20 largest topics, eight per group)
 the base less the bound is the leaf LP's value on every one, and on seed 0 (``h`` = topic 0) the sets
 ``{0}``, ``{0, 2, 4, 6, 8, 10}`` and that with 46 bound 53, 123 and 125 (leaf LPs 12,543, 12,473, 12,471;
-``exact.balanced`` answers 12,473 in the grid's 60 s, and the last set, which an early version of this
+its tree alone answered 12,473 in the grid's 60 s, and the last set, which an early version of this
 search met among its sets above 123, holds 2 fewer). The bound at the root is 449 to 476. From the target 125
 the search closes on seed 0 in 415 s (37,077 nodes; 2,109 s and 40,191 nodes before the probes were bounded in
 one pass, the multipliers found in two and ties in branching broken): no two-level vector of that group
