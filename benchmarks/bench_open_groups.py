@@ -133,6 +133,8 @@ suite for part of it)::
 Proven: no assignment of seed 4 whose least loads all lie in ``{99, 100}`` revokes fewer than 11,146, which
 ``exact.balanced`` now answers in 60 s. With seed 0 (12,471, 415 s) two of the four overloaded groups have
 their two-level box settled; the other level vectors remain (the certificate's stages count only).
+Seed 3 again, alone on a core (``--seeds 3 --search-seconds 1 --hot 2700``, nice): proven, closed in
+2,589 s after 99,139 nodes, so no assignment of it with every least load at 99 or 100 revokes fewer than 10,714. Seed 1 beside it, from 10,286: 119,751 nodes in 2,700 s, not closed.
 
 Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
 side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
