@@ -136,6 +136,13 @@ their two-level box settled; the other level vectors remain (the certificate's s
 Seed 3 again, alone on a core (``--seeds 3 --search-seconds 1 --hot 2700``, nice): proven, closed in
 2,589 s after 99,139 nodes, so no assignment of it with every least load at 99 or 100 revokes fewer than 10,714. Seed 1 beside it, from 10,286: 119,751 nodes in 2,700 s, not closed.
 
+Measured 2026-11-30, evening, with the slots' node bound (:mod:`~kipopt.formulations.consumers.level_slots`:
+with ``j`` undecided topics in ``H`` at most ``avail(j)`` members are left to go down, bounded by a count and,
+where that still beats the target, decided by a breadth-first search over the topic sets; each owner's up
+value at its own ``j`` best topics), the search alone (``--seeds 0 --search-seconds 1 --hot 1500
+--hot-answer 12471``, nice, one core each, the same hour): proven, closed in 102 s after 2,879 nodes, where the
+search without the slots took 917 s and 37,077 nodes (415 s on a faster day).
+
 Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
 side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
 

@@ -115,10 +115,11 @@ def test_the_probes_are_the_bounds_of_each_move_and_two_passes_find_the_grids_le
     for t, up, down in zip(free, into, out):
         lo_t, hi_t = lo.copy(), hi.copy()
         lo_t[t], hi_t[t] = True, False
-        assert up == hot.bound(lo_t, hi, thetas, crowding=False)[0]
-        assert down == hot.bound(lo, hi_t, thetas, crowding=False)[0]
-    for crowding in (True, False):
-        assert hot.bound(lo, hi, crowding=crowding)[0] == hot.bound(lo, hi, THETAS, crowding=crowding)[0]
+        assert up == hot.bound(lo_t, hi, thetas, crowding=False, slots=False)[0]
+        assert down == hot.bound(lo, hi_t, thetas, crowding=False, slots=False)[0]
+    for crowding, slots in itertools.product((True, False), (True, False)):
+        grid = hot.bound(lo, hi, THETAS, crowding=crowding, slots=slots)[0]
+        assert hot.bound(lo, hi, crowding=crowding, slots=slots)[0] == grid
 
 
 def _mixed_tree(seed: int, partitions: int = 3_000):
