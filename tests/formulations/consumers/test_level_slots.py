@@ -55,19 +55,13 @@ def _node(rng: np.random.Generator, hot) -> tuple[np.ndarray, np.ndarray]:
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 7), st.sampled_from([3_000, 3_017]), st.integers(0, 2 ** 32 - 1))
 def test_the_slots_bound_holds_every_set_of_its_node(seed, partitions, draw):
-    inst = generate("consumers", seed, **{**MIXED, "partitions": partitions})
-    hot = hot_rows(tree(inst, layout(inst), restrict=True))
-    if hot is None:
+    case = _case(seed, partitions, draw)
+    if case is None:
         return
-    lo, hi = _node(np.random.default_rng(draw), hot)
-    if not applies(hot, lo, hi):
-        return
-    free = np.flatnonzero(hi & ~lo)
+    hot, lo, hi = case
     thetas = THETAS[::10]
     node = slot_values(hot, lo, hi, thetas)
-    for chosen in itertools.product((False, True), repeat=len(free)):
-        high = lo.copy()
-        high[free] = chosen
+    for high in _sets(lo, hi):
         assert (_complete(hot, high, thetas) <= node + 1e-9).all()
 
 
@@ -106,22 +100,33 @@ def test_reachable_is_whether_some_j_topics_touch_at_most_the_budget(case, j, bu
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 7), st.sampled_from([3_000, 3_017]), st.integers(0, 2 ** 32 - 1), st.integers(1, 4))
 def test_the_refined_slots_bound_stays_above_a_cutoff_some_set_of_the_node_beats(seed, partitions, draw, below):
+    case = _case(seed, partitions, draw)
+    if case is None:
+        return
+    hot, lo, hi = case
+    thetas = THETAS[[10, 25, 40]]
+    best = max(float(np.floor(_complete(hot, high, thetas).min() + 1e-9)) for high in _sets(lo, hi))
+    if math.isfinite(best):
+        assert slot_least(hot, lo, hi, thetas, best - below) >= best
+
+
+def _case(seed: int, partitions: int, draw: int):
+    """A small group of the open cell's shape and a node of it where the slots' bound applies, or ``None``."""
     inst = generate("consumers", seed, **{**MIXED, "partitions": partitions})
     hot = hot_rows(tree(inst, layout(inst), restrict=True))
     if hot is None:
-        return
+        return None
     lo, hi = _node(np.random.default_rng(draw), hot)
-    if not applies(hot, lo, hi):
-        return
+    return (hot, lo, hi) if applies(hot, lo, hi) else None
+
+
+def _sets(lo: np.ndarray, hi: np.ndarray):
+    """Every complete set of the node."""
     free = np.flatnonzero(hi & ~lo)
-    thetas = THETAS[[10, 25, 40]]
-    best = -math.inf
     for chosen in itertools.product((False, True), repeat=len(free)):
         high = lo.copy()
         high[free] = chosen
-        best = max(best, float(np.floor(_complete(hot, high, thetas).min() + 1e-9)))
-    if math.isfinite(best):
-        assert slot_least(hot, lo, hi, thetas, best - below) >= best
+        yield high
 
 
 def _complete(hot, high: np.ndarray, thetas: np.ndarray) -> np.ndarray:
