@@ -30,7 +30,7 @@ the groups (the grid's seeds and parameters) and prints, per group:
 * with ``--hot SECONDS``: the overloaded topic (:mod:`~kipopt.formulations.consumers.level_hot`), its
   overload ``E`` and the base ``O - Σ min(k, q) + E`` (every least load at ``q``, that topic's flow
   counted), the two-level bound at the root, the bound of the set the local search ``exact.balanced`` runs
-  after its sweep ends at (:func:`~kipopt.formulations.consumers.level_hot.best_set`), that set's rounded
+  after its sweep ends at (:func:`~kipopt.formulations.consumers.level_hot_local.best_set`), that set's rounded
   leaf answer and the search's seconds, and the search over the topic sets from the better of that answer
   and the one above (each complete set it cannot settle scored by its leaf LP's rounded answer): whether it proved or
   closed, its nodes, its sets left above the target, the best answer it met and, when proven, the floor
@@ -113,7 +113,7 @@ and 3 below the 60-s ones but does not close; over the two-level box they stand 
 10,289, alone with the current branching (``--hot 2100 --hot-answer 10289``): 187,470 nodes in 2,100 s, not
 closed, no better answer.
 
-Measured 2026-11-30, after the local search (:func:`~kipopt.formulations.consumers.level_hot.best_set`,
+Measured 2026-11-30, after the local search (:func:`~kipopt.formulations.consumers.level_hot_local.best_set`,
 which ``exact.balanced`` runs once its tree has searched 10 s; first climb alone here, then with its kicks):
 its sets bound 125, 91, 99 and 100 (0.7 to 1.1 s each, two runs side by side), rounded leaf answers 12,471,
 10,286, 10,714 and 11,149; a kick lifts seed 4's to 101 (11,146, 1.5 s). From those answers (``--hot 2400
@@ -141,7 +141,18 @@ with ``j`` undecided topics in ``H`` at most ``avail(j)`` members are left to go
 where that still beats the target, decided by a breadth-first search over the topic sets; each owner's up
 value at its own ``j`` best topics), the search alone (``--seeds 0 --search-seconds 1 --hot 1500
 --hot-answer 12471``, nice, one core each, the same hour): proven, closed in 102 s after 2,879 nodes, where the
-search without the slots took 917 s and 37,077 nodes (415 s on a faster day).
+search without the slots took 917 s and 37,077 nodes (415 s on a faster day). The other three from the
+local search's answers (nice, beside one another, the test suite and a clean-clone CI run for part of the
+time)::
+
+    seed  from    proven  closed    nodes    in s   (before: nodes, seconds)
+       1  10,286     yes     yes   17,261  1632.2   (119,751 in 2,700 s, not closed)
+       3  10,714     yes     yes   11,203   300.2   (99,139, 2,589 s)
+       4  11,146     yes     yes   12,131  1214.3   (76,859, 1,371 s)
+
+Every overloaded group's two-level box is now settled: no assignment whose least loads all lie in ``{99,
+100}`` revokes fewer than 12,471, 10,286, 10,714 and 11,146 on seeds 0, 1, 3 and 4, the answers
+``exact.balanced`` gives in 60 s. The other level vectors remain (the certificate's stages count only).
 
 Measured 2026-11-29 with the search before it decided forced topics (largest topics first, pruned by each
 side's best completion only); ``max-min`` is what it found in 5 s, closed on none::
@@ -202,7 +213,8 @@ from kipopt.formulations.consumers.level_answers import better, box_value
 from kipopt.formulations.consumers.level_bounds import box_bounds, tree
 from kipopt.formulations.consumers.level_certificate import certify
 from kipopt.formulations.consumers.level_coupling import best_split, coupling
-from kipopt.formulations.consumers.level_hot import best_set, hot_rows, hot_search
+from kipopt.formulations.consumers.level_hot import hot_rows, hot_search
+from kipopt.formulations.consumers.level_hot_local import best_set
 from kipopt.formulations.consumers.level_search import arcs
 from kipopt.formulations.consumers.level_warm import leaf_lp, relax_box, relax_rounded
 from kipopt.formulations.consumers.rules import owners
@@ -212,7 +224,7 @@ PARAMS = {"partitions": 100_000, "members": 1_000, "topics": 50, "racks": 3, "re
 """The paper grid's largest consumer cell (paper/grid.toml), seeds 0-4."""
 
 LOCAL_SECONDS = 30.0
-"""The most :func:`~kipopt.formulations.consumers.level_hot.best_set` (the local search ``exact.balanced``
+"""The most :func:`~kipopt.formulations.consumers.level_hot_local.best_set` (the local search ``exact.balanced``
 runs after its sweep) gets here before the hot search."""
 
 

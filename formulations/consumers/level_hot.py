@@ -53,10 +53,11 @@ search met among its sets above 123, holds 2 fewer). The bound at the root is 44
 the search closes on seed 0 in 415 s (37,077 nodes; 2,109 s and 40,191 nodes before the probes were bounded in
 one pass, the multipliers found in two and ties in branching broken): no two-level vector of that group
 revokes fewer than 12,596 - 125 = 12,471, which the set above holds. From the other groups' 60-s answers it
-does not close in 1,500 to 1,800 s (37,500 to 61,100 nodes) but meets 10,289 on seed 1 and 11,146 on seed 4,
+did not close in 1,500 to 1,800 s (37,500 to 61,100 nodes) but met 10,289 on seed 1 and 11,146 on seed 4,
 2 and 3 fewer than those answers (seed 3 stays at 10,720). Elsewhere the sets
 that spare enough members to go down are many, and a node bound that treats each member's up value alone
-does not see that the topics its owners need are the ones those members subscribe to. A Lagrangian on the
+does not see that the topics its owners need are the ones those members subscribe to: the slots' bound
+(above) is what sees it. A Lagrangian on the
 number of pairs, solved as one minimum cut per multiplier, is weaker still (480 on seed 0: it adds ups and
 downs where the saving is the lesser of the two). Charging each owner, for ``k`` members down, the ``k``-th
 smallest overlap of one of them with its partitions (each takes its topics out of ``H``) lowers seed 0's
@@ -65,12 +66,15 @@ The relaxation as one MILP (topic binaries, a member's up and down binaries, the
 product per owned topic) is hopeless at this size: its LP bound at the root is 1,514 (19 s by interior point),
 and HiGHS ends 120 s without a useful answer.
 
-:func:`best_set` uses the bound as a guide instead: an iterated local search over the sets (one topic in or
+:func:`~kipopt.formulations.consumers.level_hot_local.best_set` uses the bound as a guide instead: an iterated local search over the sets (one topic in or
 out, else an exchange; then kicks). On the four overloaded groups its first climb ends in 0.7 to 1.1 s at sets
 of bound 125, 91, 99 and 100, and a kick lifts the last to 101 (1.5 s): their rounded leaf answers are 12,471,
 10,286, 10,714 and 11,146, on seeds 1 and 3 better than every answer the search above met in half an hour.
 From 11,146 the search above then closes on seed 4 in 1,371 s (76,859 nodes): 11,146 is optimal over that
-group's two-level box, as 12,471 is over seed 0's and, after 2,589 s (99,139 nodes), 10,714 over seed 3's. On 60 small groups (3,000 x 60 x 12, seeds 0-29, every set
+group's two-level box, as 12,471 is over seed 0's and, after 2,589 s (99,139 nodes), 10,714 over seed 3's.
+With the slots' bound the search closes all four from these answers: seed 0 in 102 s, seed 1 in 1,632 s
+(17,261 nodes; 119,751 had not closed it), seed 3 in 300 s, seed 4 in 1,214 s (12,131 nodes; runs side by
+side). On 60 small groups (3,000 x 60 x 12, seeds 0-29, every set
 enumerated) one climb ends below the largest bound on 17 and the kicks reach it on all but one.
 ``exact.balanced`` scores that set once its tree has searched 10 s
 (:data:`~kipopt.formulations.consumers.level_local.HOT_AFTER_SECONDS`).
@@ -100,12 +104,6 @@ FEW_TOPICS = 6
 FEW_SETS = 4096
 """A node with at most ``FEW_TOPICS`` undecided topics whose sets ``H`` able to leave enough members to go
 down number at most ``FEW_SETS`` is settled by bounding each of them."""
-
-KICKS = 8
-KICK_TOPICS = 3
-""":func:`best_set` stops after this many climbs in a row, each from the set in hand with this many random
-topics flipped, find no better set (on seed 4 of the paper grid's open cell the first kick finds a set of
-bound 101 where the first climb ended at 100: rounded leaf answers 11,146 and 11,149)."""
 
 PROBE_THETAS = 3
 """A probe (one topic moved into or out of ``H``, bounded without crowding) uses only the node's best
@@ -266,75 +264,6 @@ def hot_rows(tr: Tree, topic: int | None = None) -> Hot | None:
     return Hot(r, hot, int(overload[hot]), at_q[:, hot], np.minimum(k, q), -(k >= q).astype(np.float64),
                caps(q - 1)[:, hot] - at_q[:, hot], np.repeat(np.arange(len(r.weight)), r.weight.astype(np.int64)),
                keep_other, np.ascontiguousarray(r.subs.T.astype(np.float64)))
-
-
-def best_set(hot: Hot, until: float) -> tuple[int, np.ndarray]:
-    """A two-level set ``H`` of large bound, and that bound: an iterated local search. A climb takes the best
-    of the sets one topic away (in or out; ``h`` stays in), or, when none is better, the best of those one
-    exchange away, until neither improves. It climbs from ``{h}``, then from the set in hand with
-    :data:`KICK_TOPICS` random topics flipped (a fixed seed), kept when no worse, until :data:`KICKS` climbs in
-    a row find nothing better or ``until`` (a ``time.perf_counter()`` instant). A heuristic: the bound
-    steers it to sets whose leaf LPs are good answers (the relaxation is tight where it was checked), not
-    to a proof."""
-    T = hot.rows.subs.shape[1]
-    others = np.flatnonzero(np.arange(T) != hot.hot)
-    rng = np.random.default_rng(0)
-    best = current = _climb(hot, np.arange(T) == hot.hot, until)
-    misses = 0
-    while misses < KICKS and len(others) >= KICK_TOPICS and time.perf_counter() < until:
-        kicked = current[1].copy()
-        kicked[rng.choice(others, size=KICK_TOPICS, replace=False)] ^= True
-        found = _climb(hot, kicked, until)
-        current = found if found[0] >= current[0] else current
-        best, misses = (found, 0) if found[0] > best[0] else (best, misses + 1)
-    return best
-
-
-def _climb(hot: Hot, high: np.ndarray, until: float) -> tuple[int, np.ndarray]:
-    value = hot.bound(high, high)[0]
-    while time.perf_counter() < until:
-        moved = _best_move(hot, high, _flips(high, hot.hot), until)
-        if moved is None or moved[0] <= value:
-            moved = _best_move(hot, high, _exchanges(high, hot.hot), until)
-        if moved is None or moved[0] <= value:
-            break
-        value, high = moved
-    return value, high
-
-
-def _flips(high: np.ndarray, hot: int) -> list[np.ndarray]:
-    one = np.eye(len(high), dtype=bool)
-    return [high ^ one[t] for t in range(len(high)) if t != hot]
-
-
-def _exchanges(high: np.ndarray, hot: int) -> list[np.ndarray]:
-    one = np.eye(len(high), dtype=bool)
-    return [high ^ one[a] ^ one[b] for a in np.flatnonzero(high) if a != hot for b in np.flatnonzero(~high)]
-
-
-def _best_move(hot: Hot, high: np.ndarray, sets: list[np.ndarray], until: float) -> tuple[int, np.ndarray] | None:
-    """The first of ``sets`` with the largest bound (``None`` when ``until`` passes first)."""
-    best = None
-    for s in sets:
-        if time.perf_counter() >= until:
-            return None
-        value = hot.bound(s, s)[0]
-        if best is None or value > best[0]:
-            best = (value, s)
-    return best
-
-
-def hot_vector(tr: Tree, start: np.ndarray, until: float) -> np.ndarray | None:
-    """The level vector of :func:`best_set`'s set (``start`` on it, one lower elsewhere, within the root box),
-    searched until ``until``; ``None`` where the bound does not apply (``start`` not all ``q``, no topic
-    overloaded, or the rows do not apply) or the set saves nothing."""
-    hot = hot_rows(tr)
-    if hot is None or not (start == hot.rows.q).all():
-        return None
-    value, high = best_set(hot, until)
-    if value <= 0:
-        return None
-    return np.clip(np.where(high, start, start - 1), tr.lo, tr.hi)
 
 
 @dataclass

@@ -175,7 +175,7 @@ HOT_SECONDS = 3.0
 HOT_SHARE = 0.05
 HOT_LEAST_SECONDS = 0.5
 """Once the tree has searched this long without ending (its sweep done), where one topic is overloaded,
-:func:`~kipopt.formulations.consumers.level_hot.best_set` searches two-level sets under the hot topic's bound
+:func:`~kipopt.formulations.consumers.level_hot_local.best_set` searches two-level sets under the hot topic's bound
 for at most ``HOT_SECONDS`` and ``HOT_SHARE`` of the time left, unless that leaves it less than
 ``HOT_LEAST_SECONDS``; its set is then scored by one leaf LP. The groups the tree proves sooner do not pay for
 it (the paper grid's 10,000-partition mixed groups: median 4.8 s). On the four overloaded groups of the

@@ -135,7 +135,7 @@ from kipopt.formulations.consumers.level_answers import better, box_value, least
 from kipopt.formulations.consumers.level_duals import carried_bound, split
 from kipopt.formulations.consumers import level_local as local, level_policy as policy
 from kipopt.formulations.consumers.level_coupling import coupled_vector
-from kipopt.formulations.consumers.level_hot import hot_vector
+from kipopt.formulations.consumers.level_hot_local import hot_vector
 from kipopt.formulations.consumers.level_local import descend, first_guess, lowered, sweep
 from kipopt.formulations.consumers.level_search import SearchResult, arcs, fixed_model
 from kipopt.formulations.consumers.level_start import Start

@@ -19,7 +19,8 @@ from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers import level_local
 from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.datasets import generate
-from kipopt.formulations.consumers.level_hot import THETAS, best_set, hot_rows, hot_search, hot_vector
+from kipopt.formulations.consumers.level_hot import THETAS, hot_rows, hot_search
+from kipopt.formulations.consumers.level_hot_local import best_set, hot_vector
 from kipopt.formulations.consumers.rules import revoked
 
 OVERLOADED = from_dict({"format": 1, "family": "consumers",
