@@ -146,7 +146,7 @@ local search's answers (nice, beside one another, the test suite and a clean-clo
 time)::
 
     seed  from    proven  closed    nodes    in s   (before: nodes, seconds)
-       1  10,286     yes     yes   17,261  1632.2   (119,751 in 2,700 s, not closed)
+       1  10,286     yes     yes   17,261  1632.2   (119,751 in 2,700 s, not closed); alone: 603.7 s
        3  10,714     yes     yes   11,203   300.2   (99,139, 2,589 s)
        4  11,146     yes     yes   12,131  1214.3   (76,859, 1,371 s); again beside CI only: 636.0 s
 

@@ -72,7 +72,7 @@ of bound 125, 91, 99 and 100, and a kick lifts the last to 101 (1.5 s): their ro
 10,286, 10,714 and 11,146, on seeds 1 and 3 better than every answer the search above met in half an hour.
 From 11,146 the search above then closes on seed 4 in 1,371 s (76,859 nodes): 11,146 is optimal over that
 group's two-level box, as 12,471 is over seed 0's and, after 2,589 s (99,139 nodes), 10,714 over seed 3's.
-With the slots' bound the search closes all four from these answers: seed 0 in 102 s, seed 1 in 1,632 s
+With the slots' bound the search closes all four from these answers: seed 0 in 102 s, seed 1 in 604 s
 (17,261 nodes; 119,751 had not closed it), seed 3 in 300 s, seed 4 in 636 s (12,131 nodes; runs side by
 side). On 60 small groups (3,000 x 60 x 12, seeds 0-29, every set
 enumerated) one climb ends below the largest bound on 17 and the kicks reach it on all but one.
