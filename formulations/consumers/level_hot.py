@@ -92,7 +92,7 @@ import numpy as np
 
 from kipopt.formulations.consumers.level_bounds import Tree
 from kipopt.formulations.consumers.level_certificate import Rows, rows
-from kipopt.formulations.consumers.level_slots import applies, best_first, slot_least, slot_values
+from kipopt.formulations.consumers.level_slots import SlotNode, applies, best_first, cumulative, floored
 
 THETAS = np.linspace(0.0, 1.0, 51)
 """The multipliers a node's bound is the least of (every ``θ`` in [0, 1] gives a valid bound)."""
@@ -145,7 +145,7 @@ class Hot:
         spread = self.spread
         ups = np.where(can_up[:, None, spread], count[:, None, spread] + thetas[None, :, None] * cap[:, None, spread],
                        -np.inf)
-        return _cumulative(best_first(ups, top))
+        return cumulative(best_first(ups, top))
 
     def probes(self, lo: np.ndarray, hi: np.ndarray, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For every undecided topic (in ``hi``, not in ``lo``), in that order, :meth:`bound` without crowding of
@@ -163,12 +163,12 @@ class Hot:
         highs = np.repeat(hi[None, :], len(free) + 1, axis=0)
         highs[np.arange(1, len(free) + 1), free] = False                        # hi, then hi without each
         cum_up = self.cum_ups(highs, thetas, len(downs) + r.extra)
-        ks, cum_down = np.arange(down.shape[1] + 1), _cumulative(down)
+        ks, cum_down = np.arange(down.shape[1] + 1), cumulative(down)
         out = np.array([_pairs(cum, cum_down, ks, extra).max(axis=1) for cum in cum_up[1:]])
         kept = np.moveaxis(~r.subs[downs[order]][:, :, free], 2, 0)            # free × θ × downs
         into = _best_masked(np.broadcast_to(cum_up[0][None], (len(free),) + cum_up.shape[1:]), down, kept, extra)
         tail = (1.0 - thetas) * self.overload
-        return _floored(into + tail), _floored(out + tail)
+        return floored(into + tail), floored(out + tail)
 
     def downs_needed(self, lo: np.ndarray, hi: np.ndarray, target: int) -> float:
         """The fewest members that must go down for a set between ``lo`` and ``hi`` to save more than
@@ -202,13 +202,14 @@ class Hot:
         slots = slots and applies(self, lo, hi)
         if thetas is not None:
             values = self._values(lo, hi, thetas, crowding)
-            values = np.minimum(values, slot_values(self, lo, hi, thetas)) if slots else values
-            return int(_floored(values[None, :])[0]), thetas[np.argsort(values)]
+            values = np.minimum(values, SlotNode(self, lo, hi).values(thetas)) if slots else values
+            return int(floored(values[None, :])[0]), thetas[np.argsort(values)]
         least, thetas = _least(lambda ts: self._values(lo, hi, ts, crowding), cutoff)
         if least > cutoff and slots:
-            at_slots, tried = _least(lambda ts: slot_values(self, lo, hi, ts), cutoff)
+            node = SlotNode(self, lo, hi)
+            at_slots, tried = _least(node.values, cutoff)
             if at_slots > cutoff:
-                at_slots = slot_least(self, lo, hi, tried[:PROBE_THETAS], cutoff)
+                at_slots = node.least(tried[:PROBE_THETAS], cutoff)
             least = min(least, at_slots)
         return least, thetas
 
@@ -225,7 +226,7 @@ class Hot:
         starts = np.unique(np.r_[0, out_from[(out_from > 0) & (out_from <= len(downs))]]).astype(np.int64)
         highs = np.repeat(hi[None, :], len(starts), axis=0)
         highs[:, free] = out_from[None, :] > starts[:, None]         # from its threshold on, a topic is out
-        cum_down, ks = _cumulative(down), np.arange(len(downs) + 1)
+        cum_down, ks = cumulative(down), np.arange(len(downs) + 1)
         top = len(downs) + extra
         at_hi = _pairs(self.cum_ups(highs[:1], thetas, top)[0], cum_down, ks, extra)      # θ × k, every k at hi
         best = at_hi[:, :starts[1] if len(starts) > 1 else len(ks)].max(axis=1)
@@ -395,19 +396,13 @@ def _least(values, cutoff: float) -> tuple[int, np.ndarray]:
     multipliers tried, the best first: :data:`COARSE`, then the grid points between its best's neighbours
     unless the first pass already bounds at most ``cutoff``."""
     coarse = values(COARSE)
-    least = int(_floored(coarse[None, :])[0])
+    least = int(floored(coarse[None, :])[0])
     if least <= cutoff:
         return least, COARSE[np.argsort(coarse)]
     step, best = COARSE[1] - COARSE[0], COARSE[int(np.argmin(coarse))]
     fine = THETAS[(THETAS > best - step + 1e-9) & (THETAS < best + step - 1e-9) & ~np.isin(THETAS, COARSE)]
     thetas, both = np.r_[COARSE, fine], np.r_[coarse, values(fine)]
-    return int(_floored(both[None, :])[0]), thetas[np.argsort(both)]
-
-
-def _cumulative(values: np.ndarray) -> np.ndarray:
-    """Running sums along the last axis, from 0 (the first ``k`` items: index ``k``)."""
-    zero = np.zeros(values.shape[:-1] + (1,), dtype=values.dtype)
-    return np.concatenate([zero, np.cumsum(values, axis=-1)], axis=-1)
+    return int(floored(both[None, :])[0]), thetas[np.argsort(both)]
 
 
 def _pairs(cum_up: np.ndarray, cum_down: np.ndarray, ks: np.ndarray, extra: int,
@@ -424,13 +419,6 @@ def _best_masked(cum_up: np.ndarray, down: np.ndarray, kept: np.ndarray, extra: 
     """Per set and multiplier, the most ``k + r`` ups and ``k`` downs save: ``cum_up`` (sets × θ × members + 1)
     the ups' running sums, ``down`` (θ × members) the down values best first and ``kept`` (sets × θ ×
     members) which of them may go down in each set."""
-    pairs = _cumulative(kept.astype(np.int64)) + extra
+    pairs = cumulative(kept.astype(np.int64)) + extra
     ups = np.take_along_axis(cum_up, np.minimum(pairs, cum_up.shape[2] - 1), axis=2)
-    return np.where(pairs < cum_up.shape[2], ups + _cumulative(np.where(kept, down[None], 0.0)), -np.inf).max(axis=2)
-
-
-def _floored(values: np.ndarray) -> np.ndarray:
-    """Per row, the least over the multipliers, floored; -1 where no pairing exists (every value -inf)."""
-    least = values.min(axis=1)
-    finite = np.isfinite(least)
-    return np.where(finite, np.floor(np.where(finite, least, 0.0) + 1e-9), -1).astype(np.int64)
+    return np.where(pairs < cum_up.shape[2], ups + cumulative(np.where(kept, down[None], 0.0)), -np.inf).max(axis=2)

@@ -22,7 +22,7 @@ the sum of the ``j`` smallest per-topic shares (exact for ``j = 1``); for ``j = 
 exactly; ``avail`` does not grow with ``j``. That bound is loose from ``j = 3`` on (a member of several
 undecided topics counts a fraction per topic, and a set ``J`` that strikes few members mostly strikes it
 once): on seed 1's nodes the most that 5 to 10 topics leave is about 4.5 fewer per topic, the bound 1 to 3.
-So where the bound still beats a cutoff, :func:`slot_least` asks, for each ``j`` that beats it from some
+So where the bound still beats a cutoff, :meth:`SlotNode.least` asks, for each ``j`` that beats it from some
 ``k ≤ avail(j)`` on, whether any ``j`` topics leave that ``k`` (:func:`reachable`, a breadth-first search
 that stops at the first such set and gives up, keeping the bound, past :data:`FRONTIER` partial sets);
 where none do, ``avail(j)`` drops below ``k``. Where the hot topic is undecided (the root only: the search
@@ -76,59 +76,56 @@ def applies(hot, lo: np.ndarray, hi: np.ndarray) -> bool:
     return bool((hi & ~lo).any()) and bool(lo[hot.hot] or not hi[hot.hot])
 
 
-def slot_values(hot, lo: np.ndarray, hi: np.ndarray, thetas: np.ndarray) -> np.ndarray:
-    """Per multiplier, the bound of the module docstring (``-inf``: no pairing) with ``avail`` as
-    :func:`available` bounds it, where the bound :func:`applies`. ``hot`` is a
-    :class:`~kipopt.formulations.consumers.level_hot.Hot`."""
-    return _Slots(hot, lo, hi, thetas).values()
-
-
-def slot_least(hot, lo: np.ndarray, hi: np.ndarray, thetas: np.ndarray, cutoff: float) -> int:
-    """The floored least over ``thetas`` of the bound, ``avail`` refined until the bound is at most
-    ``cutoff``, a refinement fails, or :data:`ROUNDS` pass: at the best multiplier, each ``j`` that still
-    lets the pairs beat the cutoff from some ``k ≤ avail(j)`` on is tried, and where no ``j`` topics leave
-    that ``k`` (:func:`reachable`) ``avail(j)`` drops below it."""
-    slots = _Slots(hot, lo, hi, thetas)
-    values = slots.values()
-    for _ in range(ROUNDS):
-        least = _floor_least(values)
-        if least <= cutoff:
-            return least
-        pairs = slots.pairs(int(np.argmin(values)))                # j × k, -inf past the ups
-        beats = pairs >= cutoff + 1 - 1e-9
-        first = np.where(beats.any(axis=1), beats.argmax(axis=1), len(slots.avail) + slots.avail[0] + 1)
-        open_j = np.flatnonzero(first <= slots.avail)
-        for j in open_j:
-            if first[j] > slots.avail[j]:
-                continue
-            if reachable(slots.member_of, slots.weight, int(j), float(slots.avail[0] - first[j])):
-                return least
-            slots.avail[j:] = np.minimum(slots.avail[j:], first[j] - 1)
-        values = slots.values()
-    return _floor_least(values)
-
-
 ROUNDS = 3
-""":func:`slot_least` refines ``avail`` at most this many times per node."""
+""":meth:`SlotNode.least` refines ``avail`` at most this many times per node."""
 
 
-def _floor_least(values: np.ndarray) -> int:
-    least = float(values.min())
-    return int(math.floor(least + 1e-9)) if math.isfinite(least) else -1
+class SlotNode:
+    """What a node's slots bound reads that no multiplier changes: the members that may go down by
+    undecided topic, ``avail``, and per member and ``j`` its count change, ``Δcap`` and whether it may go up
+    (``(j = 0..|F|) × members``)."""
 
-
-class _Slots:
-    """A node's slots bound, its parts kept so that a refined ``avail`` is scored again cheaply."""
-
-    def __init__(self, hot, lo: np.ndarray, hi: np.ndarray, thetas: np.ndarray):
-        r = hot.rows
-        self.thetas, self.extra, self.overload = thetas, r.extra, hot.overload
+    def __init__(self, hot, lo: np.ndarray, hi: np.ndarray):
+        r = self.rows = hot.rows
+        self.hot = hot
         free = np.flatnonzero(hi & ~lo)
         may_down = ~(r.subs & lo[None, :]).any(axis=1)
         self.member_of, self.weight = r.subs[np.ix_(may_down, free)], r.weight[may_down]
         self.avail = available(self.member_of, self.weight).astype(np.int64)
-        count, cap, can_up = (a.T[:, hot.spread] for a in _slotted_ups(hot, lo, free))   # (j = 0..|F|) × members
-        top = int(self.avail[0]) + r.extra
+        self.count, self.cap, self.can_up = (a.T[:, hot.spread] for a in _slotted_ups(hot, lo, free))
+        self.downs = hot.spread[may_down[hot.spread]]
+
+    def values(self, thetas: np.ndarray) -> np.ndarray:
+        """Per multiplier, the bound with :func:`available`'s ``avail``."""
+        return _by_slot(self._paired(thetas), self.avail)
+
+    def least(self, thetas: np.ndarray, cutoff: float) -> int:
+        """The floored least over ``thetas`` of the bound, ``avail`` refined until the bound is at most
+        ``cutoff``, a refinement fails, or :data:`ROUNDS` pass: at the best multiplier, each ``j`` that still
+        lets the pairs beat the cutoff from some ``k ≤ avail(j)`` on is tried, and where no ``j`` topics leave
+        that ``k`` (:func:`reachable`) ``avail(j)`` drops below it."""
+        paired, avail = self._paired(thetas), self.avail.copy()
+        values = _by_slot(paired, avail)
+        for _ in range(ROUNDS):
+            least = int(floored(values[None, :])[0])
+            if least <= cutoff:
+                return least
+            beats = paired[int(np.argmin(values))] >= cutoff + 1 - 1e-9           # j × k
+            first = np.where(beats.any(axis=1), beats.argmax(axis=1), len(avail) + avail[0] + 1)
+            for j in np.flatnonzero(first <= avail):
+                if first[j] > avail[j]:
+                    continue
+                if reachable(self.member_of, self.weight, int(j), float(avail[0] - first[j])):
+                    return least
+                avail[j:] = np.minimum(avail[j:], first[j] - 1)
+            values = _by_slot(paired, avail)
+        return int(floored(values[None, :])[0])
+
+    def _paired(self, thetas: np.ndarray) -> np.ndarray:
+        """Per multiplier, ``j`` and ``k``, what ``k`` pairs save with ``j`` slots, whatever ``avail``, plus
+        ``(1 - θ) E`` (θ × j × k; ``-inf`` past the ups)."""
+        count, cap, can_up = self.count, self.cap, self.can_up
+        top = int(self.avail[0]) + self.rows.extra
         if 0 < top < count.shape[1]:
             # a member's value grows with j: one below the top-th best at j = 0 even at j = |F| is never needed
             ends = np.where(can_up[[0, -1], None], count[[0, -1], None] + thetas[:, None] * cap[[0, -1], None],
@@ -137,30 +134,21 @@ class _Slots:
             needed = (ends[1] >= least[:, None]).any(axis=0)
             count, cap, can_up = count[:, needed], cap[:, needed], can_up[:, needed]
         ups = np.where(can_up[None], count[None] + thetas[:, None, None] * cap[None], -np.inf)
-        ups = best_first(ups, top)                                        # θ × j × the pairs' ups, best first
-        self.cum_up = np.concatenate([np.zeros(ups.shape[:2] + (1,)), np.cumsum(ups, axis=2)], axis=2)
-        downs = hot.spread[may_down[hot.spread]]
-        down = -np.sort(-(hot.down_count + thetas[:, None] * hot.down_cap)[:, downs], axis=1)
-        self.cum_down = np.concatenate([np.zeros((len(thetas), 1)), np.cumsum(down, axis=1)], axis=1)
+        cum_up = cumulative(best_first(ups, top))                           # θ × j × the pairs' ups + 1
+        hot = self.hot
+        cum_down = cumulative(-np.sort(-(hot.down_count + thetas[:, None] * hot.down_cap)[:, self.downs], axis=1))
+        ks = np.arange(cum_down.shape[1])
+        at = ks + self.rows.extra
+        paired = cum_up[:, :, np.minimum(at, cum_up.shape[2] - 1)] + cum_down[:, None, :]
+        return np.where(at < cum_up.shape[2], paired, -np.inf) + ((1.0 - thetas) * hot.overload)[:, None, None]
 
-    def values(self) -> np.ndarray:
-        """Per multiplier, the bound with the ``avail`` in hand."""
-        avail = self.avail
-        ks = np.arange(min(int(avail[0]), self.cum_down.shape[1] - 1) + 1)
-        slots = np.searchsorted(-avail, -ks, side="right") - 1            # the most j leaving k downs
-        at = ks + self.extra
-        inside = at < self.cum_up.shape[2]
-        pairs = self.cum_up[:, slots, np.minimum(at, self.cum_up.shape[2] - 1)] + self.cum_down[:, ks]
-        best = np.where(inside[None, :], pairs, -np.inf).max(axis=1)
-        return best + (1.0 - self.thetas) * self.overload
 
-    def pairs(self, i: int) -> np.ndarray:
-        """At the ``i``-th multiplier, what ``k`` pairs save with ``j`` slots, whatever ``avail`` (j × k)."""
-        ks = np.arange(self.cum_down.shape[1])
-        at = ks + self.extra
-        inside = at < self.cum_up.shape[2]
-        pairs = self.cum_up[i][:, np.minimum(at, self.cum_up.shape[2] - 1)] + self.cum_down[i][None, ks]
-        return np.where(inside[None, :], pairs, -np.inf) + (1.0 - self.thetas[i]) * self.overload
+def _by_slot(paired: np.ndarray, avail: np.ndarray) -> np.ndarray:
+    """Per multiplier, the most the pairs save with ``k ≤ avail(j)`` downs for ``j`` slots (``paired``: θ × j ×
+    k)."""
+    ks = np.arange(min(int(avail[0]), paired.shape[2] - 1) + 1)
+    slots = np.searchsorted(-avail, -ks, side="right") - 1            # the most j leaving k downs
+    return paired[:, slots, ks].max(axis=1)
 
 
 def reachable(member_of: np.ndarray, weight: np.ndarray, j: int, budget: float) -> bool:
@@ -222,6 +210,19 @@ def _popcount(words: np.ndarray) -> np.ndarray:
     return _BYTE_COUNT[words.view(np.uint8)].sum(axis=-1, dtype=np.int64)
 
 
+
+
+def cumulative(values: np.ndarray) -> np.ndarray:
+    """Running sums along the last axis, from 0 (the first ``k`` items: index ``k``)."""
+    zero = np.zeros(values.shape[:-1] + (1,), dtype=values.dtype)
+    return np.concatenate([zero, np.cumsum(values, axis=-1)], axis=-1)
+
+
+def floored(values: np.ndarray) -> np.ndarray:
+    """Per row, the least over the multipliers, floored; -1 where no pairing exists (every value -inf)."""
+    least = values.min(axis=1)
+    finite = np.isfinite(least)
+    return np.where(finite, np.floor(np.where(finite, least, 0.0) + 1e-9), -1).astype(np.int64)
 
 
 def best_first(values: np.ndarray, top: int) -> np.ndarray:

@@ -15,7 +15,7 @@ from kipopt.datasets import generate
 from kipopt.formulations.consumers.groups import layout
 from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.formulations.consumers.level_hot import THETAS, hot_rows
-from kipopt.formulations.consumers.level_slots import applies, available, best_first, reachable, slot_least, slot_values
+from kipopt.formulations.consumers.level_slots import SlotNode, applies, available, best_first, reachable
 
 MIXED = {"partitions": 3_000, "members": 60, "topics": 12, "racks": 3, "replication_factor": 3,
          "static_members": 0.5, "conflicts": 0.05, "subscriptions": "mixed", "owner_draw": "direct"}
@@ -60,7 +60,7 @@ def test_the_slots_bound_holds_every_set_of_its_node(seed, partitions, draw):
         return
     hot, lo, hi = case
     thetas = THETAS[::10]
-    node = slot_values(hot, lo, hi, thetas)
+    node = SlotNode(hot, lo, hi).values(thetas)
     for high in _sets(lo, hi):
         assert (_complete(hot, high, thetas) <= node + 1e-9).all()
 
@@ -107,7 +107,7 @@ def test_the_refined_slots_bound_stays_above_a_cutoff_some_set_of_the_node_beats
     thetas = THETAS[[10, 25, 40]]
     best = max(float(np.floor(_complete(hot, high, thetas).min() + 1e-9)) for high in _sets(lo, hi))
     if math.isfinite(best):
-        assert slot_least(hot, lo, hi, thetas, best - below) >= best
+        assert SlotNode(hot, lo, hi).least(thetas, best - below) >= best
 
 
 def _case(seed: int, partitions: int, draw: int):
