@@ -215,9 +215,9 @@ from kipopt.formulations.consumers.level_certificate import certify
 from kipopt.formulations.consumers.level_coupling import best_split, coupling
 from kipopt.formulations.consumers.level_hot import hot_rows, hot_search
 from kipopt.formulations.consumers.level_hot_local import best_set
+from kipopt.formulations.consumers.level_prove import floor_at_q
 from kipopt.formulations.consumers.level_search import arcs
 from kipopt.formulations.consumers.level_warm import leaf_lp, relax_box, relax_rounded
-from kipopt.formulations.consumers.rules import owners
 
 PARAMS = {"partitions": 100_000, "members": 1_000, "topics": 50, "racks": 3, "replication_factor": 3,
           "static_members": 0.5, "conflicts": 0.05, "subscriptions": "mixed", "owner_draw": "direct"}
@@ -252,7 +252,7 @@ def analyse(seed: int, seconds: float, certify_seconds: float = 0.0, hot_seconds
     certificate = floor = None
     if certify_seconds and closed:
         certificate = certify(tr, int(value), time.perf_counter() + certify_seconds, max_min=value)
-        floor = _at_q(inst, tr, q) - int(value)
+        floor = floor_at_q(inst, tr) - int(value)
     hot = None
     if hot_seconds or hot_sets:
         hot = _hot(inst, tr, leaf, answer if hot_answer is None else hot_answer, hot_seconds, hot_sets, seed)
@@ -264,13 +264,6 @@ def analyse(seed: int, seconds: float, certify_seconds: float = 0.0, hot_seconds
             "answer": answer}
 
 
-def _at_q(inst, tr, q: int) -> int:
-    """The objective with every member at ``q`` and no flow to meet: the least cross-rack count, then the
-    owned partitions less ``Σ_m min(k_m, q)`` (keepable ones, at that count)."""
-    owned_all = len(owners(inst))
-    return (owned_all + 1) * tr.least + owned_all - int(np.minimum(np.asarray(tr.keep.sum(axis=1)).ravel(), q).sum())
-
-
 def _hot(inst, tr, leaf, answer, seconds: float, sets: int = 0, seed: int = 0) -> dict | None:
     """The hot topic's two-level search (:func:`~kipopt.formulations.consumers.level_hot.hot_search`) from the
     answer in hand, each complete set above it scored by its leaf LP's rounded answer; and, for ``sets``
@@ -279,7 +272,7 @@ def _hot(inst, tr, leaf, answer, seconds: float, sets: int = 0, seed: int = 0) -
     if hot is None:
         return None
     sp, q = tr.space, hot.rows.q
-    base = _at_q(inst, tr, q) + hot.overload
+    base = floor_at_q(inst, tr) + hot.overload
     best = {"answer": answer}
 
     def score(high: np.ndarray) -> int | None:

@@ -95,7 +95,10 @@ below" is itself the proof). ``optimal`` means the answer meets that bound. The 
 :mod:`~kipopt.formulations.consumers.levels` and the level-indexed one of
 :mod:`~kipopt.formulations.consumers.level_index` are exact too, but
 measured slower (their relaxations are no stronger); they are kept as
-cross-checks. The rule is strongly
+cross-checks. Under a long time limit (:data:`~kipopt.formulations.consumers.level_prove.CERTIFY_LEAST_SECONDS`)
+a large mixed group whose optimum the count coupling decides gets a certificate between two turns of
+the tree (:mod:`~kipopt.formulations.consumers.level_prove`): a bound over every level vector that the
+tree's relaxations cannot reach. The rule is strongly
 NP-hard in each criterion (stated there; :mod:`kipopt.theory.balanced_reduction`).
 
 >>> from kipopt.instance import from_dict
@@ -124,6 +127,7 @@ from kipopt.formulations.consumers.decmin import (BalanceFace, BalancedProblem, 
                                                   layout_objective, read_back, solve_balanced, _uniform)
 from kipopt.formulations.consumers.groups import Layout, cheapest, layout, least_cross  # noqa: F401 (re-exported)
 from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
+from kipopt.formulations.consumers import level_prove
 from kipopt.formulations.consumers.level_start import StartWhile, start_beside, start_while
 from kipopt.formulations.consumers.level_tree import search_tree
 from kipopt.formulations.consumers.member_milp import solve_members
@@ -260,6 +264,27 @@ def _milp_stage(instance, lay, best: Best, deadline: float, threads, least, size
     best.offer(instance, better, milp_bound, "the rule's MILP")
 
 
+def _certificate_stage(instance, lay, best: Best, deadline: float, threads, least, size: int, tr=None) -> None:
+    """The certificate over every level vector (:mod:`~kipopt.formulations.consumers.level_prove`) until
+    ``deadline``: a bound, which settles the group where it meets the answer in hand."""
+    bound, info = level_prove.certified_bound(instance, tr, deadline)
+    best.info.update(info)
+    best.offer(instance, None, bound, "the certificate")
+
+
+def _with_certificate(instance, lay: Layout, order: list, left: float, least) -> list:
+    """``order`` with the certificate's stage between two turns of the tree, where it is planned and reads
+    the group (:func:`~kipopt.formulations.consumers.level_prove.applies`); else ``order``."""
+    if least is None or [stage for stage, _ in order] != [_tree_stage] or not level_prove.planned(lay, left):
+        return order
+    tr = level_prove.applies(instance, lay)
+    if tr is None:
+        return order
+    rest = order[0][1]
+    return [(_tree_stage, lambda left: min(level_prove.TREE_FIRST_SECONDS, left / 4)),
+            (partial(_certificate_stage, tr=tr), rest), (_tree_stage, rest)]
+
+
 def _stage_order(lay: Layout, total: int, size: int) -> list[tuple[Callable, Callable[[float], float]]]:
     """The exact stages in turn, each with its share of the time left: the level tree first up to
     :data:`TREE_FIRST_TOPICS` topics with two partitions per member (after a short probe only when the
@@ -330,7 +355,10 @@ def _run_balanced(instance: ConsumersInstance, options: SolveOptions, t0: float,
     least = cheapest(lay) if not proven and cross == least_cross(lay) else None
     best = Best(assignment, objective, objective if proven else bound, info)
     size = milp_pairs(lay)
-    for stage, turn in _stage_order(lay, total, size):
+    order = _stage_order(lay, total, size)
+    if not best.proven:
+        order = _with_certificate(instance, lay, order, deadline - time.perf_counter(), least)
+    for stage, turn in order:
         if best.proven:
             break
         left = deadline - time.perf_counter()
@@ -339,8 +367,8 @@ def _run_balanced(instance: ConsumersInstance, options: SolveOptions, t0: float,
     assignment, objective, bound, info, proven = best.assignment, best.objective, best.bound, best.info, best.proven
     if not proven:
         info["note"] = ("the best of the most balanced assignments, the level tree's and the MILP's; the rule "
-                        "also admits less balanced pairwise-balanced ones: bound from the level tree, the MILP "
-                        "or the balance-free relaxation")
+                        "also admits less balanced pairwise-balanced ones: bound from the level tree, the MILP, "
+                        "the certificate or the balance-free relaxation")
     return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective,
                         objective if proven else bound, info=info)
 
