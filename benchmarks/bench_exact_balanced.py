@@ -37,6 +37,13 @@ one and none of four proven under ``--time-limit 1``: the target holds on the ma
 not at its slowest. At midday on 2026-11-30 it missed again (1.08-1.22 s, none proven at 1 s), and the
 code measured at 0.85-0.92 s above took as long in the same hour. The 1,000,000 x 10,000 gap is 0.0016 % (target 0.1 %). Every earlier run, with what changed between
 them: ``benchmarks/history/exact_balanced.md``.
+
+2026-11-30, evening: stage 1's window by two maximum flows where everyone can hold ``⌊P / M⌋`` or one more
+(:func:`~kipopt.formulations.consumers.decmin.extreme_counts`: 0.004 s instead of two LPs, 0.11 s), and the
+tree's index built by the caller while the start's leaf LP solves. Nine runs each, alternating three and
+three: 0.86-1.03 s (mean 0.93) against 0.92-1.06 s (mean 0.97), CPU 1.30-1.50 s against 1.42-1.63 s, all
+proven under ``--time-limit 1``; three runs of this script after: 0.93-0.98 s (a 10^7-step loop 0.77 s,
+the machine at its usual speed). Earlier the same day, slower, the old code gave 1.11 s, feasible at 1 s.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ bounds, so an optimal basis stays dual feasible), and the tree's structures depe
 So on a machine with a second core both are made in a thread while the dec-min stages run (HiGHS
 releases the GIL while it solves), and the tree takes them over. Measured on the 10,000 x 1,000
 benchmark group: the cold leaf LP took 0.24 s of a 1.25 s run, and the dec-min stages 0.31 s beside it.
+The tree's index (0.13 s of Python) is built by the caller instead, once its dec-min stages are done and
+while the thread's leaf LP still solves (:class:`StartBeside`).
 
 Only where every solve stays in this process (:data:`START_MAX_PARTITIONS`, and a leaf LP of at most
 :data:`~kipopt.formulations.highs.WarmLP.WARM_COLUMNS` columns): a fork while the thread runs waits
@@ -18,8 +20,9 @@ the tree reads what it made.
 
 from __future__ import annotations
 
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -30,7 +33,7 @@ from kipopt.instance import ConsumersInstance
 from kipopt.formulations.consumers.groups import Layout, cheapest
 from kipopt.formulations.consumers.level_bounds import Tree, root_box, tree
 from kipopt.formulations.consumers.level_local import first_guess, lowered
-from kipopt.formulations.consumers.level_search import Arcs, arcs, level_base
+from kipopt.formulations.consumers.level_search import Arcs, LevelSpace, arcs, level_base
 from kipopt.formulations.consumers.level_warm import LeafLP, leaf_columns, leaf_lp, relax
 from kipopt.formulations.highs import WarmLP, size_thread_pool
 
@@ -47,7 +50,7 @@ class Start:
     leaf LPs are small enough to be solved here, else built only)."""
 
     best: np.ndarray
-    tr: Tree
+    tr: Tree | None          # None only inside StartBeside, which builds it in the caller
     net: Arcs
     leaf: LeafLP | None
 
@@ -89,12 +92,28 @@ class StartWhile:
 
 
 class StartBeside(StartWhile):
-    """:class:`Start` made in a thread (:func:`start_beside`) as soon as it is asked for; :meth:`take` and
-    :meth:`drop` join it first."""
+    """:class:`Start` made in a thread (:func:`start_beside`) as soon as it is asked for, all but the tree's
+    index, which :meth:`take` builds in the caller while the thread's leaf LP still solves (interior point,
+    without the GIL): the dec-min stages end about when that solve does, and the index took 0.13 s after it
+    at 10,000 x 1,000. :meth:`take` and :meth:`drop` join the thread."""
 
     def __init__(self, instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> None:
         super().__init__(instance, lay, threads, deadline)
+        self._space: tuple[np.ndarray, LevelSpace] | None = None   # the arcs' least costs, the level space
+        self._space_made = threading.Event()
         self._thread = beside(self, "kipopt-level-start")
+
+    def __call__(self) -> None:
+        try:
+            self._made = make_start(*self._args, index=False, made_space=self._publish)
+        except Exception as exc:  # noqa: BLE001 - the tree then builds its own start; said in the info
+            self.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._space_made.set()
+
+    def _publish(self, best: np.ndarray, space: LevelSpace) -> None:
+        self._space = best, space
+        self._space_made.set()
 
     @property
     def during_stage2(self) -> None:
@@ -109,18 +128,30 @@ class StartBeside(StartWhile):
         super().drop()
 
     def take(self, best: np.ndarray | None) -> Start | None:
-        """:meth:`StartWhile.take` once the thread is done."""
+        """:meth:`StartWhile.take` once the thread is done, with the tree's index built here meanwhile (only where
+        the start will be taken: its arcs keep to ``best``)."""
+        index = None
+        self._space_made.wait()
+        if best is not None and self._space is not None and np.array_equal(best, self._space[0]):
+            index = tree(self._args[0], self._args[1], restrict=True, space=self._space[1])
         self._thread.join()
+        if self._made is not None and self._made.tr is None:
+            self._made = None if index is None else replace(self._made, tr=index)
         return super().take(best)
 
 
-def make_start(instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None) -> Start:
+def make_start(instance: ConsumersInstance, lay: Layout, threads: int | None, deadline: float | None,
+               index: bool = True, made_space: Callable[[np.ndarray, LevelSpace], None] | None = None) -> Start:
     """The tree's start for arcs at the least cross-rack cost, with its first leaf LP solved (when small
     enough to be solved here) at the vector the sweep (:func:`~kipopt.formulations.consumers.level_local.sweep`)
     starts from if the dec-min answer's least loads are all ``⌊P / M⌋``, as they are when its members hold
-    ``⌊P / M⌋`` or one more: the sweep's first solve is then its re-solve from an optimal basis."""
+    ``⌊P / M⌋`` or one more: the sweep's first solve is then its re-solve from an optimal basis. Without
+    ``index`` the tree's index is left to the caller (``tr`` is ``None``), to whom ``made_space`` hands the
+    arcs' least costs and the level space as soon as they are made."""
     best = cheapest(lay)
     space = level_base(instance, lay)
+    if made_space is not None:
+        made_space(best, space)
     net = arcs(space, best)
     leaf = leaf_lp(space, net, threads)
     if leaf_columns(net) <= WarmLP.WARM_COLUMNS:  # a leaf solved here (larger ones run in children, forks)
@@ -128,7 +159,7 @@ def make_start(instance: ConsumersInstance, lay: Layout, threads: int | None, de
         even = np.clip(int(space.sizes.sum()) // max(1, len(lay.members)), lo, hi)
         relax(leaf, lowered(even, space.sizes, first_guess(space.sizes), lo, hi),
               None if deadline is None else max(0.01, deadline - time.perf_counter()))
-    return Start(best, tree(instance, lay, restrict=True, space=space), net, leaf)
+    return Start(best, tree(instance, lay, restrict=True, space=space) if index else None, net, leaf)
 
 
 def start_while(instance: ConsumersInstance, lay: Layout, threads: int | None,

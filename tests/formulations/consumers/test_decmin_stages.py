@@ -13,7 +13,8 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from kipopt.datasets import generate
 from kipopt.formulations.consumers import decmin
@@ -53,6 +54,32 @@ def test_the_window_is_the_largest_least_and_the_smallest_greatest_count(inst):
     lay = layout(inst)
     low, high = face.info["stage1_window"]
     assert all(low <= n <= high for n, ts in zip(decmin_counts, lay.member_topics) if ts)
+
+
+@st.composite
+def bipartite(draw):
+    """Topics (their partitions), classes (their members) and the arcs between them, every class with one."""
+    topics, classes = draw(st.integers(1, 4)), draw(st.integers(1, 5))
+    arcs = sorted({(draw(st.integers(0, topics - 1)), c) for c in range(classes)}
+                  | set(draw(st.lists(st.tuples(st.integers(0, topics - 1), st.integers(0, classes - 1)), max_size=8))))
+    count = np.array(draw(st.lists(st.integers(1, 4), min_size=classes, max_size=classes)))
+    supply = np.array(draw(st.lists(st.integers(0, 12), min_size=topics, max_size=topics)), dtype=np.float64)
+    return np.array([t for t, _ in arcs]), np.array([c for _, c in arcs]), count, supply
+
+
+@settings(max_examples=200, deadline=None)
+@given(bipartite())
+def test_the_even_window_is_the_lps_where_it_answers(case):
+    """The two maximum flows (everyone at ``⌊P / M⌋`` or one more) answer exactly when that is possible, and
+    then as the two LPs do."""
+    f_topic, f_class, count, supply = case
+    assume(supply[np.unique(f_topic)].sum() == supply.sum())     # every topic with partitions has a subscriber
+    with mock.patch.object(decmin, "_even_window", return_value=None):
+        by_lps = decmin.extreme_counts(f_topic, f_class, count, supply)
+    q, r = divmod(int(supply.sum()), int(count.sum()))
+    even = decmin._even_window(f_topic, f_class, count, supply, np.unique(f_class))
+    assert (even is not None) == (by_lps == (q, q + (r > 0)))
+    assert even is None or even == by_lps
 
 
 CASES = [dict(partitions=p, members=m, subscriptions="mixed", topics=t, seed=seed)

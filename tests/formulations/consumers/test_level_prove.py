@@ -79,6 +79,14 @@ def test_exact_balanced_is_optimal_where_the_certificate_meets_the_trees_answer(
     assert (stalled.status.value, stalled.objective) == ("feasible", 1.0) and "certificate" not in stalled.info
 
 
+def test_a_floor_above_the_answer_in_hand_is_reported_and_never_used():
+    inst = coupled_group()
+    with mock.patch.object(level_prove, "certified_bound", lambda *a: (5, {"certificate": "proven"})):
+        result = _run(inst)
+    assert result.status.value == "feasible" and result.bound < result.objective == 1.0
+    assert result.info["certificate"].startswith("contradicted: floor 5 above the answer in hand (1)")
+
+
 def test_the_stage_is_not_planned_under_a_short_limit_or_with_an_overloaded_topic():
     inst = coupled_group()
     lay = layout(inst)

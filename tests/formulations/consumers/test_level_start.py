@@ -68,7 +68,11 @@ def test_a_start_is_taken_once_and_only_for_its_arcs():
     beside = level_start.StartBeside(inst, lay, None, None)
     assert beside.take(None) is None              # the dec-min answer was not at the least cross-rack count
     beside = level_start.StartBeside(inst, lay, None, None)
-    assert beside.take(best) is not None and beside.take(best) is None
+    taken = beside.take(best)
+    assert taken is not None and beside.take(best) is None
+    own = make_start(inst, lay, None, None).tr                 # the index, built by the taker meanwhile
+    assert taken.tr is not None and taken.tr.space is taken.leaf.space
+    assert np.array_equal(taken.tr.lo, own.lo) and np.array_equal(taken.tr.hi, own.hi) and taken.tr.total == own.total
 
 
 def test_made_only_where_it_pays_and_is_safe(monkeypatch):
@@ -94,7 +98,7 @@ def test_run_balanced_joins_the_start_and_survives_its_failure(fails, threads, m
     start that raised is said in the info, not lost; the tree then builds its own."""
     monkeypatch.setattr(level_start, "cores", lambda: 2)
     if fails:
-        def broken(*args):
+        def broken(*args, **kwargs):
             raise RuntimeError("no start")
         monkeypatch.setattr(level_start, "make_start", broken)
     inst = generate("consumers", 4, members=60, topics=8, partitions=600, subscriptions="mixed")
