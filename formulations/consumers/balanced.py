@@ -129,6 +129,7 @@ from kipopt.formulations.consumers.decmin import (BalanceFace, BalancedProblem, 
 from kipopt.formulations.consumers.groups import Layout, cheapest, layout, least_cross  # noqa: F401 (re-exported)
 from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
 from kipopt.formulations.consumers import level_prove
+from kipopt.formulations.consumers.level_bounds import Tree
 from kipopt.formulations.consumers.level_start import StartWhile, start_beside, start_while
 from kipopt.formulations.consumers.level_tree import search_tree
 from kipopt.formulations.consumers.member_milp import solve_members
@@ -265,7 +266,7 @@ def _milp_stage(instance, lay, best: Best, deadline: float, threads, least, size
     best.offer(instance, better, milp_bound, "the rule's MILP")
 
 
-def _certificate_stage(instance, lay, best: Best, deadline: float, threads, least, size: int, tr=None) -> None:
+def _certificate_stage(instance, lay, best: Best, deadline: float, threads, least, size: int, *, tr: Tree) -> None:
     """The certificate over every level vector (:mod:`~kipopt.formulations.consumers.level_prove`) until
     ``deadline``: a bound, which settles the group where it meets the answer in hand."""
     bound, info = level_prove.certified_bound(instance, tr, deadline)

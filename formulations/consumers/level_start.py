@@ -68,9 +68,12 @@ class StartWhile:
 
     def __call__(self) -> None:
         try:
-            self._made = make_start(*self._args)
+            self._made = self._make()
         except Exception as exc:  # noqa: BLE001 - the tree then builds its own start; said in the info
             self.error = f"{type(exc).__name__}: {exc}"
+
+    def _make(self) -> Start:
+        return make_start(*self._args)
 
     @property
     def during_stage2(self) -> Callable[[], None] | None:
@@ -105,11 +108,12 @@ class StartBeside(StartWhile):
 
     def __call__(self) -> None:
         try:
-            self._made = make_start(*self._args, index=False, made_space=self._publish)
-        except Exception as exc:  # noqa: BLE001 - the tree then builds its own start; said in the info
-            self.error = f"{type(exc).__name__}: {exc}"
-        finally:
+            super().__call__()
+        finally:  # made or failed: take() waits no longer
             self._space_made.set()
+
+    def _make(self) -> Start:
+        return make_start(*self._args, index=False, made_space=self._publish)
 
     def _publish(self, best: np.ndarray, space: LevelSpace) -> None:
         self._space = best, space
