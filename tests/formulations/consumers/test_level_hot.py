@@ -21,7 +21,7 @@ from kipopt.formulations.consumers.level_bounds import tree
 from kipopt.datasets import generate
 from kipopt.formulations.consumers.level_hot import THETAS, hot_rows, hot_search
 from kipopt.formulations.consumers.level_hot_local import best_set, hot_vector
-from kipopt.formulations.consumers.rules import revoked
+from kipopt.formulations.consumers.rules import owners, revoked
 
 OVERLOADED = from_dict({"format": 1, "family": "consumers",
                         "topics": {"h": {"racks": [[]] * 4}, "u": {"racks": [[]] * 3}, "v": {"racks": [[]] * 2}},
@@ -179,3 +179,44 @@ def test_the_kicks_reach_the_largest_bound_where_one_climb_stops_short(seed):
         high[others] = bits
         largest = max(largest, hot.bound(high, high)[0])
     assert best_set(hot, math.inf)[0] == largest
+
+
+def _value(q, theta, x, held, keep, h):
+    """A member's term of the relaxation (module docstring) at ``x`` partitions of the topics ``held``, as
+    one closed form: ``min(x, k(A)) + θ cap(x, A)``, ``cap`` its room for ``h`` (none when ``h`` is not held)."""
+    own = sum(keep[t] for t in held)
+    if h not in held:
+        return min(x, own)
+    other = own - keep[h]
+    return min(x, own) + theta * min(x, max(keep[h], x - other))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rackless_groups())
+@example(OVERLOADED)
+def test_the_relaxation_holds_at_every_valid_assignment_whatever_its_levels(inst):
+    """The docstring's inequality at any level vector, not only two-level ones: with ``A_m`` the topics member
+    m may hold (its topics at least ``x_m - 1``), ``revoked ≥ R - (1 - θ) E - Σ_m [v_m(x_m, A_m) - v_m(q,
+    S_m)]`` for every ``θ``. The ground the certificate over every level vector would stand on."""
+    lay = layout(inst)
+    subs = dict(zip(lay.members, lay.member_topics))
+    keep = {m: {t: 0 for t in lay.topics} for m in lay.members}
+    for p, m in owners(inst).items():
+        keep[m][p.rsplit("-", 1)[0]] += 1
+    for hot, base, _ in _cases(inst):
+        q, h = hot.rows.q, lay.topics[hot.hot]
+        for a in valid_assignments(inst):
+            level = least_loads(lay, a)
+            loads = {m: len(a[m]) for m in lay.members}
+            for theta in (0.0, 0.25, 0.5, 1.0):
+                gained = sum(_value(q, theta, loads[m], {t for t in subs[m] if level[t] >= loads[m] - 1}, keep[m], h)
+                             - _value(q, theta, q, set(subs[m]), keep[m], h) for m in lay.members)
+                assert revoked(inst, a) >= base - (1 - theta) * hot.overload - gained - 1e-9
+
+
+@given(st.integers(1, 12), st.integers(0, 15), st.integers(0, 15), st.integers(0, 15))
+def test_at_q_a_member_holding_h_loses_nothing_at_theta_one_by_dropping_topics(q, c, a, b):
+    """``min(q, c + a) + min(q, max(c, q - a)) = q + min(c, q)`` whatever ``a``: the keeps a member at ``q`` gives
+    up are room for ``h`` (so at ``θ`` it loses ``(1 - θ)`` of them)."""
+    keep = {"h": c, "t": a, "u": b}
+    assert _value(q, 1.0, q, {"h", "t"}, keep, "h") == _value(q, 1.0, q, {"h", "t", "u"}, keep, "h") == q + min(c, q)
