@@ -363,12 +363,12 @@ def _run_balanced(instance: ConsumersInstance, options: SolveOptions, t0: float,
     order = _stage_order(lay, total, size)
     if not best.proven:
         order = _with_certificate(instance, lay, order, deadline - time.perf_counter(), least)
-    for stage, turn in order:
-        if best.proven:
-            break
+    while order and not best.proven:  # each stage let go once run (the certificate's holds a tree index)
+        stage, turn = order.pop(0)
         left = deadline - time.perf_counter()
         run = partial(_tree_stage, start=early) if stage is _tree_stage else stage
         run(instance, lay, best, time.perf_counter() + turn(left), options.threads, least, size)
+        del stage, run
     assignment, objective, bound, info, proven = best.assignment, best.objective, best.bound, best.info, best.proven
     if not proven:
         info["note"] = ("the best of the most balanced assignments, the level tree's and the MILP's; the rule "
