@@ -37,8 +37,29 @@ the groups (the grid's seeds and parameters) and prints, per group:
   over the two-level vectors; with ``--hot-sets N``, on how many of N random two-level sets (``h`` and 2 to
   9 of the 20 largest topics) the base less the bound is the leaf LP's value.
 
+* with ``--hot-deep SETS`` (alone: nothing above runs): the hot bound at level vectors with topics below ``q - 1``
+  (:mod:`~kipopt.formulations.consumers.level_hot_deep`) at the local search's set, the largest with one topic
+  outside it put below ``q - 1``, and on ``SETS`` random sets the largest excess of one or two of the twelve
+  smallest topics below ``q - 1`` over the set's own two-level bound, and how many of those bounds pass the
+  local search's set's bound.
+
 Run: ``nice python benchmarks/bench_open_groups.py [--seeds 0,1,2,3,4] [--search-seconds 5]
-[--certify SECONDS] [--hot SECONDS] [--hot-sets N] [--hot-answer VALUE]``. Exit status 0 (an analysis, no target).
+[--certify SECONDS] [--hot SECONDS] [--hot-sets N] [--hot-answer VALUE] [--hot-deep SETS]``. Exit status 0 (an
+analysis, no target).
+
+Measured 2026-11-30, evening (``--hot-deep 30``, two runs side by side, under 2 minutes)::
+
+    seed  hot set bound  |H| one below  sets worst gap above
+       0    0       125    7      60.4    30       -43     0
+       1    0        91   10      16.8    30       -37     0
+       2    - (no topic is overloaded)
+       3    0        99    8      10.5    30       -42     0
+       4    0       101    8      28.0    30       -44     0
+
+Putting topics below ``q - 1`` costs far more than the units their deep members free: at the sets whose
+bound is each group's target, one topic below brings it down by 65 to 89; on random sets, the excess is
+never positive. A search over the sets with this bound, and one for topics above ``q``, would complete the
+certificate over every level vector with the hot topic's flow (not built).
 
 Measured 2026-11-30 (2-core machine, nice, ``--search-seconds 300``, another one-core job beside it), the
 search deciding forced topics at once::
@@ -201,6 +222,7 @@ conflict-free sets by one Lagrange multiplier and a minimum cut per value: at be
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 import time
@@ -214,6 +236,7 @@ from kipopt.formulations.consumers.level_bounds import box_bounds, tree
 from kipopt.formulations.consumers.level_certificate import certify
 from kipopt.formulations.consumers.level_coupling import best_split, coupling
 from kipopt.formulations.consumers.level_hot import hot_rows, hot_search
+from kipopt.formulations.consumers.level_hot_deep import deep_bound
 from kipopt.formulations.consumers.level_hot_local import best_set
 from kipopt.formulations.consumers.level_prove import floor_at_q
 from kipopt.formulations.consumers.level_search import arcs
@@ -307,6 +330,33 @@ def _hot(inst, tr, leaf, answer, seconds: float, sets: int = 0, seed: int = 0) -
             "local_seconds": local_seconds}
 
 
+def hot_deep(seed: int, sets: int) -> dict | None:
+    """The hot bound with topics below ``q - 1`` (:func:`~kipopt.formulations.consumers.level_hot_deep.deep_bound`)
+    at the local search's set, each topic outside it put below ``q - 1`` alone, and on ``sets`` random sets
+    (``h`` and 1 to 19 others) one or two of the twelve smallest topics outside the set: against the set's own
+    two-level bound."""
+    inst = generate("consumers", seed, **PARAMS)
+    hot = hot_rows(tree(inst, layout(inst), restrict=True))
+    if hot is None:
+        return None
+    T, h = len(hot.rows.sizes), hot.hot
+    value, high = best_set(hot, time.perf_counter() + LOCAL_SECONDS)
+    one = np.eye(T, dtype=bool)
+    singles = [deep_bound(hot, high, one[t]) for t in np.flatnonzero(~high)]
+    rng, smallest, gaps, above = np.random.default_rng(seed), np.argsort(hot.rows.sizes)[:12], [], 0
+    for _ in range(sets):
+        chosen = np.arange(T) == h
+        chosen[rng.choice(np.flatnonzero(~chosen), size=int(rng.integers(1, 20)), replace=False)] = True
+        two = deep_bound(hot, chosen, np.zeros(T, dtype=bool))
+        outside = [t for t in smallest if not chosen[t]]
+        lows = [one[t] for t in outside] + [one[a] | one[b] for a, b in itertools.combinations(outside[:6], 2)]
+        worst = max(deep_bound(hot, chosen, low) for low in lows)
+        gaps.append(worst - two)
+        above += worst > value
+    return {"seed": seed, "topic": h, "value": value, "size": int(high.sum()), "single": max(singles),
+            "sets": sets, "gap": max(gaps) if gaps else None, "above": above}
+
+
 def _num(x) -> str:
     return "-" if x is None else f"{x:,.0f}"
 
@@ -325,7 +375,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="and compare the hot bound with the leaf LP on N random two-level sets per group")
     parser.add_argument("--hot-answer", type=float, default=None, metavar="VALUE",
                         help="start the hot search from this answer's saving instead of the coupling set's answer")
+    parser.add_argument("--hot-deep", type=int, default=None, metavar="SETS",
+                        help="only the hot bound with topics below q - 1 (level_hot_deep), at the local search's set "
+                             "and on SETS random sets per group")
     args = parser.parse_args(argv)
+    if args.hot_deep is not None:
+        print(f"{'seed':>4} {'hot':>4} {'set bound':>9} {'|H|':>4} {'one below':>9} {'sets':>5} "
+              f"{'worst gap':>9} {'above':>5}")
+        for seed in (int(s) for s in args.seeds.split(",")):
+            d = hot_deep(seed, args.hot_deep)
+            if d is None:
+                print(f"{seed:>4} {'-':>4} (no topic is overloaded)")
+                continue
+            print(f"{seed:>4} {d['topic']:>4} {d['value']:>9} {d['size']:>4} {d['single']:>9.1f} {d['sets']:>5} "
+                  f"{_num(d['gap']):>9} {d['above']:>5}", flush=True)
+        return 0
     print(f"{'seed':>4} {'beyond q':>9} {'beyond q+1':>10} {'closed form':>11} {'box LP':>7} {'max-min':>7} "
           f"{'closed':>6} {'in s':>5} {'|H|':>4} {'leaf LP':>8} {'answer':>7}")
     rows = []

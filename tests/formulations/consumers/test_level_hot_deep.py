@@ -1,0 +1,97 @@
+"""The hot bound at level vectors with topics below ``q - 1`` (:mod:`kipopt.formulations.consumers.level_hot_deep`).
+
+Tiny enumerable groups have no valid assignment with a topic two below ``q`` and none above it (none in
+thousands of random ones), so the bound is checked against the exact optimum of each such level vector
+instead: the leaf MILP of :mod:`~kipopt.formulations.consumers.level_search` (members at ``μ`` or one more,
+topics held only one above their level; every fact the bound reads holds for its solutions) on small groups
+of the paper grid's open cell, every overloaded topic taken as ``h``, every vector in ``[q - 3, q]`` with a
+topic at ``q - 2`` or below. Where it is small enough to enumerate, every valid assignment with no topic
+above ``q`` is checked too; with ``C⁻`` empty the bound is the two-level one."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, example, given, settings
+
+import itertools
+
+import pytest
+
+from consumer_cases import least_loads, rackless_groups, valid_assignments
+from kipopt.datasets import generate
+from kipopt.formulations.consumers.groups import cheapest, layout
+from kipopt.formulations.consumers.level_answers import rule_units
+from kipopt.formulations.consumers.level_bounds import tree
+from kipopt.formulations.consumers.level_hot import THETAS, hot_rows
+from kipopt.formulations.consumers.level_hot_deep import deep_bound
+from kipopt.formulations.consumers.level_prove import floor_at_q
+from kipopt.formulations.consumers.level_search import arcs, fixed_model
+from kipopt.formulations.consumers.rules import revoked
+from kipopt.formulations.highs import solve_lp
+
+from test_level_hot import MIXED, OVERLOADED, _cases
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rackless_groups())
+@example(OVERLOADED)
+def test_the_bound_holds_at_every_valid_assignment_with_no_topic_above_q(inst):
+    lay = layout(inst)
+    for hot, base, _ in _cases(inst):
+        q = hot.rows.q
+        for a in valid_assignments(inst):
+            level = np.array(list(least_loads(lay, a).values()))
+            if (level <= q).all():
+                assert revoked(inst, a) >= base - deep_bound(hot, level == q, level <= q - 2) - 1e-9
+
+
+SMALL = {"partitions": 60, "members": 12, "topics": 4, "racks": 3, "replication_factor": 3, "static_members": 0.5,
+         "conflicts": 0.05, "subscriptions": "mixed", "owner_draw": "direct"}
+
+
+@pytest.mark.parametrize("seeds", [range(0, 30), range(30, 60)], ids=["0-29", "30-59"])
+def test_the_bound_holds_at_each_deep_level_vectors_exact_optimum(seeds):
+    checked = 0
+    for seed in seeds:
+        inst = generate("consumers", seed, **SMALL)
+        lay = layout(inst)
+        tr = tree(inst, lay, restrict=True)
+        net = arcs(tr.space, cheapest(lay))
+        for h in range(len(tr.space.sizes)):
+            hot = hot_rows(tr, h)
+            if hot is None:
+                continue
+            q, base = hot.rows.q, floor_at_q(inst, tr) + hot.overload
+            for vector in itertools.product(*(range(max(int(lo), q - 3), min(int(hi), q) + 1)
+                                              for lo, hi in zip(tr.lo, tr.hi))):
+                vector = np.array(vector)
+                if not (vector <= q - 2).any():
+                    continue
+                best = solve_lp(fixed_model(tr.space, vector, net).lp, integer=True)
+                if best.status == "optimal":
+                    checked += 1
+                    bound = deep_bound(hot, vector == q, vector <= q - 2)
+                    assert rule_units(tr.space, best.objective) >= base - bound - 1e-9, (seed, h, vector)
+    assert checked >= 50      # 85 and 65 such vectors have a solution (seeds 0-29, 30-59)
+
+
+def test_with_no_topic_below_q_minus_one_it_is_the_two_level_bound():
+    inst = generate("consumers", 1, **MIXED)
+    hot = hot_rows(tree(inst, layout(inst), restrict=True))
+    rng = np.random.default_rng(0)
+    none = np.zeros(len(hot.rows.sizes), dtype=bool)
+    for _ in range(6):
+        high = rng.random(len(none)) < 0.4
+        high[hot.hot] = True
+        assert int(np.floor(deep_bound(hot, high, none, THETAS) + 1e-9)) == hot.bound(high, high)[0]
+
+
+def test_a_topic_below_q_minus_one_charges_its_subscribers_at_q():
+    """On a small group of the open cell, each topic outside the set put below ``q - 1`` lowers the bound."""
+    inst = generate("consumers", 1, **MIXED)
+    hot = hot_rows(tree(inst, layout(inst), restrict=True))
+    high = np.zeros(len(hot.rows.sizes), dtype=bool)
+    high[[hot.hot, 1, 2]] = True
+    two = deep_bound(hot, high, np.zeros_like(high))
+    for t in np.flatnonzero(~high):
+        assert deep_bound(hot, high, np.eye(len(high), dtype=bool)[t]) < two
