@@ -74,7 +74,8 @@ class _Members:
         down = self.f(q - 1, subs, theta) - at_q
         ups = np.cumsum(np.r_[0.0, -np.sort(-(up + charge)[~in_q])])
         downs = np.cumsum(np.r_[0.0, -np.sort(-down[in_q])])
-        costs = np.cumsum(np.r_[0.0, self._further(in_q, low2, theta)])
+        # further units beyond the members able to go up change nothing: cut there
+        costs = np.cumsum(np.r_[0.0, self._further(in_q, low2, theta)])[:max(1, len(ups) - self.extra)]
         n_up = self.extra + np.arange(len(downs))[:, None] + np.arange(len(costs))[None, :]
         total = np.where(n_up < len(ups), ups[np.minimum(n_up, len(ups) - 1)] + downs[:, None] - costs[None, :],
                          -np.inf)
@@ -89,7 +90,7 @@ class _Members:
         least = np.where(holders > 0, np.ceil(self.sizes / np.maximum(holders, 1)) - 1, np.inf)
         floor = np.where(subs, least[None, :], -np.inf).max(axis=1)
         steps = []
-        for m in np.flatnonzero(deep):
+        for m in np.flatnonzero(deep):     # a deep member is a holder of its own topics: the floor is finite
             lowest = int(max(floor[m], 0))
             if lowest < q - 1:       # x from the deepest the supply lets to q - 1: each step's loss
                 xs = np.arange(lowest, q)
