@@ -135,13 +135,13 @@ def _even_window(f_topic: np.ndarray, f_class: np.ndarray, count: np.ndarray, su
     total = int(round(float(supply.sum())))
     q, r = divmod(total, members)
     source, sink = T + len(classes), T + len(classes) + 1
-    column = T + np.searchsorted(classes, f_class)
-    arcs = len(f_topic)
+    # source -> topic (its partitions), topic -> class (unbounded), class -> sink (its members' share)
+    tail = np.r_[np.full(T, source), f_topic, T + np.arange(len(classes))].tolist()
+    head = np.r_[np.arange(T), T + np.searchsorted(classes, f_class), np.full(len(classes), sink)].tolist()
+    fixed = np.r_[np.rint(supply), np.full(len(f_topic), total)].astype(np.int64)
 
     def saturated(per_member: int, wanted: int) -> bool:
-        tail = np.r_[np.full(T, source), f_topic, T + np.arange(len(classes))].tolist()
-        head = np.r_[np.arange(T), column, np.full(len(classes), sink)].tolist()
-        caps = np.r_[np.rint(supply), np.full(arcs, total), count[classes] * per_member].astype(np.int64).tolist()
+        caps = np.r_[fixed, count[classes].astype(np.int64) * per_member].tolist()
         return max_flow(sink + 1, tail, head, caps, source, sink) == wanted
 
     if not saturated(q + (r > 0), total) or (r > 0 and not saturated(q, q * members)):

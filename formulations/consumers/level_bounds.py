@@ -73,6 +73,16 @@ class Tree:
     least: int                # balance-free least cross-rack partitions X
     pairs: "Pairs"            # the subscriptions, and which may read each group at its least cost
 
+    @property
+    def q(self) -> int:
+        """``⌊P / M⌋`` over every member (the count the coupling, the certificate and its floor read around)."""
+        return self.total // len(self.space.member_class)
+
+    @property
+    def extra(self) -> int:
+        """``r = P - q M``: the partitions left once every member holds ``q``."""
+        return self.total - self.q * len(self.space.member_class)
+
 
 @dataclass(frozen=True)
 class Pairs:

@@ -91,11 +91,10 @@ def rows(tr: Tree) -> Rows | None:
     members = len(sp.member_class)
     if pr.members.sum() != members:
         return None
-    q = tr.total // members
     keep, others = owned_by_topic(tr)
     classes = pr.classes[others > 0]
     subs = np.vstack([sp.member_of[pr.classes[tr.owner_pos]], sp.member_of[classes]]).astype(bool)
-    return Rows(q, tr.total - q * members, subs, np.vstack([keep, np.zeros((len(classes), keep.shape[1]))]),
+    return Rows(tr.q, tr.extra, subs, np.vstack([keep, np.zeros((len(classes), keep.shape[1]))]),
                 np.r_[np.ones(len(keep)), others[others > 0]].astype(np.float64),
                 np.asarray(sp.sizes, dtype=np.float64))
 

@@ -87,15 +87,14 @@ def stopped_gainers(keep: np.ndarray, slack: np.ndarray, state: np.ndarray,
 def coupling(tr: Tree) -> Coupling:
     """The coupling of the tree's group (its keepable partitions at the least cross-rack cost)."""
     sp, pr = tr.space, tr.pairs
-    members = len(sp.member_class)
-    q = tr.total // members
+    q = tr.q
     keep, others = owned_by_topic(tr)                                # (owners, topics), per class
     owned = keep.sum(axis=1)
     topics = sp.member_of[pr.classes].astype(np.float64)           # (classes with topics, topics)
     low = owned <= q - 1
     sinks = np.vstack([topics[others > 0], topics[tr.owner_pos[low]]])
     weight = np.r_[others[others > 0], np.ones(int(low.sum()))]
-    return Coupling(q, tr.total - q * members, keep[owned >= q + 1], sinks, weight)
+    return Coupling(q, tr.extra, keep[owned >= q + 1], sinks, weight)
 
 
 def best_split(c: Coupling, until: float) -> tuple[float, np.ndarray, bool]:

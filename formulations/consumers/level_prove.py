@@ -71,10 +71,9 @@ def floor_at_q(instance: ConsumersInstance, tr: Tree) -> int:
     """The objective with every member at ``q`` and no flow to meet: the least cross-rack count (times the
     owned partitions and one, as the objective weighs it), then the owned partitions less
     ``Σ_m min(k_m, q)`` (keepable ones, at that count)."""
-    q = tr.total // len(tr.space.member_class)
     owned = len(owners(instance))
     keepable = np.asarray(tr.keep.sum(axis=1)).ravel()
-    return (owned + 1) * tr.least + owned - int(np.minimum(keepable, q).sum())
+    return (owned + 1) * tr.least + owned - int(np.minimum(keepable, tr.q).sum())
 
 
 def certified_bound(instance: ConsumersInstance, tr: Tree, until: float) -> tuple[int | None, dict]:
