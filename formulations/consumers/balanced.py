@@ -123,9 +123,8 @@ from kipopt.instance import ConsumersInstance
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
 
-from kipopt.formulations.consumers.decmin import (BalanceFace, BalancedProblem,  # noqa: F401 (re-exported)
-                                                  balance_face, balanced_problem, free_bound, layout_cross,
-                                                  layout_objective, read_back, solve_balanced, _uniform)
+from kipopt.formulations.consumers.decmin import (balance_face, free_bound,  # noqa: F401 (balance_face re-exported)
+                                                  layout_cross, layout_objective, solve_balanced, _uniform)
 from kipopt.formulations.consumers.groups import Layout, cheapest, layout, least_cross  # noqa: F401 (re-exported)
 from kipopt.formulations.consumers.greedy import greedy_balanced  # noqa: F401  (re-exported: the fallback)
 from kipopt.formulations.consumers import level_prove

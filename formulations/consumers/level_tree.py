@@ -60,9 +60,7 @@ price the partition groups' supply rows for the Lagrangian bound of
 :mod:`~kipopt.formulations.consumers.level_lagrange`, where every node's own part is solved afresh (each
 member at its base level or one above, the cheapest partitions greedily): a leaf that bound puts above
 the best answer is settled with no LP (:func:`~kipopt.formulations.consumers.level_lagrange.priced_out`,
-stat ``level_priced``), and a box takes the better of it and weak duality. At 100,000 x 5,000 every leaf
-LP the tree solved after the sweep (21 by interior point, 2-3 s each) was settled so, and the proof took
-8.6-9.2 s end to end instead of 46.
+stat ``level_priced``), and a box takes the better of it and weak duality.
 
 Two leaves at a time. A large leaf LP (interior point, in a child: above
 :attr:`WarmLP.WARM_COLUMNS <kipopt.formulations.highs.WarmLP.WARM_COLUMNS>`) keeps one core busy while
@@ -71,34 +69,24 @@ guess with its lower neighbour at once and then two steps ahead at a time, and a
 beside the leaf of least bound in line, wherever it stands among the boxes (neither settled by the
 carried duals), each in a child of its own
 (:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each`); with no other leaf in line,
-beside the vector nearest it in the box of least bound (``level_policy.SPECULATIVE_PARTNERS``). At 1,000,000 x
-10,000 (120 s, two threads) the tree then reaches 243,632 against the answer 243,636 (gap 0.0016 %;
-0.40 % one at a time); 100,000 x 5,000 is proven in 46 s (71 s with leaf partners only).
+beside the vector nearest it in the box of least bound (``level_policy.SPECULATIVE_PARTNERS``).
 
 A start made beside. Where a second core is allowed, the tree's index, arcs and first leaf LP (the
 sweep's first vector when the dec-min members hold ``⌊P / M⌋`` or one more) are made in a thread during
-the dec-min stages (:mod:`~kipopt.formulations.consumers.level_start`; ``start``): at 10,000 x 1,000
-the whole run takes 0.95-1.16 s end to end instead of 1.28-1.39 s (0.95-1.00 s, always proven, once the
-bounds by carried duals reused their family's entry columns and the read-backs cost less).
+the dec-min stages (:mod:`~kipopt.formulations.consumers.level_start`; ``start``).
 
 Early answers. Given the dec-min answer, the search runs the sweep of
 :mod:`~kipopt.formulations.consumers.level_local` once the root box is shaved, or on groups with large
 leaf LPs once cheap closed-form boxes have raised the bound (when, and for how long: the constants at
 the end of that module): the vectors that lower the least loads of every topic outside the ``r``
-largest by one, each bounded by its leaf LP and rounded to an answer. At 10,000 x 1,000 it finds the
-optimum (2,388) in 0.6 s, which the tree then proves in 96 boxes where it took 156 to find and prove
-it; at 100,000 x 5,000 it gives 23,549 within the 10 s target (the tree's first leaf: 23,877). On the
-paper grid's 40 mixed groups of 10,000 partitions over 100 members (60 s each) their exact solves took
-613 s in all instead of 714 (median 12.0 s instead of 15.8 s; the same 38 proven). After the sweep, the
-topic set the count coupling proposes (:mod:`~kipopt.formulations.consumers.level_coupling`: the members
-that go down need every topic low, the owners that go up their partitions in the high set) is scored the
-same way when the sweep did not try it: on one of the paper grid's 100,000 x 1,000 x 50 groups it holds
-10,094 where the sweep's best held 10,101. Once the search has run 10 s without ending, where one topic is
+largest by one, each bounded by its leaf LP and rounded to an answer. After the sweep, the topic set
+the count coupling proposes (:mod:`~kipopt.formulations.consumers.level_coupling`: the members that go
+down need every topic low, the owners that go up their partitions in the high set) is scored the same
+way when the sweep did not try it; once the search has run 10 s without ending, where one topic is
 overloaded, so is the set a local search under the hot topic's bound proposes
-(:mod:`~kipopt.formulations.consumers.level_hot`): on the other four of those groups 12,471, 10,286, 10,714
-and 11,146 where the tree answered 12,473, 10,291, 10,720 and 11,149. Then, on small groups, the descent of that module improves
-the answer in hand from its least loads: best first on flat bounds reaches single vectors in no useful
-order, and every bound prunes more below a better answer.
+(:mod:`~kipopt.formulations.consumers.level_hot`). Then, on small groups, the descent of that module
+improves the answer in hand from its least loads: best first on flat bounds reaches single vectors in
+no useful order, and every bound prunes more below a better answer.
 
 Narrow boxes in one MILP. Where the leaves pile up (from ``level_policy.CUBE_AFTER_LEAVES`` leaf LPs on), a box
 at most :data:`~kipopt.formulations.consumers.level_box.CUBE_WIDTH` wide per topic, with at least
@@ -109,10 +97,8 @@ its vector straight to the leaf MILP (an answer at once), and a MILP stopped by 
 leaves the box split as any other, with its bound, and its parts searched by leaves only until a
 better answer turns up (:data:`~kipopt.formulations.consumers.level_box.CUBE_TIME_SHARE`).
 
-Measured on the production grid's 40 groups of 10,000 partitions, 100 members and 20 topics (60 s, one
-thread): before box LPs and the descent, 4 proven (median gap 13.9 %); with a transportation LP per
-box, 7; with the box relaxations, 38; with the shave by duals and the cutoffs' duals carried, all 40
-(263 s in all, median 4.8 s, the slowest 30 s: the paper's data).
+What each of these parts gained, measured when it landed: ``benchmarks/history/exact_balanced.md``
+(section "The level tree's parts").
 """
 
 from __future__ import annotations
