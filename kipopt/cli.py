@@ -49,7 +49,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     instance = load_instance(args.instance)
     evaluation = evaluate_answer(instance, load_answer(instance, args.solution))
     _print_json(evaluation.to_dict())
-    return 0 if evaluation.feasible else 1  # as a line of evaluate --batch: 1 when the assignment breaks a rule
+    if evaluation.feasible:
+        return 0
+    # as a line of evaluate --batch: 1 when the assignment breaks a rule, said on stderr as check and solve do
+    broken = ", ".join(f"{v.rule} ({v.count}{': ' + v.examples[0] if v.examples else ''})"
+                       for v in evaluation.violations)
+    print(f"kipopt evaluate: {evaluation.family}: the assignment breaks {broken}: NOT feasible", file=sys.stderr)
+    return 1
 
 
 def cmd_solve(args: argparse.Namespace) -> int:

@@ -91,8 +91,12 @@ def test_unknown_method_names_the_rules(cooperative, tmp_path, capsys):
 def test_evaluate_exits_alike_alone_and_in_batch(cooperative, capsys):
     inst_obj, _, inst, sol, partial = cooperative[1]
     for path, status_expected in ((sol, 0), (partial, 1)):
-        status, evaluation, _ = _run(["evaluate", inst, path], capsys)
+        status, evaluation, err = _run(["evaluate", inst, path], capsys)
         assert status == status_expected and evaluation["feasible"] is (status_expected == 0)
+        # exit 1 is said on stderr, one line naming each rule broken (as check and solve say theirs)
+        rules = [v["rule"] for v in evaluation["violations"]]
+        assert (err.strip().splitlines() == []) if status == 0 else \
+            (len(err.strip().splitlines()) == 1 and all(r in err for r in rules) and "NOT feasible" in err)
         line = {"id": 1, "instance": to_dict(inst_obj), "solution": json.load(open(path))}
         oracle = Oracle("evaluate")
         out = io.StringIO()

@@ -322,6 +322,10 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     """
     t0 = time.perf_counter()
     lay = layout(instance)
+    if not any(g.size for g in lay.groups):  # no subscribed topic has a partition: one assignment, the empty one
+        empty = {member: () for member in lay.members}
+        value = layout_objective(instance, lay, empty)
+        return MethodResult(empty, Status.OPTIMAL, value, value, info={"stages": "none: nothing to assign"})
     limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
     deadline = options.deadline_at if options.deadline_at is not None else t0 + limit
     early = None if _uniform(lay) else (start_beside(instance, lay, options.threads, deadline)

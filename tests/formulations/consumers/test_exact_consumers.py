@@ -300,3 +300,28 @@ def test_the_tree_keeps_the_whole_time_when_the_milp_build_would_not_fit():
     (tree_stage, turn), (milp_stage, _) = B._stage_order(lay, 600, 50_000)   # 7.5 s of estimated build, 30 s to fit
     assert (tree_stage, milp_stage) == (B._tree_stage, B._milp_stage)
     assert turn(100.0) == 50.0 and turn(40.0) == 40.0
+
+
+@pytest.mark.parametrize("emptied", ["no topics", "no subscriptions", "owners subscribe to nothing"])
+def test_nothing_to_assign_is_proven(emptied):
+    """A group none of whose members subscribes to a topic with partitions has one assignment, the empty one:
+    every exact method proves it (it was answered ``feasible`` with a fallback message by ``exact.balanced``)."""
+    doc = json.loads(json.dumps(_nothing_doc()))
+    if emptied == "no topics":
+        doc["topics"] = {}
+    for m in doc["members"]:
+        m["topics"] = []
+        if emptied != "owners subscribe to nothing":
+            m["owned"] = []
+    inst = from_dict(doc)
+    for method in ("exact.balanced", "exact.range"):
+        sol = solve(inst, method)
+        assert sol.status is Status.OPTIMAL and sol.objective == sol.bound
+        assert all(not partitions for partitions in sol.assignment.values())
+        assert set(sol.assignment) == {m["id"] for m in doc["members"]}
+
+
+def _nothing_doc() -> dict:
+    from kipopt.instance import to_dict
+    return to_dict(generate("consumers", 3, partitions=40, members=6, topics=3, static_members=0.5,
+                            subscriptions="mixed"))
