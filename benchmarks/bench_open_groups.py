@@ -43,9 +43,14 @@ the groups (the grid's seeds and parameters) and prints, per group:
   smallest topics below ``q - 1`` over the set's own two-level bound, and how many of those bounds pass the
   local search's set's bound.
 
+* with ``--every-vector SETS`` (alone): the bound over every level vector whose topics at ``q`` or above are
+  one set (:func:`~kipopt.formulations.consumers.level_hot_deep.every_vector_bound`) at the local search's
+  set, its multipliers, seconds and the floor it gives there, and on ``SETS`` random sets how many it puts
+  above the set's two-level bound, and by how much at most.
+
 Run: ``nice python benchmarks/bench_open_groups.py [--seeds 0,1,2,3,4] [--search-seconds 5]
-[--certify SECONDS] [--hot SECONDS] [--hot-sets N] [--hot-answer VALUE] [--hot-deep SETS]``. Exit status 0 (an
-analysis, no target).
+[--certify SECONDS] [--hot SECONDS] [--hot-sets N] [--hot-answer VALUE] [--hot-deep SETS]
+[--every-vector SETS]``. Exit status 0 (an analysis, no target).
 
 Measured 2026-11-30, evening (``--hot-deep 30``, two runs side by side, under 2 minutes)::
 
@@ -60,6 +65,18 @@ Putting topics below ``q - 1`` costs far more than the units their deep members 
 bound is each group's target, one topic below brings it down by 65 to 89; on random sets, the excess is
 never positive. A search over the sets with this bound, and one for topics above ``q``, would complete the
 certificate over every level vector with the hot topic's flow (not built).
+
+Measured 2026-11-30, late evening (``--every-vector 30``, nice, 20 s)::
+
+    seed two-level every vector     θ     ν  in s   floor  sets above most above
+       0       125          125  1.00  1.00  0.13  12,471    30    12        634
+       1        91           91  1.00  1.00  0.08  10,286    30    29        218
+       2         - (no topic is overloaded)
+       3        99           99  1.00  1.00  0.11  10,714    30    22        429
+       4       101          101  1.00  1.00  0.07  11,146    30    14        502
+
+At the local search's set nothing with those topics at 100 or above, whatever the other levels, revokes
+fewer than the answer; on other sets the member-wise Lagrangian is looser than the two-level pairing.
 
 Measured 2026-11-30 (2-core machine, nice, ``--search-seconds 300``, another one-core job beside it), the
 search deciding forced topics at once::
@@ -236,7 +253,7 @@ from kipopt.formulations.consumers.level_bounds import box_bounds, tree
 from kipopt.formulations.consumers.level_certificate import certify
 from kipopt.formulations.consumers.level_coupling import best_split, coupling
 from kipopt.formulations.consumers.level_hot import hot_rows, hot_search
-from kipopt.formulations.consumers.level_hot_deep import deep_bound
+from kipopt.formulations.consumers.level_hot_deep import deep_bound, every_vector_bound
 from kipopt.formulations.consumers.level_hot_local import best_set
 from kipopt.formulations.consumers.level_prove import floor_at_q
 from kipopt.formulations.consumers.level_search import arcs
@@ -357,6 +374,29 @@ def hot_deep(seed: int, sets: int) -> dict | None:
             "sets": sets, "gap": max(gaps) if gaps else None, "above": above}
 
 
+def every_vector(seed: int, sets: int) -> dict | None:
+    """The bound over every level vector of a top set (:func:`~kipopt.formulations.consumers.level_hot_deep.every_vector_bound`:
+    topics below ``q - 1`` and above ``q`` included) at the local search's set, and on ``sets`` random sets (``h``
+    and 1 to 19 others) how many it puts above their two-level bound, and by how much at most."""
+    inst = generate("consumers", seed, **PARAMS)
+    hot = hot_rows(tree(inst, layout(inst), restrict=True))
+    if hot is None:
+        return None
+    T, h = len(hot.rows.sizes), hot.hot
+    value, high = best_set(hot, time.perf_counter() + LOCAL_SECONDS)
+    started = time.perf_counter()
+    every, theta, nu = every_vector_bound(hot, high)
+    seconds = time.perf_counter() - started
+    rng, excess = np.random.default_rng(seed), []
+    for _ in range(sets):
+        chosen = np.arange(T) == h
+        chosen[rng.choice(np.flatnonzero(~chosen), size=int(rng.integers(1, 20)), replace=False)] = True
+        excess.append(every_vector_bound(hot, chosen)[0] - hot.bound(chosen, chosen)[0])
+    return {"seed": seed, "value": value, "every": every, "theta": theta, "nu": nu, "seconds": seconds,
+            "base": floor_at_q(inst, tree(inst, layout(inst), restrict=True)) + hot.overload, "sets": sets,
+            "above": sum(e > 0 for e in excess), "excess": max(excess) if excess else None}
+
+
 def _num(x) -> str:
     return "-" if x is None else f"{x:,.0f}"
 
@@ -378,7 +418,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hot-deep", type=int, default=None, metavar="SETS",
                         help="only the hot bound with topics below q - 1 (level_hot_deep), at the local search's set "
                              "and on SETS random sets per group")
+    parser.add_argument("--every-vector", type=int, default=None, metavar="SETS",
+                        help="only the bound over every level vector of a top set (level_hot_deep.every_vector_bound), "
+                             "at the local search's set and on SETS random sets per group")
     args = parser.parse_args(argv)
+    if args.every_vector is not None:
+        print(f"{'seed':>4} {'two-level':>9} {'every vector':>12} {'θ':>5} {'ν':>5} {'in s':>5} {'floor':>7} "
+              f"{'sets':>5} {'above':>5} {'most above':>10}")
+        for seed in (int(s) for s in args.seeds.split(",")):
+            d = every_vector(seed, args.every_vector)
+            if d is None:
+                print(f"{seed:>4} {'-':>9} (no topic is overloaded)")
+                continue
+            print(f"{seed:>4} {d['value']:>9} {d['every']:>12} {d['theta']:>5.2f} {d['nu']:>5.2f} {d['seconds']:>5.2f} "
+                  f"{_num(d['base'] - d['every']):>7} {d['sets']:>5} {d['above']:>5} {_num(d['excess']):>10}", flush=True)
+        return 0
     if args.hot_deep is not None:
         print(f"{'seed':>4} {'hot':>4} {'set bound':>9} {'|H|':>4} {'one below':>9} {'sets':>5} "
               f"{'worst gap':>9} {'above':>5}")
