@@ -347,30 +347,45 @@ def _hot(inst, tr, leaf, answer, seconds: float, sets: int = 0, seed: int = 0) -
             "local_seconds": local_seconds}
 
 
+def _hot_group(seed: int):
+    """``(instance, Hot, local search's bound, its set)`` of seed's group, or ``None`` when no topic is overloaded."""
+    inst = generate("consumers", seed, **PARAMS)
+    hot = hot_rows(tree(inst, layout(inst), restrict=True))
+    if hot is None:
+        return None
+    return (inst, hot) + best_set(hot, time.perf_counter() + LOCAL_SECONDS)
+
+
+def _random_sets(hot, seed: int, sets: int):
+    """``sets`` random sets of seed's group: ``h`` and 1 to 19 other topics each."""
+    T, rng = len(hot.rows.sizes), np.random.default_rng(seed)
+    for _ in range(sets):
+        chosen = np.arange(T) == hot.hot
+        chosen[rng.choice(np.flatnonzero(~chosen), size=int(rng.integers(1, 20)), replace=False)] = True
+        yield chosen
+
+
 def hot_deep(seed: int, sets: int) -> dict | None:
     """The hot bound with topics below ``q - 1`` (:func:`~kipopt.formulations.consumers.level_hot_deep.deep_bound`)
     at the local search's set, each topic outside it put below ``q - 1`` alone, and on ``sets`` random sets
     (``h`` and 1 to 19 others) one or two of the twelve smallest topics outside the set: against the set's own
     two-level bound."""
-    inst = generate("consumers", seed, **PARAMS)
-    hot = hot_rows(tree(inst, layout(inst), restrict=True))
-    if hot is None:
+    group = _hot_group(seed)
+    if group is None:
         return None
-    T, h = len(hot.rows.sizes), hot.hot
-    value, high = best_set(hot, time.perf_counter() + LOCAL_SECONDS)
+    _, hot, value, high = group
+    T = len(hot.rows.sizes)
     one = np.eye(T, dtype=bool)
     singles = [deep_bound(hot, high, one[t]) for t in np.flatnonzero(~high)]
-    rng, smallest, gaps, above = np.random.default_rng(seed), np.argsort(hot.rows.sizes)[:12], [], 0
-    for _ in range(sets):
-        chosen = np.arange(T) == h
-        chosen[rng.choice(np.flatnonzero(~chosen), size=int(rng.integers(1, 20)), replace=False)] = True
+    smallest, gaps, above = np.argsort(hot.rows.sizes)[:12], [], 0
+    for chosen in _random_sets(hot, seed, sets):
         two = deep_bound(hot, chosen, np.zeros(T, dtype=bool))
         outside = [t for t in smallest if not chosen[t]]
         lows = [one[t] for t in outside] + [one[a] | one[b] for a, b in itertools.combinations(outside[:6], 2)]
         worst = max(deep_bound(hot, chosen, low) for low in lows)
         gaps.append(worst - two)
         above += worst > value
-    return {"seed": seed, "topic": h, "value": value, "size": int(high.sum()), "single": max(singles),
+    return {"seed": seed, "topic": hot.hot, "value": value, "size": int(high.sum()), "single": max(singles),
             "sets": sets, "gap": max(gaps) if gaps else None, "above": above}
 
 
@@ -378,23 +393,28 @@ def every_vector(seed: int, sets: int) -> dict | None:
     """The bound over every level vector of a top set (:func:`~kipopt.formulations.consumers.level_hot_deep.every_vector_bound`:
     topics below ``q - 1`` and above ``q`` included) at the local search's set, and on ``sets`` random sets (``h``
     and 1 to 19 others) how many it puts above their two-level bound, and by how much at most."""
-    inst = generate("consumers", seed, **PARAMS)
-    hot = hot_rows(tree(inst, layout(inst), restrict=True))
-    if hot is None:
+    group = _hot_group(seed)
+    if group is None:
         return None
-    T, h = len(hot.rows.sizes), hot.hot
-    value, high = best_set(hot, time.perf_counter() + LOCAL_SECONDS)
+    inst, hot, value, high = group
     started = time.perf_counter()
     every, theta, nu = every_vector_bound(hot, high)
     seconds = time.perf_counter() - started
-    rng, excess = np.random.default_rng(seed), []
-    for _ in range(sets):
-        chosen = np.arange(T) == h
-        chosen[rng.choice(np.flatnonzero(~chosen), size=int(rng.integers(1, 20)), replace=False)] = True
+    excess = []
+    for chosen in _random_sets(hot, seed, sets):
         excess.append(every_vector_bound(hot, chosen)[0] - hot.bound(chosen, chosen)[0])
     return {"seed": seed, "value": value, "every": every, "theta": theta, "nu": nu, "seconds": seconds,
             "base": floor_at_q(inst, tree(inst, layout(inst), restrict=True)) + hot.overload, "sets": sets,
             "above": sum(e > 0 for e in excess), "excess": max(excess) if excess else None}
+
+
+def _each(seeds: list[int], measure, header: str, line) -> int:
+    """One table: ``header``, then per seed ``line(measure(seed))``, or a note where no topic is overloaded."""
+    print(header)
+    for seed in seeds:
+        d = measure(seed)
+        print(f"{seed:>4} " + ("   - (no topic is overloaded)" if d is None else line(d)), flush=True)
+    return 0
 
 
 def _num(x) -> str:
@@ -422,32 +442,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="only the bound over every level vector of a top set (level_hot_deep.every_vector_bound), "
                              "at the local search's set and on SETS random sets per group")
     args = parser.parse_args(argv)
+    seeds = [int(s) for s in args.seeds.split(",")]
     if args.every_vector is not None:
-        print(f"{'seed':>4} {'two-level':>9} {'every vector':>12} {'θ':>5} {'ν':>5} {'in s':>5} {'floor':>7} "
-              f"{'sets':>5} {'above':>5} {'most above':>10}")
-        for seed in (int(s) for s in args.seeds.split(",")):
-            d = every_vector(seed, args.every_vector)
-            if d is None:
-                print(f"{seed:>4} {'-':>9} (no topic is overloaded)")
-                continue
-            print(f"{seed:>4} {d['value']:>9} {d['every']:>12} {d['theta']:>5.2f} {d['nu']:>5.2f} {d['seconds']:>5.2f} "
-                  f"{_num(d['base'] - d['every']):>7} {d['sets']:>5} {d['above']:>5} {_num(d['excess']):>10}", flush=True)
-        return 0
+        return _each(seeds, lambda seed: every_vector(seed, args.every_vector),
+                     f"{'seed':>4} {'two-level':>9} {'every vector':>12} {'θ':>5} {'ν':>5} {'in s':>5} {'floor':>7} "
+                     f"{'sets':>5} {'above':>5} {'most above':>10}",
+                     lambda d: f"{d['value']:>9} {d['every']:>12} {d['theta']:>5.2f} {d['nu']:>5.2f} "
+                               f"{d['seconds']:>5.2f} {_num(d['base'] - d['every']):>7} {d['sets']:>5} {d['above']:>5} "
+                               f"{_num(d['excess']):>10}")
     if args.hot_deep is not None:
-        print(f"{'seed':>4} {'hot':>4} {'set bound':>9} {'|H|':>4} {'one below':>9} {'sets':>5} "
-              f"{'worst gap':>9} {'above':>5}")
-        for seed in (int(s) for s in args.seeds.split(",")):
-            d = hot_deep(seed, args.hot_deep)
-            if d is None:
-                print(f"{seed:>4} {'-':>4} (no topic is overloaded)")
-                continue
-            print(f"{seed:>4} {d['topic']:>4} {d['value']:>9} {d['size']:>4} {d['single']:>9.1f} {d['sets']:>5} "
-                  f"{_num(d['gap']):>9} {d['above']:>5}", flush=True)
-        return 0
+        return _each(seeds, lambda seed: hot_deep(seed, args.hot_deep),
+                     f"{'seed':>4} {'hot':>4} {'set bound':>9} {'|H|':>4} {'one below':>9} {'sets':>5} "
+                     f"{'worst gap':>9} {'above':>5}",
+                     lambda d: f"{d['topic']:>4} {d['value']:>9} {d['size']:>4} {d['single']:>9.1f} {d['sets']:>5} "
+                               f"{_num(d['gap']):>9} {d['above']:>5}")
     print(f"{'seed':>4} {'beyond q':>9} {'beyond q+1':>10} {'closed form':>11} {'box LP':>7} {'max-min':>7} "
           f"{'closed':>6} {'in s':>5} {'|H|':>4} {'leaf LP':>8} {'answer':>7}")
     rows = []
-    for seed in (int(s) for s in args.seeds.split(",")):
+    for seed in seeds:
         r = analyse(seed, args.search_seconds, args.certify, args.hot, args.hot_sets, args.hot_answer)
         rows.append(r)
         print(f"{r['seed']:>4} {_num(r['beyond_q']):>9} {_num(r['beyond_q1']):>10} {_num(r['closed_form']):>11} "

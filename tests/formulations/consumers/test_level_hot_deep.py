@@ -49,9 +49,10 @@ SMALL = {"partitions": 60, "members": 12, "topics": 4, "racks": 3, "replication_
          "conflicts": 0.05, "subscriptions": "mixed", "owner_draw": "direct"}
 
 
-@pytest.mark.parametrize("seeds", [range(0, 30), range(30, 60)], ids=["0-29", "30-59"])
-def test_the_bound_holds_at_each_deep_level_vectors_exact_optimum(seeds):
-    checked = 0
+def _vector_optima(seeds, top: int, wanted):
+    """``(seed, hot, base, vector, optimum)`` for every overloaded topic as ``h`` of the small groups of ``seeds`` and
+    every vector in ``[q - 3, q + top]`` that ``wanted(vector, q)`` keeps and whose leaf MILP has an optimum (in
+    rule units)."""
     for seed in seeds:
         inst = generate("consumers", seed, **SMALL)
         lay = layout(inst)
@@ -62,16 +63,22 @@ def test_the_bound_holds_at_each_deep_level_vectors_exact_optimum(seeds):
             if hot is None:
                 continue
             q, base = hot.rows.q, floor_at_q(inst, tr) + hot.overload
-            for vector in itertools.product(*(range(max(int(lo), q - 3), min(int(hi), q) + 1)
+            for vector in itertools.product(*(range(max(int(lo), q - 3), min(int(hi), q + top) + 1)
                                               for lo, hi in zip(tr.lo, tr.hi))):
                 vector = np.array(vector)
-                if not (vector <= q - 2).any():
-                    continue
-                best = solve_lp(fixed_model(tr.space, vector, net).lp, integer=True)
-                if best.status == "optimal":
-                    checked += 1
-                    bound = deep_bound(hot, vector == q, vector <= q - 2)
-                    assert rule_units(tr.space, best.objective) >= base - bound - 1e-9, (seed, h, vector)
+                if wanted(vector, q):
+                    best = solve_lp(fixed_model(tr.space, vector, net).lp, integer=True)
+                    if best.status == "optimal":
+                        yield seed, hot, base, vector, rule_units(tr.space, best.objective)
+
+
+@pytest.mark.parametrize("seeds", [range(0, 30), range(30, 60)], ids=["0-29", "30-59"])
+def test_the_bound_holds_at_each_deep_level_vectors_exact_optimum(seeds):
+    checked = 0
+    for seed, hot, base, vector, optimum in _vector_optima(seeds, 0, lambda v, q: (v <= q - 2).any()):
+        checked += 1
+        q = hot.rows.q
+        assert optimum >= base - deep_bound(hot, vector == q, vector <= q - 2) - 1e-9, (seed, hot.hot, vector)
     assert checked >= 50      # 85 and 65 such vectors have a solution (seeds 0-29, 30-59)
 
 
@@ -125,29 +132,13 @@ def test_the_bound_over_every_vector_of_a_top_set_holds_at_each_vectors_exact_op
     """Vectors in ``[q - 3, q + 1]`` with a topic below ``q - 1`` or above ``q`` (none of those has a valid
     assignment small enough to enumerate), each against its leaf MILP's optimum, on small groups of the open
     cell; the bound is taken at the vector's topics at ``q`` or above."""
-    checked = 0
-    for seed in seeds:
-        inst = generate("consumers", seed, **SMALL)
-        lay = layout(inst)
-        tr = tree(inst, lay, restrict=True)
-        net = arcs(tr.space, cheapest(lay))
-        for h in range(len(tr.space.sizes)):
-            hot = hot_rows(tr, h)
-            if hot is None:
-                continue
-            q, base, memo = hot.rows.q, floor_at_q(inst, tr) + hot.overload, {}
-            for vector in itertools.product(*(range(max(int(lo), q - 3), min(int(hi), q + 1) + 1)
-                                              for lo, hi in zip(tr.lo, tr.hi))):
-                vector = np.array(vector)
-                if not ((vector <= q - 2) | (vector >= q + 1)).any():
-                    continue
-                best = solve_lp(fixed_model(tr.space, vector, net).lp, integer=True)
-                if best.status == "optimal":
-                    checked += 1
-                    top = vector >= q
-                    if top.tobytes() not in memo:
-                        memo[top.tobytes()] = every_vector_bound(hot, top)[0]
-                    assert rule_units(tr.space, best.objective) >= base - memo[top.tobytes()] - 1e-9, (seed, h, vector)
+    checked, memo = 0, {}
+    for seed, hot, base, vector, optimum in _vector_optima(seeds, 1, lambda v, q: ((v <= q - 2) | (v >= q + 1)).any()):
+        checked += 1
+        key = (seed, hot.hot, (vector >= hot.rows.q).tobytes())
+        if key not in memo:
+            memo[key] = every_vector_bound(hot, vector >= hot.rows.q)[0]
+        assert optimum >= base - memo[key] - 1e-9, (seed, hot.hot, vector)
     assert checked >= 20      # 29 and 21 (no vector with a topic above q has a solution here: the enumeration covers those)
 
 
