@@ -54,7 +54,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     # as a line of evaluate --batch: 1 when the assignment breaks a rule, said on stderr as check and solve do
     broken = ", ".join(f"{v.rule} ({v.count}{': ' + v.examples[0] if v.examples else ''})"
                        for v in evaluation.violations)
-    print(f"kipopt evaluate: {evaluation.family}: the assignment breaks {broken}: NOT feasible", file=sys.stderr)
+    line = f"kipopt evaluate: {evaluation.family}: the assignment breaks {broken}: NOT feasible"
+    print(" ".join(line.split("\n")), file=sys.stderr)   # one line, whatever the ids hold
     return 1
 
 

@@ -201,12 +201,12 @@ def _least_cut(subs: np.ndarray, lows: np.ndarray, charge: np.ndarray, cap: np.n
     topics = np.flatnonzero(lows)
     payers = np.flatnonzero((cap > 0) & (charge[:, topics] > 0).any(axis=1))
     deep = np.flatnonzero(gamma > 0)
-    if not len(topics) or (not len(payers) and not len(deep)):
+    if not len(topics):
         return float(gamma.sum())       # no topic can lie below q - 1: every deep unit is lost
+    if not len(payers) and not len(deep):
+        return 0.0
     T, P, D = len(topics), len(payers), len(deep)
     source, sink = T + P + D, T + P + D + 1
-    at = np.full(subs.shape[1], -1)
-    at[topics] = np.arange(T)
     units = 1 / STEP
     pr, pt = np.nonzero(charge[payers][:, topics] > 0)
     dr, dt = np.nonzero(subs[deep][:, topics])
