@@ -41,7 +41,10 @@ above the set's two-level bound on 12 to 29 (by up to 218 to 634), as ``ν ≥ �
 ``q + 1`` finite) prices the pairs' units badly. A node version, each member's moves taken over
 ``lo ⊆ H ⊆ hi``, was 150 to 1,900 at the nodes where the two-level search of seed 0 prunes (target 125; not
 kept): without the slots' coupling of :mod:`~kipopt.formulations.consumers.level_slots` it cannot extend
-that search to every vector.
+that search to every vector. Nor can the two-level bound plus what ``C⁻`` adds to the Lagrangian at
+``θ = ν = 1`` (where ``ν = 1`` prices the pairs exactly while enough members holding ``h`` can go up): at
+those nodes the two-level bound at ``θ = 1`` alone is already 163 to 476 (the search prunes them at ``θ``
+below 1, where the overload counts), and ``C⁻`` adds 0 to 26,419 more.
 """
 
 from __future__ import annotations
