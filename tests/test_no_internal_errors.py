@@ -73,7 +73,7 @@ def mutated(draw, document: dict) -> dict:
         if isinstance(target, dict) and draw(st.booleans()):  # rename the key instead of the value
             target[draw(st.sampled_from(["", " ", "\x00", "a\ud800", "0_0", "t-0", "-1", "x" * 300, "t\n"]))] = target.pop(last)
         else:
-            target[last] = draw(odd)
+            target[last] = copy.deepcopy(draw(odd))  # sampled values are shared objects: never mutate them
     return doc
 
 
