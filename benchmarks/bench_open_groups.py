@@ -348,12 +348,14 @@ def _hot(inst, tr, leaf, answer, seconds: float, sets: int = 0, seed: int = 0) -
 
 
 def _hot_group(seed: int):
-    """``(instance, Hot, local search's bound, its set)`` of seed's group, or ``None`` when no topic is overloaded."""
+    """``(instance, tree, Hot, local search's bound, its set)`` of seed's group, or ``None`` when no topic is
+    overloaded."""
     inst = generate("consumers", seed, **PARAMS)
-    hot = hot_rows(tree(inst, layout(inst), restrict=True))
+    tr = tree(inst, layout(inst), restrict=True)
+    hot = hot_rows(tr)
     if hot is None:
         return None
-    return (inst, hot) + best_set(hot, time.perf_counter() + LOCAL_SECONDS)
+    return (inst, tr, hot) + best_set(hot, time.perf_counter() + LOCAL_SECONDS)
 
 
 def _random_sets(hot, seed: int, sets: int):
@@ -373,7 +375,7 @@ def hot_deep(seed: int, sets: int) -> dict | None:
     group = _hot_group(seed)
     if group is None:
         return None
-    _, hot, value, high = group
+    _, _, hot, value, high = group
     T = len(hot.rows.sizes)
     one = np.eye(T, dtype=bool)
     singles = [deep_bound(hot, high, one[t]) for t in np.flatnonzero(~high)]
@@ -396,7 +398,7 @@ def every_vector(seed: int, sets: int) -> dict | None:
     group = _hot_group(seed)
     if group is None:
         return None
-    inst, hot, value, high = group
+    inst, tr, hot, value, high = group
     started = time.perf_counter()
     every, theta, nu = every_vector_bound(hot, high)
     seconds = time.perf_counter() - started
@@ -404,7 +406,7 @@ def every_vector(seed: int, sets: int) -> dict | None:
     for chosen in _random_sets(hot, seed, sets):
         excess.append(every_vector_bound(hot, chosen)[0] - hot.bound(chosen, chosen)[0])
     return {"seed": seed, "value": value, "every": every, "theta": theta, "nu": nu, "seconds": seconds,
-            "base": floor_at_q(inst, tree(inst, layout(inst), restrict=True)) + hot.overload, "sets": sets,
+            "base": floor_at_q(inst, tr) + hot.overload, "sets": sets,
             "above": sum(e > 0 for e in excess), "excess": max(excess) if excess else None}
 
 

@@ -101,18 +101,27 @@ class _Members:
     def _further(self, in_q: np.ndarray, low2: np.ndarray, theta: float) -> np.ndarray:
         """Each further unit down (beyond a member's first) the members of ``Q`` with every topic in ``C⁻`` may
         give, by its cost (the member's own step of ``f``), cheapest first; as deep as the supply lets."""
-        q, subs = self.q, self.subs
+        subs = self.subs
         deep = in_q & ~(subs & ~low2[None, :]).any(axis=1)
-        holders = (subs & in_q[:, None]).sum(axis=0)
-        least = np.where(holders > 0, np.ceil(self.sizes / np.maximum(holders, 1)) - 1, np.inf)
-        floor = np.where(subs, least[None, :], -np.inf).max(axis=1)
-        steps = []
-        for m in np.flatnonzero(deep):     # a deep member is a holder of its own topics: the floor is finite
-            lowest = int(max(floor[m], 0))
-            if lowest < q - 1:       # x from the deepest the supply lets to q - 1: each step's loss
-                xs = np.arange(lowest, q)
-                steps.append(np.diff(term(self.keep[m:m + 1], subs[m:m + 1], xs, self.h, theta)))
-        return np.sort(np.concatenate(steps)) if steps else np.zeros(0)
+        steps = _steps_below(self.keep, subs, (subs & in_q[:, None]).sum(axis=0), self.sizes, deep, self.q, self.h,
+                             theta)
+        return np.sort(np.concatenate(list(steps.values()))) if steps else np.zeros(0)
+
+
+def _steps_below(keep: np.ndarray, subs: np.ndarray, holders: np.ndarray, sizes: np.ndarray, deep: np.ndarray,
+                 q: int, h: int, theta: float) -> dict[int, np.ndarray]:
+    """Per row of ``deep`` (members of ``Q`` whose topics all lie below ``q - 1``), the step of ``f`` each unit it
+    may give below ``q - 1`` costs, from ``q - 1`` down to the deepest its topics' supply lets: a topic there is
+    held only by members of ``Q`` (``holders`` per topic) at most one above its level. A deep row holds its own
+    topics, so its floor is finite; rows whose supply lets them no lower are left out."""
+    least = np.where(holders > 0, np.ceil(sizes / np.maximum(holders, 1)) - 1, np.inf)
+    floor = np.where(subs, least[None, :], -np.inf).max(axis=1)
+    steps = {}
+    for m in np.flatnonzero(deep):
+        lowest = int(max(floor[m], 0))
+        if lowest < q - 1:
+            steps[int(m)] = np.diff(term(keep[m:m + 1], subs[m:m + 1], np.arange(lowest, q), h, theta))
+    return steps
 
 
 STEP = 0.05
@@ -169,8 +178,9 @@ def vector_lagrangian(hot: Hot, high: np.ndarray, theta: float, nu: float) -> fl
     reach = int(max(1, ((keep * held).sum(axis=1) - q + 1).max()))
     up = np.max([term(keep, held, q + j, h, theta) - at_q - j * nu for j in range(1, reach + 1)], axis=0)
     best = np.maximum(np.where(can_up, up, -np.inf), np.where(pot, term(keep, subs, q - 1, h, theta) - at_q + nu, -np.inf))
-    lows = ~high & (r.sizes <= (q - 1) * (w[pot] @ subs[pot]))      # topics the members of Q can hold below q - 1
-    gamma = _deep_units(hot, pot, lows, theta, nu) * w
+    holders = w[pot] @ subs[pot]
+    lows = ~high & (r.sizes <= (q - 1) * holders)      # topics the members of Q can hold below q - 1
+    gamma = _deep_units(hot, pot, lows, holders, theta, nu) * w
     charge = np.zeros(subs.shape)
     for t in np.flatnonzero(lows):
         without = subs.copy()
@@ -181,20 +191,16 @@ def vector_lagrangian(hot: Hot, high: np.ndarray, theta: float, nu: float) -> fl
     return float(base - _least_cut(subs, lows, charge * w[:, None], np.maximum(-best, 0.0) * w, gamma))
 
 
-def _deep_units(hot: Hot, pot: np.ndarray, lows: np.ndarray, theta: float, nu: float) -> np.ndarray:
+def _deep_units(hot: Hot, pot: np.ndarray, lows: np.ndarray, holders: np.ndarray, theta: float, nu: float
+                ) -> np.ndarray:
     """Per row, what its units below ``q - 1`` gain at ``ν`` a unit (zero unless in ``Q`` with every topic able
     to lie below ``q - 1``): each unit down to the deepest its topics' supply lets, ``ν`` less its step of
     ``f``, where positive."""
-    r, q = hot.rows, hot.rows.q
-    holders = r.weight[pot] @ r.subs[pot]
-    least = np.where(holders > 0, np.ceil(r.sizes / np.maximum(holders, 1)) - 1, np.inf)
+    r = hot.rows
     deep = pot & ~(r.subs & ~lows[None, :]).any(axis=1) & r.subs.any(axis=1)
     gain = np.zeros(len(r.weight))
-    for m in np.flatnonzero(deep):
-        lowest = int(max(np.where(r.subs[m], least, -np.inf).max(), 0))
-        if lowest < q - 1:
-            steps = np.diff(term(r.keep[m:m + 1], r.subs[m:m + 1], np.arange(lowest, q), hot.hot, theta))
-            gain[m] = np.maximum(nu - steps, 0.0).sum()
+    for m, steps in _steps_below(r.keep, r.subs, holders, r.sizes, deep, r.q, hot.hot, theta).items():
+        gain[m] = np.maximum(nu - steps, 0.0).sum()
     return gain
 
 
