@@ -185,15 +185,24 @@ def small_hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], 
     for a default-capacity map; fast for up to 7 keys (one 16-slot table, no resize, no tree bin),
     where the order is the keys stably sorted by bucket, each bucket's chain reversed under head insertion.
 
+    With ``head_insertion`` ``keys`` is the sequence of calls, a key once per call: ``computeIfAbsent``
+    resizes at the start of any call that finds the map past its threshold, one for a key already present
+    included (``groupPartitionsByTopic`` calls it once per partition), where ``put`` of a present key
+    changes nothing.
+
     >>> small_hashmap_order(["b", "a", "q"])
     ['a', 'q', 'b']
     >>> small_hashmap_order([1, 17], integer_hash), small_hashmap_order([1, 17], integer_hash, head_insertion=True)
     ([1, 17], [17, 1])
+    >>> topics = [f"topic-{c}" for c in "abcdehijlmnos"]
+    >>> small_hashmap_order(topics, head_insertion=True)[:3], small_hashmap_order(topics + ["topic-a"], head_insertion=True)[:3]
+    (['topic-h', 'topic-i', 'topic-j'], ['topic-n', 'topic-o', 'topic-s'])
     """
-    unique = list(dict.fromkeys(keys))
+    calls = list(keys)
+    unique = list(dict.fromkeys(calls))
     if len(unique) > 7:
         m = JavaHashMapOrder(hash_fn)
-        for k in unique:
+        for k in (calls if head_insertion else unique):
             m.compute_if_absent(k) if head_insertion else m.put(k)
         return m.keys()
     if head_insertion:

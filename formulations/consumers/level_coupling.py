@@ -26,6 +26,12 @@ its set holds 10,094, where the sweep's best held 10,101 (and a 600-second searc
 10,094 is the 10,158 partitions owned beyond ``q`` less its maximum 64: the answer is optimal over that
 two-level box, and :mod:`~kipopt.formulations.consumers.level_certificate` extends the bound to every
 level vector. On the other four its set's leaf LP is worse than the sweep's answer.
+
+The max-min as one MILP for HiGHS is no substitute (measured 2026-11-30 on that group, one thread, beside
+other jobs): topic, gainer and sink binaries, each gainer's knapsack row ``Σ_t k_{o,t} z_t ≥ (q + 1) g_o``
+with ``g_o ≤ z_t`` for every topic it cannot spare, ``s_j ≤ w_j (1 - z_t)``, 611 columns after presolve.
+HiGHS finds 64 but its bound is still 144 after 300 s (9,941 nodes), where this search closes in about
+100 s: the LP puts every topic half in ``H``, and branching does not repair that quickly.
 """
 
 from __future__ import annotations

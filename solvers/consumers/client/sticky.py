@@ -49,7 +49,8 @@ def user_data_partitions(owned: tuple[TP, ...], generation: int) -> tuple[TP, ..
     by_topic: dict[str, list[TP]] = {}
     for tp in owned:
         by_topic.setdefault(tp[0], []).append(tp)
-    return tuple(tp for topic in small_hashmap_order(by_topic, head_insertion=True) for tp in by_topic[topic])
+    calls = [tp[0] for tp in owned]  # one computeIfAbsent per partition
+    return tuple(tp for topic in small_hashmap_order(calls, head_insertion=True) for tp in by_topic[topic])
 
 
 def eager_inputs(instance: ConsumersInstance) -> StickyInputs:

@@ -77,10 +77,12 @@ class GroupSpec:
 def _current_assignment(owned: tuple[str, ...], ids: Mapping[str, Uuid],
                         topic_hash: Callable[[Uuid], int]) -> tuple[tuple[Uuid, tuple[int, ...]], ...]:
     sets: dict[Uuid, list[int]] = {}
+    calls = []  # one computeIfAbsent per owned partition
     for text in owned:
         name, _, p = text.rpartition("-")  # validated: "<topic>-<partition>"
+        calls.append(ids[name])
         sets.setdefault(ids[name], []).append(int(p))
-    by_compute_if_absent = small_hashmap_order(sets, topic_hash, head_insertion=True)
+    by_compute_if_absent = small_hashmap_order(calls, topic_hash, head_insertion=True)
     return tuple((tid, tuple(small_hashmap_order(sets[tid], integer_hash)))
                  for tid in small_hashmap_order(by_compute_if_absent, topic_hash))
 

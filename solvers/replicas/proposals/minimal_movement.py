@@ -120,10 +120,12 @@ class MinimalMovementReplicaBalancer:
         broker_order = hashmap_order([b for b, _ in usable if b in rack_of]
                                      + [b for b in self.involved if b not in known], integer_hash)
         members: dict[str, list[int]] = {}
+        calls = []  # groupingBy: one computeIfAbsent per broker
         for b in broker_order:  # groupingBy: a HashMap of racks, each a HashSet of brokers filled in that order
             if b in self.targets:
+                calls.append(rack_of[b])
                 members.setdefault(rack_of[b], []).append(b)
-        self.rack_order = small_hashmap_order(list(members), java_string_hash, head_insertion=True)  # groupingBy
+        self.rack_order = small_hashmap_order(calls, java_string_hash, head_insertion=True)
         self.rack_brokers = {r: hashmap_order(members[r], integer_hash) for r in self.rack_order}
 
     def _counts(self) -> None:

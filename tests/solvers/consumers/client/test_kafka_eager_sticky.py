@@ -143,6 +143,21 @@ def test_member_data_will_honor_user_data():
     assert user_data_partitions((), -1) == ()
 
 
+def test_user_data_order_after_the_map_resizes():
+    """``groupPartitionsByTopic`` calls ``computeIfAbsent`` once per partition, and a call that finds the map
+    past its threshold resizes it first, for a topic already there too. This member (seed 223846 of the
+    generator, 263 members, 19 topics) owns partitions of 13 topics: the 13th new topic (s) fills the
+    16-slot map past 12, and the next partition of s resizes it to 32 slots. Kafka's ``StickyAssignor``
+    then kept its partitions in the order n, s, h, j, m, a, b, c, d, e (javac 17, commit 1eb7644); with
+    the map left at 16 slots the order would start h, i, j."""
+    owned = ["a-7", "a-17", "a-205", "a-278", "b-185", "c-62", "c-112", "c-240", "d-97", "e-89", "e-97", "h-2",
+             "i-107", "j-94", "l-53", "m-60", "n-25", "o-28", "s-13", "s-65", "s-93"]
+    tps = tuple((f"topic-{t.split('-')[0]}", int(t.split("-")[1])) for t in owned)
+    order = list(dict.fromkeys(t[-1] for t, _ in user_data_partitions(tps, 8)))
+    assert order == list("nosh" "ijlmabcde")
+    assert list(dict.fromkeys(t[-1] for t, _ in user_data_partitions(tps[:19], 8)))[:3] == list("hij")
+
+
 def test_eager_member_ignores_nothing_it_sent_in_user_data():
     """testMemberDataWithInconsistentData: only what the user data carries counts (here: owned t-1)."""
     x = group({"t": 2}, [(["t"], ["t-1"], GEN), (["t"], [], -1)])
