@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "paper" / "data" / "conformance.json"
 CLIENT = "tests/solvers/consumers/client/data/kafka_client_vectors.json"
 SERVER = "tests/solvers/consumers/group/data/kafka_consumer_vectors.json"
+SERVER_STATIC = "tests/solvers/consumers/group/data/kafka_server_static_vectors.json"
 STREAMS = "tests/solvers/tasks/data/sticky_kafka_outputs.json"
 REASSIGN = "tests/solvers/replicas/data/sticky_partition_reassignor_java.json"
 BALANCER = "tests/solvers/replicas/data/minimal_movement_java.json"
@@ -91,17 +92,20 @@ def server_assignors() -> list[Conformance]:
     from kipopt.solvers.consumers.group.range import server_range
     from kipopt.solvers.consumers.group.spec import group_spec
     from kipopt.solvers.consumers.group.uniform import uniform_assign
-    data = _load(SERVER)
-    instances = [(generate("consumers", v["seed"], **v["params"]), v["outputs"]) for v in data["vectors"]]
-    cases, same = _count(((x, o["kafka.range"]) for x, o in instances if "kafka.range" in o),
-                         lambda c: _lists(c[0], range_assign(c[0]).assignment) == c[1])
-    out = [Conformance("kafka.range", "RangeAssignor", SERVER, "lists, in order", cases, same)]
-    for port, cls, run in (("kafka.server_uniform", "UniformAssignor", lambda x: uniform_assign(group_spec(x))),
-                           ("kafka.server_range", "RangeAssignor (coordinator)",
-                            lambda x: server_range(group_spec(x)))):
-        cases, same = _count(((x, o[port]) for x, o in instances if port in o),
-                             lambda c: _sets(run(c[0])) == _sets(c[1]))
-        out.append(Conformance(port, cls, SERVER, "sets per member", cases, same))
+    out = []
+    for source in (SERVER, SERVER_STATIC):  # the second: every group with static members
+        data = _load(source)
+        instances = [(generate("consumers", v["seed"], **v["params"]), v["outputs"]) for v in data["vectors"]]
+        if any("kafka.range" in o for _, o in instances):
+            cases, same = _count(((x, o["kafka.range"]) for x, o in instances if "kafka.range" in o),
+                                 lambda c: _lists(c[0], range_assign(c[0]).assignment) == c[1])
+            out.append(Conformance("kafka.range", "RangeAssignor", source, "lists, in order", cases, same))
+        for port, cls, run in (("kafka.server_uniform", "UniformAssignor", lambda x: uniform_assign(group_spec(x))),
+                               ("kafka.server_range", "RangeAssignor (coordinator)",
+                                lambda x: server_range(group_spec(x)))):
+            cases, same = _count(((x, o[port]) for x, o in instances if port in o),
+                                 lambda c: _sets(run(c[0])) == _sets(c[1]))
+            out.append(Conformance(port, cls, source, "sets per member", cases, same))
     return out
 
 

@@ -387,6 +387,26 @@ def test_ports_reproduce_kafkas_real_outputs(vector):
     assert as_sets(server_range(spec)) == as_sets(outputs["kafka.server_range"])
 
 
+STATIC = __import__("json").loads((__import__("pathlib").Path(__file__).parent / "data" / "kafka_server_static_vectors.json")
+                                  .read_text())
+
+
+def test_static_vectors_cover_what_the_instance_id_decides():
+    params = [v["params"] for v in STATIC["vectors"]]
+    assert STATIC["kafka_commit"] == "1eb7644349cb07139d6a3c1ad1986979647cac99" and len(params) >= 40
+    assert {p["static_members"] for p in params} == {0.3, 0.6, 1.0}
+    assert {p["subscriptions"] for p in params} == {"equal", "mixed"} and max(p["members"] for p in params) >= 100
+
+
+@pytest.mark.parametrize("vector", STATIC["vectors"], ids=lambda v: f"seed{v['seed']}")
+def test_ports_reproduce_kafkas_server_assignors_with_static_members(vector):
+    """Kafka's group-coordinator ``UniformAssignor`` and ``RangeAssignor`` (commit 1eb7644, javac 17) on groups
+    with static members; ``RangeAssignor`` orders them by instance id before the dynamic ones."""
+    spec = group_spec(generate("consumers", vector["seed"], **vector["params"]))
+    outputs = vector["outputs"]
+    assert as_sets(uniform_assign(spec)) == as_sets(outputs["kafka.server_uniform"])
+    assert as_sets(server_range(spec)) == as_sets(outputs["kafka.server_range"])
+
 def test_server_range_equals_client_range_without_rack_matching():
     """Reference §9: whenever client range does not turn rack-aware, server range gives the same sets."""
     compared = 0
