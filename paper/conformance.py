@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "paper" / "data" / "conformance.json"
 CLIENT = "tests/solvers/consumers/client/data/kafka_client_vectors.json"
+COLLISIONS = "tests/solvers/consumers/client/data/kafka_client_collisions.json"
 SERVER = "tests/solvers/consumers/group/data/kafka_consumer_vectors.json"
 SERVER_STATIC = "tests/solvers/consumers/group/data/kafka_server_static_vectors.json"
 STREAMS = "tests/solvers/tasks/data/sticky_kafka_outputs.json"
@@ -75,13 +76,15 @@ def client_assignors() -> list[Conformance]:
                                      lambda x: cooperative_sticky_assign(sticky_inputs(x)).partial),
         "kafka.eager_sticky": ("StickyAssignor", lambda x: eager_sticky_assign(x).assignment),
     }
-    data = _load(CLIENT)
-    instances = [(generate("consumers", v["seed"], **v["params"]), v["outputs"]) for v in data["vectors"]]
+    from kipopt.instance import from_dict
     out = []
-    for port, (cls, run) in ports.items():
-        cases, same = _count(((x, o[port]) for x, o in instances if port in o),
-                             lambda c: _lists(c[0], run(c[0])) == c[1])
-        out.append(Conformance(port, cls, CLIENT, "lists, in order", cases, same))
+    for source, instances in (
+            (CLIENT, [(generate("consumers", v["seed"], **v["params"]), v["outputs"]) for v in _load(CLIENT)["vectors"]]),
+            (COLLISIONS, [(from_dict(c["instance"]), c["outputs"]) for c in _load(COLLISIONS)["cases"]])):
+        for port, (cls, run) in ports.items():
+            cases, same = _count(((x, {m.id: o[port].get(m.id, []) for m in x.members}) for x, o in instances
+                                  if port in o), lambda c: _lists(c[0], run(c[0])) == c[1])
+            out.append(Conformance(port, cls, source, "lists, in order", cases, same))
     return out
 
 

@@ -22,6 +22,7 @@ from typing import Mapping
 
 from kipopt.instance import java_string_key
 from kipopt.solvers.consumers.client.sticky_inputs import TP, RackInfo, StickyAssignorError, StickyInputs, java_sorted
+from kipopt.solvers.java_util import hashmap_order
 
 
 class ConstrainedAssignmentBuilder:
@@ -60,7 +61,10 @@ class ConstrainedAssignmentBuilder:
     # ------------------------------------------------------------------ step 1
 
     def _assign_owned_partitions(self) -> None:
-        for consumer, owned in self.owned.items():
+        # consumerToOwnedPartitions is a second HashMap, filled by put in the subscriptions map's order: where
+        # member ids collide into a tree bin its order is not the subscriptions map's
+        for consumer in hashmap_order(self.owned):
+            owned = self.owned[consumer]
             kept = []
             for tp in owned:
                 if self.rack_info.racks_mismatch(consumer, tp):

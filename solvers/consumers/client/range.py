@@ -137,10 +137,12 @@ class _Queue:
 
 
 def _topic_order(instance: ConsumersInstance) -> list[str]:
-    """``partitionsPerTopic``'s HashMap order: topics added member by member, members in HashMap order."""
+    """``partitionsPerTopic``'s HashMap order: filled by put in the order of the HashSet of subscribed topics,
+    itself added member by member, members in HashMap order (the two orders part where topic names collide
+    into a tree bin)."""
     by_id = instance.member_by_id
     members = hashmap_order(m.id for m in instance.members)
-    return hashmap_order(t for mid in members for t in by_id[mid].topics)
+    return hashmap_order(hashmap_order(t for mid in members for t in by_id[mid].topics))
 
 
 def _states(instance: ConsumersInstance, prefer_rack_aware_logic: bool) -> list[_TopicState]:

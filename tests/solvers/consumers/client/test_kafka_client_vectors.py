@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kipopt.datasets import generate
-from kipopt.instance import ConsumersInstance
+from kipopt.instance import ConsumersInstance, from_dict
 from kipopt.solvers.consumers.client.abstract_sticky import sticky_inputs
 from kipopt.solvers.consumers.client.cooperative_sticky import cooperative_sticky_assign
 from kipopt.solvers.consumers.client.range import range_assign
@@ -58,3 +58,19 @@ def test_ports_reproduce_kafkas_client_assignors(vector):
     mine = ports(instance)
     for method, java in vector["outputs"].items():
         assert mine[method] == java, method
+
+
+COLLISIONS = json.loads((Path(__file__).parent / "data" / "kafka_client_collisions.json").read_text())
+
+
+@pytest.mark.parametrize("case", COLLISIONS["cases"], ids=lambda c: c["name"])
+def test_ports_follow_java_where_hash_codes_collide(case):
+    """Topic names or member ids sharing one ``String.hashCode`` put tree bins in Java's maps, and then a
+    HashMap filled in another HashMap's order iterates differently from it: ``partitionsPerTopic`` (filled
+    from the HashSet of subscribed topics) and the sticky ``consumerToOwnedPartitions`` (filled from the
+    subscriptions map). Kafka's lists, in order, for all four ports."""
+    assert COLLISIONS["kafka_commit"] == "1eb7644349cb07139d6a3c1ad1986979647cac99"
+    instance = from_dict(case["instance"])
+    mine = ports(instance)
+    for method, java in case["outputs"].items():
+        assert mine[method] == {m.id: java.get(m.id, []) for m in instance.members}, method
