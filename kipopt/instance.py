@@ -119,6 +119,9 @@ def _read_replicas(d: dict) -> ReplicasInstance:
                                           "(the answer would not fit in memory)")
     start_index = r.integer(d.get("start_index", 0), "start_index", 0, r.JAVA_INT_MAX)
     start_pid = r.integer(d.get("start_partition_id", 0), "start_partition_id", 0, r.JAVA_INT_MAX)
+    if start_pid + partitions - 1 > r.JAVA_INT_MAX:
+        raise InstanceError("start_partition_id", f"partition ids {start_pid:,} to {start_pid + partitions - 1:,} "
+                                                  f"pass {r.JAVA_INT_MAX:,}: Kafka's partition ids are Java ints")
     current = None
     if "current" in d:
         current = {}

@@ -12,6 +12,16 @@ _ADDEND = 0xB
 _MASK48 = (1 << 48) - 1
 
 
+def to_int16(x: int) -> int:
+    """Wrap an integer to Java ``short`` (two's complement, 16 bits), as a ``(short)`` cast does.
+
+    >>> to_int16(32767), to_int16(32768), to_int16(65537)
+    (32767, -32768, 1)
+    """
+    x &= 0xFFFF
+    return x - 0x10000 if x >= 0x8000 else x
+
+
 def to_int32(x: int) -> int:
     """Wrap an integer to Java ``int`` (two's complement, 32 bits).
 

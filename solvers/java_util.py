@@ -38,6 +38,6 @@ from kipopt.solvers.java_keys import (java_string_hash, string_order, task_id_ha
                                       task_id_order, topic_partition_hash, topic_uuid, uuid_from_string, uuid_hash,
                                       uuid_order)
 from kipopt.solvers.java_numbers import (JavaRandom, collections_shuffle, java_rem,  # noqa: F401 (re-exported)
-                                         to_int32, to_int64)
+                                         to_int16, to_int32, to_int64)
 from kipopt.solvers.java_priority_queue import JavaPriorityQueue  # noqa: F401 (re-exported)
 from kipopt.solvers.java_tree_bin import KeyOrder, TreeBin, TreeTieError  # noqa: F401 (re-exported)

@@ -159,3 +159,24 @@ def test_a_rule_restating_an_evaluator_rule_is_reported_once(toy_registry, insta
     both = {"p1": TaskRoles(("0_0", "0_1")), "p2": TaskRoles(("0_0",))}
     names = [v["rule"] for v in check(instance, both, rule="toy").to_dict()["violations"]]
     assert sorted(names) == ["active_count_changed", "duplicate_active"]
+
+
+def _identity_hash_tie(instance, options):
+    from kipopt.solvers.java_tree_bin import TreeTieError
+    raise TreeTieError("keys 'a' and 'b' share a hash in a java.util.HashMap tree bin")
+
+
+def _not_implemented(instance, options):
+    raise NotImplementedError("a port's own gap")
+
+
+def test_a_java_identity_hash_order_is_a_refusal_not_an_internal_error(toy_registry, instance, monkeypatch):
+    """Where Kafka's answer hangs on ``System.identityHashCode`` there is nothing to reproduce: the method does
+    not apply (exit 2, a message naming why), while any other ``NotImplementedError`` stays an internal error."""
+    from kipopt.errors import NotApplicableError
+    toy_registry["kafka.toy_tie"] = Method("kafka.toy_tie", "tasks", "toy", _identity_hash_tie, "tie")
+    toy_registry["kafka.toy_gap"] = Method("kafka.toy_gap", "tasks", "toy", _not_implemented, "gap")
+    with pytest.raises(NotApplicableError, match="changes from run to run"):
+        solve(instance, "kafka.toy_tie")
+    with pytest.raises(NotImplementedError, match="own gap"):
+        solve(instance, "kafka.toy_gap")

@@ -278,3 +278,11 @@ def test_group_instance_ids_are_optional_unique_and_round_trip():
         from_dict(doc)
     assert info.value.field == "members[1].group_instance_id"
     assert "listed twice" in info.value.message
+
+
+def test_partition_ids_stay_java_ints():
+    """Kafka's partition ids are ints: AdminUtils would wrap the last ids to negative ones, which no topic has."""
+    base = {"format": 1, "family": "replicas", "brokers": [{"id": 0}], "replication_factor": 1}
+    assert from_dict({**base, "partitions": 1, "start_partition_id": 2 ** 31 - 1}).start_partition_id == 2 ** 31 - 1
+    with pytest.raises(InstanceError, match=r"^start_partition_id: partition ids 2,147,483,646 to 2,147,483,648"):
+        from_dict({**base, "partitions": 3, "start_partition_id": 2 ** 31 - 2})

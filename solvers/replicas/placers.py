@@ -22,14 +22,16 @@ AdminUtils) become ``status: infeasible`` with Kafka's message and no assignment
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Protocol
 
+from kipopt.errors import NotApplicableError
 from kipopt.instance import ReplicasInstance, java_string_key
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
-from kipopt.solvers.java_util import JavaHashMapOrder, JavaRandom, collections_shuffle, java_rem, \
-    java_string_hash, to_int32
+from kipopt.solvers.java_util import JavaHashMapOrder, JavaRandom, TreeTieError, collections_shuffle, hashmap_order, java_rem, \
+    java_string_hash, spread_hash, to_int16, to_int32
 
 
 class KafkaRefusal(Exception):
@@ -203,13 +205,40 @@ def _optional_hash(rack: str | None) -> int:
     return 0 if rack is None else java_string_hash(rack)
 
 
+def _rack_hash_order(names: list[str | None], racks: Mapping[str | None, Rack]) -> list[str | None]:
+    """The iteration order of ``RackList.racks`` (a ``HashMap<Optional<String>, Rack>`` filled by ``put`` in
+    first-seen order). Where rack names share a ``String.hashCode`` in a tree bin Java orders them by
+    ``System.identityHashCode`` (``Optional`` is not ``Comparable``), which changes from run to run. That
+    order cannot change the placement when every rack that may ever share a tree bin with such names (a bin
+    exists only in a table of 64 or more, so: every rack in their residue class modulo 64) holds one broker:
+    each then draws one ``nextInt(1)`` in ``initialize``, whatever its place. Then any tie-break gives Kafka's
+    answer; otherwise there is none to reproduce, and the method does not apply."""
+    try:
+        return hashmap_order(names, _optional_hash)
+    except TreeTieError:
+        pass
+    counts = Counter(_optional_hash(n) for n in names)
+    tied = {spread_hash(h) & 63 for h, c in counts.items() if c > 1}
+    shared = [n for n in names if spread_hash(_optional_hash(n)) & 63 in tied]
+    crowded = [n for n in shared if len(racks[n].fenced.brokers) + len(racks[n].unfenced.brokers) != 1]
+    if crowded:
+        same = [n for n in names if n is not None and _optional_hash(n) in {h for h, c in counts.items() if c > 1}]
+        raise NotApplicableError("kafka.striped", f"brokers: racks {same[0]!r} and {same[1]!r} (and {len(same) - 2} "
+                                 f"more) share one Java hash code in a HashMap tree bin, where Kafka orders them by "
+                                 f"System.identityHashCode, and rack {crowded[0]!r} holds more than one broker: "
+                                 f"Kafka's placement changes from run to run")
+    order = JavaHashMapOrder(_optional_hash, key_order=lambda n: (n is not None, java_string_key(n or "")))
+    for n in names:
+        order.put(n)
+    return order.keys()
+
+
 class RackList:
     """``StripedReplicaPlacer.RackList``; brokers are ``(id, rack or None, fenced)`` in iteration order."""
 
     def __init__(self, rnd: RandomSource, brokers: Iterable[tuple[int, str | None, bool]]):
         self.random = rnd
         self.racks: dict[str | None, Rack] = {}
-        order = JavaHashMapOrder(_optional_hash)
         names: list[str | None] = []
         self.num_total = self.num_unfenced = 0
         for broker, rack_name, fenced in brokers:
@@ -217,11 +246,10 @@ class RackList:
             if rack is None:
                 names.append(rack_name)
                 rack = self.racks[rack_name] = Rack()
-                order.put(rack_name)
             (rack.fenced if fenced else rack.unfenced).brokers.append(broker)
             self.num_unfenced += not fenced
             self.num_total += 1
-        self.hash_order = order.keys()  # racks.values() iterates in HashMap order
+        self.hash_order = _rack_hash_order(names, self.racks)  # racks.values() iterates in HashMap order
         for name in self.hash_order:
             self.racks[name].fenced.initialize(rnd)
             self.racks[name].unfenced.initialize(rnd)
@@ -293,9 +321,10 @@ def striped_place(instance: ReplicasInstance, seed: int = 0) -> dict[int, tuple[
     """
     brokers = [(b, instance.rack_of[b], False) for b in instance.broker_ids]
     rack_list = RackList(JavaRandom(seed), brokers)
-    rack_list.validate(instance.replication_factor)
+    rf = to_int16(instance.replication_factor)  # PlacementSpec holds a short
+    rack_list.validate(rf)
     start = instance.start_partition_id
-    return {start + i: tuple(rack_list.place(instance.replication_factor)) for i in range(instance.partitions)}
+    return {start + i: tuple(rack_list.place(rf)) for i in range(instance.partitions)}
 
 
 # --------------------------------------------------------------------------- methods

@@ -277,3 +277,40 @@ def test_kip36_scenario_file():
     inst = load_scenario("kip36_six_brokers")
     expected = load_assignment(inst, scenario_solutions("kip36_six_brokers")["adminutils"])
     assert solve(inst, "kafka.adminutils").assignment == expected
+
+
+def _colliding_racks(sizes: list[int]) -> dict:
+    """Brokers on racks whose names share one ``String.hashCode`` ("Aa" and "BB" blocks), ``sizes[i]`` on rack i."""
+    names = ["".join("Aa" if bit == "0" else "BB" for bit in f"{i:04b}") for i in range(len(sizes))]
+    brokers, b = [], 0
+    for name, size in zip(names, sizes):
+        for _ in range(size):
+            brokers.append({"id": b, "rack": name})
+            b += 1
+    return {"format": 1, "family": "replicas", "brokers": brokers, "partitions": 12, "replication_factor": 3}
+
+
+def test_striped_where_java_orders_racks_by_identity_hash():
+    """Eleven rack names of one hash code make a tree bin of ``Optional`` keys, which Java orders by identity hash
+    (it changes from run to run). With one broker per rack the order cannot matter: Kafka's answer, printed by
+    its StripedReplicaPlacer (javac 17, commit 1eb7644, seed 7; the same in eight runs over two JVMs). With a
+    rack of two brokers there is no answer to reproduce: the method does not apply (exit 2), never an internal
+    error."""
+    from kipopt.errors import NotApplicableError
+    from kipopt.instance import from_dict
+    inst = from_dict(_colliding_racks([1] * 11))
+    expected = {0: [8, 9, 10], 1: [9, 10, 0], 2: [10, 0, 1], 3: [0, 1, 2], 4: [1, 2, 3], 5: [2, 3, 4], 6: [3, 4, 5],
+                7: [4, 5, 6], 8: [5, 6, 7], 9: [6, 7, 8], 10: [7, 8, 9], 11: [9, 1, 7]}
+    assert {p: list(r) for p, r in striped_place(inst, 7).items()} == expected
+    crowded = from_dict(_colliding_racks([1] * 10 + [2]))
+    with pytest.raises(NotApplicableError, match="identityHashCode"):
+        solve(crowded, "kafka.striped", seed=7)
+
+
+def test_striped_replication_factor_is_a_java_short():
+    """``PlacementSpec`` holds the replication factor as a ``short``: 32,768 becomes -32,768 and Kafka refuses."""
+    from kipopt.instance import from_dict
+    inst = from_dict({"format": 1, "family": "replicas", "brokers": [{"id": i} for i in range(32768)],
+                      "partitions": 1, "replication_factor": 32768})
+    with pytest.raises(KafkaRefusal, match="Invalid replication factor -32768"):
+        striped_place(inst, 0)
