@@ -105,6 +105,9 @@ def _partition_layout(topics: Mapping[str, Topic]) -> dict[str, tuple[int, int]]
 
 _PLAIN_TASK_ID = re.compile(r"(?:0|[1-9][0-9]{0,8})_(?:0|[1-9][0-9]{0,8})")  # ten digits may pass INT_MAX
 _TASK_FIELDS = frozenset(("inputs", "changelogs", "stateful", "end_offset"))
+MAX_ASSIGNMENT_TAGS = 5
+"""``rack.aware.assignment.tags`` holds at most this many keys (``StreamsConfig``'s ``atMostOfSize(5)``)."""
+
 _CLIENT_FIELDS = frozenset(("rack", "tags", "capacity", "active", "standby", "lags"))
 
 
@@ -228,6 +231,9 @@ def _read_config(value: Any) -> TasksConfig:
         costs[key] = None if c.get(key) is None else r.integer(c[key], p + key, 0, r.JAVA_INT_MAX)
     tags = r.unique_strings(c.get("rack_aware_assignment_tags", []), p + "rack_aware_assignment_tags")
     r.identifiers(tags, p + "rack_aware_assignment_tags")
+    if len(tags) > MAX_ASSIGNMENT_TAGS:
+        raise InstanceError(p + "rack_aware_assignment_tags", f"{len(tags)} tags; Kafka Streams takes at most "
+                                                              f"{MAX_ASSIGNMENT_TAGS} (ConfigException above)")
     priorities = read_priorities(c.get("joint_priorities", []), p + "joint_priorities")
     return TasksConfig(
         num_standby_replicas=r.integer(c.get("num_standby_replicas", 0), p + "num_standby_replicas", 0, r.JAVA_INT_MAX),

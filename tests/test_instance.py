@@ -286,3 +286,14 @@ def test_partition_ids_stay_java_ints():
     assert from_dict({**base, "partitions": 1, "start_partition_id": 2 ** 31 - 1}).start_partition_id == 2 ** 31 - 1
     with pytest.raises(InstanceError, match=r"^start_partition_id: partition ids 2,147,483,646 to 2,147,483,648"):
         from_dict({**base, "partitions": 3, "start_partition_id": 2 ** 31 - 2})
+
+
+def test_at_most_five_assignment_tags():
+    """Kafka Streams refuses more than five ``rack.aware.assignment.tags`` (``atMostOfSize(5)``)."""
+    base = {"format": 1, "family": "tasks", "topics": {"in": {"racks": [["r1"]]}},
+            "tasks": {"0_0": {"inputs": ["in-0"]}}, "clients": {"p1": {}}}
+    five = [f"k{i}" for i in range(5)]
+    assert from_dict({**base, "config": {"rack_aware_assignment_tags": five}}).config.rack_aware_assignment_tags == \
+        tuple(five)
+    with pytest.raises(InstanceError, match=r"^config.rack_aware_assignment_tags: 6 tags"):
+        from_dict({**base, "config": {"rack_aware_assignment_tags": five + ["k5"]}})
