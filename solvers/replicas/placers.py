@@ -30,8 +30,8 @@ from kipopt.errors import NotApplicableError
 from kipopt.instance import ReplicasInstance, java_string_key
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
-from kipopt.solvers.java_util import JavaHashMapOrder, JavaRandom, TreeTieError, collections_shuffle, hashmap_order, java_rem, \
-    java_string_hash, spread_hash, to_int16, to_int32
+from kipopt.solvers.java_util import JavaHashMapOrder, JavaRandom, TreeTieError, collections_shuffle, hashmap_order, \
+    java_rem, java_string_hash, spread_hash, to_int16, to_int32
 
 
 class KafkaRefusal(Exception):
@@ -222,11 +222,11 @@ def _rack_hash_order(names: list[str | None], racks: Mapping[str | None, Rack]) 
     shared = [n for n in names if spread_hash(_optional_hash(n)) & 63 in tied]
     crowded = [n for n in shared if len(racks[n].fenced.brokers) + len(racks[n].unfenced.brokers) != 1]
     if crowded:
-        same = [n for n in names if n is not None and _optional_hash(n) in {h for h, c in counts.items() if c > 1}]
-        raise NotApplicableError("kafka.striped", f"brokers: racks {same[0]!r} and {same[1]!r} (and {len(same) - 2} "
-                                 f"more) share one Java hash code in a HashMap tree bin, where Kafka orders them by "
-                                 f"System.identityHashCode, and rack {crowded[0]!r} holds more than one broker: "
-                                 f"Kafka's placement changes from run to run")
+        same = ", ".join("no rack" if n is None else repr(n) for n in names if counts[_optional_hash(n)] > 1)
+        raise NotApplicableError("kafka.striped", f"brokers: racks of one Java hash code ({same}) share a HashMap "
+                                 f"tree bin, where Kafka orders them by System.identityHashCode, and "
+                                 f"{'no rack' if crowded[0] is None else repr(crowded[0])} holds more than one "
+                                 f"broker: Kafka's placement changes from run to run")
     order = JavaHashMapOrder(_optional_hash, key_order=lambda n: (n is not None, java_string_key(n or "")))
     for n in names:
         order.put(n)
