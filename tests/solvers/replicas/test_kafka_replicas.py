@@ -314,3 +314,18 @@ def test_striped_replication_factor_is_a_java_short():
                       "partitions": 1, "replication_factor": 32768})
     with pytest.raises(KafkaRefusal, match="Invalid replication factor -32768"):
         striped_place(inst, 0)
+
+
+def test_striped_tie_with_rack_less_brokers():
+    """``Optional.empty()`` hashes to 0 like a rack name of NULs: ten such names and the rack-less brokers share
+    one tree bin. One broker each: an answer; two rack-less brokers: a refusal naming "no rack"."""
+    from kipopt.errors import NotApplicableError
+    from kipopt.instance import from_dict
+    named = [{"id": 10 + i, "rack": "\x00" * (i + 1)} for i in range(10)]
+    one = from_dict({"format": 1, "family": "replicas", "brokers": [{"id": 0}] + named, "partitions": 3,
+                     "replication_factor": 2})
+    assert solve(one, "kafka.striped", seed=1).status is Status.FEASIBLE
+    two = from_dict({"format": 1, "family": "replicas", "brokers": [{"id": 0}, {"id": 1}] + named, "partitions": 3,
+                     "replication_factor": 2})
+    with pytest.raises(NotApplicableError, match="no rack"):
+        solve(two, "kafka.striped", seed=1)
