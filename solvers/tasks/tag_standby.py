@@ -13,10 +13,11 @@ waits for the pending pass, which fills it from the least-loaded clients
 without a copy, tags ignored, in the iteration order of Kafka's
 ``HashMap<TaskId, Integer>`` (:func:`~kipopt.solvers.java_util.task_hashmap_order`).
 
-Two quirks are kept: the per-task loop is a do-while, so the class places one
-standby even when ``num.standby.replicas`` is 0 (Kafka never calls it then),
-and an active task on two clients would be processed twice (Kafka then fails
-on a missing map entry).
+One quirk is kept: the per-task loop is a do-while, so the class places one
+standby even when ``num.standby.replicas`` is 0 (Kafka never calls it then).
+An active task on two clients is processed twice by Kafka's class (which
+answers on some such inputs: checked against the compiled class), but not by
+this method, whose input has one active per task (below).
 
 ``kafka.tag_standby`` runs the class alone on the instance's current actives
 (no standbys yet, no thread balancing afterwards, §8). Its input is that of
