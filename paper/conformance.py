@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "paper" / "data" / "conformance.json"
 CLIENT = "tests/solvers/consumers/client/data/kafka_client_vectors.json"
 COLLISIONS = "tests/solvers/consumers/client/data/kafka_client_collisions.json"
+CLIENT_LARGE = "tests/solvers/consumers/client/data/kafka_client_vectors_large.json"
 SERVER = "tests/solvers/consumers/group/data/kafka_consumer_vectors.json"
 SERVER_STATIC = "tests/solvers/consumers/group/data/kafka_server_static_vectors.json"
 STREAMS = "tests/solvers/tasks/data/sticky_kafka_outputs.json"
@@ -80,6 +81,8 @@ def client_assignors() -> list[Conformance]:
     out = []
     for source, instances in (
             (CLIENT, [(generate("consumers", v["seed"], **v["params"]), v["outputs"]) for v in _load(CLIENT)["vectors"]]),
+            (CLIENT_LARGE, [(generate("consumers", v["seed"], **v["params"]), v["outputs"])
+                            for v in _load(CLIENT_LARGE)["vectors"]]),
             (COLLISIONS, [(from_dict(c["instance"]), c["outputs"]) for c in _load(COLLISIONS)["cases"]])):
         for port, (cls, run) in ports.items():
             cases, same = _count(((x, {m.id: o[port].get(m.id, []) for m in x.members}) for x, o in instances
