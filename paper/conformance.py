@@ -62,9 +62,15 @@ def _sets(assignment: Any) -> dict[str, set[str]]:
     return {m: set(ps) for m, ps in assignment.items()}
 
 
+def _generated(source: str) -> list[tuple[Any, dict]]:
+    """A vector file's groups, each regenerated from its seed and parameters, with Kafka's outputs."""
+    from kipopt.datasets import generate
+    return [(generate("consumers", v["seed"], **v["params"]), v["outputs"]) for v in _load(source)["vectors"]]
+
+
 def client_assignors() -> list[Conformance]:
     """Kafka's client assignors: every list, in Kafka's order."""
-    from kipopt.datasets import generate
+    from kipopt.instance import from_dict
     from kipopt.solvers.consumers.client.abstract_sticky import sticky_inputs
     from kipopt.solvers.consumers.client.cooperative_sticky import cooperative_sticky_assign
     from kipopt.solvers.consumers.client.range import range_assign
@@ -77,13 +83,10 @@ def client_assignors() -> list[Conformance]:
                                      lambda x: cooperative_sticky_assign(sticky_inputs(x)).partial),
         "kafka.eager_sticky": ("StickyAssignor", lambda x: eager_sticky_assign(x).assignment),
     }
-    from kipopt.instance import from_dict
+    collisions = [(from_dict(c["instance"]), c["outputs"]) for c in _load(COLLISIONS)["cases"]]
     out = []
-    for source, instances in (
-            (CLIENT, [(generate("consumers", v["seed"], **v["params"]), v["outputs"]) for v in _load(CLIENT)["vectors"]]),
-            (CLIENT_LARGE, [(generate("consumers", v["seed"], **v["params"]), v["outputs"])
-                            for v in _load(CLIENT_LARGE)["vectors"]]),
-            (COLLISIONS, [(from_dict(c["instance"]), c["outputs"]) for c in _load(COLLISIONS)["cases"]])):
+    for source, instances in ((CLIENT, _generated(CLIENT)), (CLIENT_LARGE, _generated(CLIENT_LARGE)),
+                              (COLLISIONS, collisions)):
         for port, (cls, run) in ports.items():
             cases, same = _count(((x, {m.id: o[port].get(m.id, []) for m in x.members}) for x, o in instances
                                   if port in o), lambda c: _lists(c[0], run(c[0])) == c[1])
@@ -93,15 +96,13 @@ def client_assignors() -> list[Conformance]:
 
 def server_assignors() -> list[Conformance]:
     """The group coordinator's assignors (KIP-848): sets per member (Kafka's lists come from hash sets)."""
-    from kipopt.datasets import generate
     from kipopt.solvers.consumers.client.range import range_assign
     from kipopt.solvers.consumers.group.range import server_range
     from kipopt.solvers.consumers.group.spec import group_spec
     from kipopt.solvers.consumers.group.uniform import uniform_assign
     out = []
     for source in (SERVER, SERVER_STATIC):  # the second: every group with static members
-        data = _load(source)
-        instances = [(generate("consumers", v["seed"], **v["params"]), v["outputs"]) for v in data["vectors"]]
+        instances = _generated(source)
         if any("kafka.range" in o for _, o in instances):
             cases, same = _count(((x, o["kafka.range"]) for x, o in instances if "kafka.range" in o),
                                  lambda c: _lists(c[0], range_assign(c[0]).assignment) == c[1])

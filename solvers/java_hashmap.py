@@ -156,15 +156,16 @@ class JavaHashMapOrder:
 
 
 def hashmap_order(keys: Iterable[Hashable], hash_fn: Callable[[Hashable], int] = java_string_hash,
-                  initial_capacity: int = 16) -> list:
-    """Iteration order of a ``HashMap`` (or ``HashSet``) filled by ``put`` with ``keys`` in order.
+                  initial_capacity: int = 16, key_order: KeyOrder | None = None) -> list:
+    """Iteration order of a ``HashMap`` (or ``HashSet``) filled by ``put`` with ``keys`` in order (``key_order``
+    as in :class:`JavaHashMapOrder`).
 
     >>> hashmap_order(["rack3", "rack1", "rack2"])
     ['rack3', 'rack1', 'rack2']
     >>> hashmap_order(["b", "a", "q"])
     ['a', 'q', 'b']
     """
-    m = JavaHashMapOrder(hash_fn, initial_capacity)
+    m = JavaHashMapOrder(hash_fn, initial_capacity, key_order)
     for k in keys:
         m.put(k)
     return m.keys()

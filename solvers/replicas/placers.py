@@ -30,7 +30,7 @@ from kipopt.errors import NotApplicableError
 from kipopt.instance import ReplicasInstance, java_string_key
 from kipopt.methods import Method, MethodResult, SolveOptions
 from kipopt.solution import Status
-from kipopt.solvers.java_util import JavaHashMapOrder, JavaRandom, TreeTieError, collections_shuffle, hashmap_order, \
+from kipopt.solvers.java_util import JavaRandom, TreeTieError, collections_shuffle, hashmap_order, \
     java_rem, java_string_hash, spread_hash, to_int16, to_int32
 
 
@@ -222,15 +222,14 @@ def _rack_hash_order(names: list[str | None], racks: Mapping[str | None, Rack]) 
     shared = [n for n in names if spread_hash(_optional_hash(n)) & 63 in tied]
     crowded = [n for n in shared if len(racks[n].fenced.brokers) + len(racks[n].unfenced.brokers) != 1]
     if crowded:
-        same = ", ".join("no rack" if n is None else repr(n) for n in names if counts[_optional_hash(n)] > 1)
+        def label(n: str | None) -> str:
+            return "no rack" if n is None else repr(n)
+        same = ", ".join(label(n) for n in names if counts[_optional_hash(n)] > 1)
         raise NotApplicableError("kafka.striped", f"brokers: racks of one Java hash code ({same}) share a HashMap "
                                  f"tree bin, where Kafka orders them by System.identityHashCode, and "
-                                 f"{'no rack' if crowded[0] is None else repr(crowded[0])} holds more than one "
-                                 f"broker: Kafka's placement changes from run to run")
-    order = JavaHashMapOrder(_optional_hash, key_order=lambda n: (n is not None, java_string_key(n or "")))
-    for n in names:
-        order.put(n)
-    return order.keys()
+                                 f"{label(crowded[0])} holds more than one broker: Kafka's placement changes from "
+                                 f"run to run")
+    return hashmap_order(names, _optional_hash, key_order=lambda n: (n is not None, java_string_key(n or "")))
 
 
 class RackList:

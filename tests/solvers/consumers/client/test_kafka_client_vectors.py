@@ -24,6 +24,9 @@ from kipopt.solvers.consumers.client.sticky import eager_sticky_assign
 
 DATA = json.loads((Path(__file__).parent / "data" / "kafka_client_vectors.json").read_text())
 VECTORS = DATA["vectors"]
+LARGE = json.loads((Path(__file__).parent / "data" / "kafka_client_vectors_large.json").read_text())
+"""Groups of 64 to 185 members and up to 1,608 partitions: hash maps resized several times, and two members own
+partitions of exactly 13 topics, where the user data's map resizes on a repeated topic."""
 
 
 def _lists(instance: ConsumersInstance, assignment) -> dict[str, list[str]]:
@@ -52,7 +55,12 @@ def test_vectors_cover_static_members_racks_mixed_subscriptions_and_history():
     assert sum(p["rackless_members"] < 1 and p["racks"] > 1 for p in params) >= 100
 
 
-@pytest.mark.parametrize("vector", VECTORS, ids=lambda v: f"seed{v['seed']}-m{v['params']['members']}")
+def test_larger_vectors_come_from_the_same_kafka():
+    assert LARGE["kafka_commit"] == DATA["kafka_commit"] and len(LARGE["vectors"]) == 24
+
+
+@pytest.mark.parametrize("vector", VECTORS + LARGE["vectors"],
+                         ids=lambda v: f"seed{v['seed']}-m{v['params']['members']}")
 def test_ports_reproduce_kafkas_client_assignors(vector):
     instance = generate("consumers", vector["seed"], **vector["params"])
     mine = ports(instance)
@@ -74,18 +82,3 @@ def test_ports_follow_java_where_hash_codes_collide(case):
     mine = ports(instance)
     for method, java in case["outputs"].items():
         assert mine[method] == {m.id: java.get(m.id, []) for m in instance.members}, method
-
-
-LARGE = json.loads((Path(__file__).parent / "data" / "kafka_client_vectors_large.json").read_text())
-
-
-@pytest.mark.parametrize("vector", LARGE["vectors"], ids=lambda v: f"seed{v['seed']}-m{v['params']['members']}")
-def test_ports_reproduce_kafkas_client_assignors_on_larger_groups(vector):
-    """Groups of 64 to 185 members and up to 1,608 partitions (hash maps resized several times; two members own
-    partitions of exactly 13 topics, where the user data's map resizes on a repeated topic), Kafka's lists in
-    order."""
-    assert LARGE["kafka_commit"] == DATA["kafka_commit"]
-    instance = generate("consumers", vector["seed"], **vector["params"])
-    mine = ports(instance)
-    for method, java in vector["outputs"].items():
-        assert mine[method] == java, method
