@@ -103,7 +103,8 @@ _HELP = {
     "brokers": "replicas: number of brokers (before added_brokers)",
     "rackless_brokers": "replicas: brokers without a rack (Kafka's AdminUtils then refuses rack-aware placement)",
     "partitions": "replicas: partitions to place; consumers: total partitions over all topics",
-    "replication_factor": "replicas per partition (replicas), racks holding each partition (consumers, tasks)",
+    "replication_factor": "replicas per partition (replicas); consumers, tasks: the replicas whose racks each "
+                          "partition records (at most --racks distinct racks)",
     "start_index": "replicas: AdminUtils fixedStartIndex",
     "start_partition_id": "replicas: first partition id",
     "added_brokers": "replicas: brokers added after the current assignment was made (writes 'current')",

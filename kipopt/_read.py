@@ -15,6 +15,8 @@ import re
 import stat
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
 from typing import Any, Iterable, Iterator
 
 from .errors import InstanceError
@@ -213,36 +215,87 @@ def _kind(value: Any) -> str:
     return "an object"
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict:
+class StrictJsonError(InstanceError):
+    """JSON the strict parse refuses though it reads (a key twice in one object, NaN, Infinity), named by
+    the path in the document (``members[1].id``); ``document`` is the parse (each key's first value), so a
+    caller can still read what it needs from it (a batch line's id)."""
+
+    def __init__(self, field: str, message: str, document: Any):
+        super().__init__(field, message)
+        self.document = document
+
+
+class _Twice(dict):
+    """An object that had a key twice (its first value kept): the hook marks it, :func:`_first_mark` finds it."""
+
+    twice: str
+
+
+@dataclass(frozen=True)
+class _Constant:
+    """Where ``NaN``, ``Infinity`` or ``-Infinity`` stood."""
+
+    name: str
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]], marks: list) -> dict:
     result = dict(pairs)
     if len(result) == len(pairs):
         return result
-    result = {}
+    marked = _Twice()
+    marks.append(marked)
     for key, value in pairs:
-        if key in result:
-            raise InstanceError(key, "field appears twice in one JSON object")
-        result[key] = value
-    return result
+        if key in marked:
+            marked.twice = getattr(marked, "twice", key)
+            continue
+        marked[key] = value
+    return marked
 
 
-def _no_constants(name: str) -> Any:
-    raise InstanceError("(json)", f"{name} is not valid JSON")
+def _no_constants(name: str, marks: list) -> Any:
+    marks.append(_Constant(name))
+    return marks[-1]
+
+
+def _first_mark(document: Any) -> tuple[str, str]:
+    """``(path, message)`` of the first thing the strict parse refuses (an object holding a key twice, a
+    constant), in document order of where it starts (iterative: any depth json accepts)."""
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _Twice):
+            return _join(path, value.twice), "field appears twice in one JSON object"
+        if isinstance(value, _Constant):
+            return path, f"{value.name} is not valid JSON"
+        if isinstance(value, dict):
+            stack.extend((v, _join(path, k)) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in reversed(list(enumerate(value))))
+    raise AssertionError("a marked value is in the document")
 
 
 def parse_json(text: str | bytes, what: str = "input") -> Any:
     """Parse JSON strictly: duplicate keys, NaN and Infinity are errors."""
     fast = _parse_fast(text)
-    if fast is not _UNPROVEN:
-        return fast
+    return parse_strict(text, what) if fast is _UNPROVEN else fast
+
+
+def parse_strict(text: str | bytes, what: str = "input") -> Any:
+    """:func:`parse_json` by the standard library alone (the reference its fast path must equal)."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants,
-                          parse_int=_parse_int)
+        marks: list = []
+        document = json.loads(text, object_pairs_hook=partial(_no_duplicate_keys, marks=marks),
+                              parse_constant=partial(_no_constants, marks=marks), parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise InstanceError(what, f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except UnicodeDecodeError:
         raise InstanceError(what, "not valid UTF-8 text") from None
     except RecursionError:
         raise InstanceError(what, "JSON nested too deeply") from None
+    if marks:
+        path, message = _first_mark(document)
+        raise StrictJsonError(path or what, message, document)
+    return document
 
 
 _UNPROVEN = object()

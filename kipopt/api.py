@@ -17,7 +17,7 @@ from . import _read as r
 from ._shared import SharedSetting
 from .deadline import MIN_SOLVER_SECONDS
 from .errors import InstanceError, MethodError, NotApplicableError
-from .evaluation import Evaluation, evaluate as _evaluate
+from .evaluation import Evaluation, ViolationLog, evaluate as _evaluate
 from .instance import Instance, TasksInstance, load_instance, read_priorities
 from .methods import MethodResult, Rule, SolveOptions, Violation, get_method, get_rule, rules
 from .solution import Assignment, Solution, Status, json_number, parse_assignment, parse_solution, relative_gap
@@ -53,10 +53,12 @@ def load_assignment(instance: Instance, source: str | Mapping) -> Assignment:
 
 def load_answer(instance: Instance, source: str | Mapping) -> Answer:
     """Read a solution object (path, ``-`` or dict): its assignment, ``target`` and ``method``."""
-    data = source if isinstance(source, Mapping) else r.read_json_file(source, "SOLUTION")
     try:
+        data = source if isinstance(source, Mapping) else r.read_json_file(source, "SOLUTION")
         return parse_answer(instance, data)
     except InstanceError as exc:
+        if exc.field == "SOLUTION":  # the file itself (unreadable, not JSON): named once
+            raise
         raise InstanceError(f"SOLUTION {exc.field}".rstrip(), exc.message) from None
 
 
@@ -70,6 +72,9 @@ def parse_answer(instance: Instance, data: Any) -> Answer:
                                 f'assignment as "target")')
     assignment = parse_solution(instance, data)
     target = data.get("target")
+    if target is not None and instance.family != "consumers":
+        raise InstanceError("target", f"only a consumers solution has a target (a cooperative assignor's full "
+                                      f"assignment beside its partial one); a {instance.family} solution has none")
     if target is not None:
         target = parse_assignment(instance, target, "target")
     method = data.get("method")
@@ -86,27 +91,74 @@ def _looks_bare(instance: Instance, data: Mapping) -> bool:
     return any(key in owners for key in data)
 
 
-def evaluate(instance: Instance, assignment: Answer | Assignment | Mapping | str) -> Evaluation:
-    """Metrics and broken rules of an assignment (parsed, an :class:`Answer`, a solution dict, or a path).
+def evaluate(instance: Instance, assignment: Answer | Solution | Assignment | Mapping | str) -> Evaluation:
+    """Metrics and broken rules of an assignment (parsed, an :class:`Answer`, a :class:`Solution`, a solution
+    dict, or a path), as ``kipopt evaluate`` reports them.
 
     With a ``target`` the violations are the target's and the metrics the
     returned assignment's plus ``withheld``, as :func:`solve` reports them.
     """
-    if isinstance(assignment, str) or (isinstance(assignment, Mapping) and "assignment" in assignment):
-        assignment = load_answer(instance, assignment)
-    if isinstance(assignment, Answer):
-        return evaluate_answer(instance, assignment)
-    return _evaluate(instance, assignment)
+    return evaluate_solution(instance, as_answer(instance, assignment))
+
+
+def as_answer(instance: Instance, value: Answer | Solution | Assignment | Mapping | str) -> Answer:
+    """An :class:`Answer` from a solution (a :class:`Solution` as :func:`solve` returns it, a solution dict or
+    a path) or a parsed assignment alone."""
+    if isinstance(value, Answer):
+        return value
+    if isinstance(value, Solution):
+        return Answer(value.assignment, value.target, value.method)
+    if isinstance(value, str) or (isinstance(value, Mapping) and "assignment" in value):
+        return load_answer(instance, value)
+    return Answer(value)
 
 
 def evaluate_answer(instance: Instance, answer: Answer) -> Evaluation:
-    """The evaluation ``solve`` prints: the target's broken rules, the partial assignment's metrics."""
+    """The hard rules an answer breaks and its metrics. With a ``target``: the target's broken rules, then
+    the partial assignment's own (:func:`partial_violations`), and the partial assignment's metrics plus
+    ``withheld``."""
     partial = _evaluate(instance, answer.assignment)
     if answer.target is None:
         return partial
     full = _evaluate(instance, answer.target)
     metrics = dict(partial.metrics, withheld=withheld(answer.assignment, answer.target))
-    return Evaluation(partial.family, metrics, full.violations)
+    return Evaluation(partial.family, metrics, full.violations + partial_violations(partial, answer))
+
+
+def partial_violations(partial: Evaluation, answer: Answer) -> list[Violation]:
+    """What the partial assignment of a cooperative answer breaks on its own, each rule named ``partial_*``:
+    everything its evaluation finds but the partitions it leaves to nobody (those are what a cooperative
+    round withholds), and ``partial_not_in_target``: a partition it gives a member whose target does not
+    (in Kafka's cooperative protocol a member's partial assignment is part of its target)."""
+    found = [Violation(f"partial_{v.rule}", v.count, v.examples) for v in partial.violations
+             if not v.rule.startswith("unassigned")]
+    log = ViolationLog()
+    target = answer.target or {}
+    for member, parts in answer.assignment.items():
+        for part in sorted(set(parts).difference(target.get(member, ())), key=str):
+            log.add("partial_not_in_target", f"{part} is given to {member} by the partial assignment, not by "
+                                             f"the target")
+    return found + log.violations()
+
+
+def evaluate_solution(instance: Instance, answer: Answer) -> Evaluation:
+    """What ``evaluate`` reports for a solution object, as ``solve`` reported it: :func:`evaluate_answer`
+    and, when its ``method`` is a kipopt method of the instance's family, the broken rules of that method's
+    rule (``balanced``'s balance for ``kafka.round_robin``, ...)."""
+    evaluation = evaluate_answer(instance, answer)
+    rule = method_rule(instance, answer.method)
+    extra = [] if rule is None else _new_rules(evaluation.violations, rule.violations(instance, answer.scored))
+    return dataclasses.replace(evaluation, violations=evaluation.violations + extra) if extra else evaluation
+
+
+def method_rule(instance: Instance, method: str | None) -> Rule | None:
+    """The rule of ``method`` when it names a kipopt method of the instance's family, else ``None``."""
+    if method is None:
+        return None
+    try:
+        return get_rule(get_method(method, instance.family).rule, instance.family)
+    except InstanceError:
+        return None
 
 
 def with_priorities(instance: Instance, priorities: Sequence[str] | str | None) -> Instance:
@@ -216,10 +268,9 @@ def _scored(instance: Instance, m: Any, rule: Rule, result: MethodResult, start:
                         seconds_reading=reading)
     if result.status in (Status.INFEASIBLE, Status.ERROR):
         return solution
-    answer = Answer(result.assignment, result.target)
-    evaluation = evaluate_answer(instance, answer)
-    scored = answer.scored
-    broken = evaluation.violations + _new_rules(evaluation.violations, rule.violations(instance, scored))
+    answer = Answer(result.assignment, result.target, m.name)
+    evaluation = evaluate_solution(instance, answer)
+    scored, broken = answer.scored, evaluation.violations
     solution.objective = rule.objective(instance, scored)
     solution.metrics = dict(evaluation.metrics, **result.info)
     if rule.criteria is not None:
@@ -370,14 +421,14 @@ def resolve_rule(instance: Instance, rule: str | None, method: str | None = None
                                f"one of {', '.join(names)}")
 
 
-def check(instance: Instance, assignment: Answer | Assignment, rule: str | None = None,
+def check(instance: Instance, assignment: Answer | Solution | Assignment | Mapping | str, rule: str | None = None,
           tolerance: float | str | Mapping | Tolerance = 0.0, time_limit: float | None = None,
           exact: Solution | None = None, priorities: Sequence[str] | str | None = None) -> CheckResult:
     """Evaluate ``assignment`` and compare it with the exact optimum of ``rule``.
 
-    ``assignment`` may be an :class:`Answer` (from :func:`load_answer`): its
-    ``target``, when present, is scored as :func:`solve` scores it, and its
-    ``method`` names the rule when ``rule`` is None (:func:`resolve_rule`).
+    ``assignment`` may be a solution (a :class:`Solution` as :func:`solve` returns it, an :class:`Answer`, a
+    solution dict or a path) or a parsed assignment: a solution's ``target``, when present, is scored as
+    :func:`solve` scores it, and its ``method`` names the rule when ``rule`` is None (:func:`resolve_rule`).
     ``tolerance`` is a relative gap or a per-criterion allowance
     (:func:`kipopt.tolerance.parse_tolerance`).
     ``exact`` is that optimum when the caller already has it (from :func:`exact_optimum`
@@ -386,7 +437,7 @@ def check(instance: Instance, assignment: Answer | Assignment, rule: str | None 
     """
     instance = with_priorities(instance, priorities)
     tolerance = parse_tolerance(tolerance)
-    answer = assignment if isinstance(assignment, Answer) else Answer(assignment)
+    answer = as_answer(instance, assignment)
     found = resolve_rule(instance, rule, answer.method)
     scored = answer.scored
     criteria = found.criteria(instance, scored) if found.criteria is not None else None

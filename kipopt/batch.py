@@ -169,7 +169,11 @@ class Oracle:
         """The verdict of one input line as one line of JSON (no newline), and how it ended."""
         line_id = None
         try:
-            data = r.parse_json(raw, "(json)")
+            try:
+                data = r.parse_json(raw, "(json)")
+            except r.StrictJsonError as refused:  # named from the line's root; its id still read
+                line_id = _peek_id(refused.document)
+                raise
             line_id = _peek_id(data)
             line = self._decode(data)
             line_id = line.id
@@ -213,7 +217,7 @@ class Oracle:
         except InstanceError as exc:
             raise InstanceError(_join("solution", exc.field), exc.message) from None
         if self.mode == "evaluate":
-            evaluation = api.evaluate_answer(line.instance, answer)
+            evaluation = api.evaluate_solution(line.instance, answer)
             verdict = {"id": line.id, "ok": evaluation.feasible, **evaluation.to_dict()}
             return verdict, Outcome.PASSED if evaluation.feasible else Outcome.FAILED
         rule = api.resolve_rule(line.instance, line.rule, answer.method, field="rule").name
@@ -260,7 +264,13 @@ class Oracle:
                 raise found
             if found is not None:
                 return key, found
-        key, instance = self._instance(r.read_json_file(path, "instance_path", regular_only=True), path)
+        try:
+            data = r.read_json_file(path, "instance_path", regular_only=True)
+        except r.StrictJsonError as exc:  # a field of the instance, named as its other errors are
+            if exc.field == "instance_path":
+                raise
+            raise InstanceError(_join("instance", exc.field), f"{exc.message} (in {path})") from None
+        key, instance = self._instance(data, path)
         self._files.put(stamp, key)
         return key, instance
 

@@ -111,6 +111,7 @@ def run_pool(make_oracle: Callable[[], Oracle], lines: BinaryIO, out: TextIO, jo
 def _dispatch(lines: BinaryIO, workers: list[_Worker], collector: "_Collector") -> None:
     """Read lines, send each to its instance's worker, and tell the collector how many there were."""
     home: LRU[str, int] = LRU(CACHE_SIZE * len(workers))
+    files: LRU[tuple, str] = LRU(CACHE_SIZE * len(workers))
     seq = 0
     try:
         for raw in iter(lines.readline, b""):
@@ -118,7 +119,7 @@ def _dispatch(lines: BinaryIO, workers: list[_Worker], collector: "_Collector") 
                 break
             if not raw.strip():
                 continue
-            key, line_id = _route_key(raw)
+            key, line_id = _route_key(raw, files)
             with collector.lock:
                 index = _pick(workers, home, key)
                 if index is None:  # every worker is gone
@@ -136,8 +137,9 @@ def _dispatch(lines: BinaryIO, workers: list[_Worker], collector: "_Collector") 
         collector.finish(seq)
 
 
-def _route_key(raw: bytes) -> tuple[str | None, Any]:
-    """What decides the line's worker (its instance), and its id for a verdict written on its behalf."""
+def _route_key(raw: bytes, files: LRU) -> tuple[str | None, Any]:
+    """What decides the line's worker (its instance's content, as the workers key it), and its id for a
+    verdict written on its behalf."""
     try:
         data = r.parse_json(raw, "(json)")
     except Exception:  # noqa: BLE001 - any worker writes the malformed line's verdict
@@ -147,13 +149,32 @@ def _route_key(raw: bytes) -> tuple[str | None, Any]:
     line_id = _peek_id(data)
     path = data.get("instance_path")
     if isinstance(path, str):
-        return "path:" + path, line_id
+        return _file_key(path, files), line_id
     if "instance" in data:
         try:
             return _content_key(data["instance"]), line_id
         except Exception:  # noqa: BLE001 - the worker reports it
             return None, line_id
     return None, line_id
+
+
+def _file_key(path: str, files: LRU) -> str | None:
+    """The content key of an instance file, read once per (real path, modification time, size), so that
+    ``x.json``, ``./x.json`` and the same JSON inline go to one worker; ``None`` where it cannot be read
+    (any worker reports that)."""
+    try:
+        st = os.stat(path)
+        stamp = (os.path.realpath(path), st.st_mtime_ns, st.st_size)
+    except (OSError, ValueError):
+        return None
+    key = files.get(stamp)
+    if key is None:
+        try:
+            key = _content_key(r.read_json_file(path, "instance_path", regular_only=True))
+        except Exception:  # noqa: BLE001 - the worker reports it
+            key = "path:" + stamp[0]
+        files.put(stamp, key)
+    return key
 
 
 def _pick(workers: list[_Worker], home: LRU[str, int], key: str | None) -> int | None:

@@ -22,6 +22,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line and exit 2."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        option, said, rest = message.partition(": ")
+        if option.startswith("argument ") and said:  # the option's name first, as every field error
+            raise KipoptError(f"{option.removeprefix('argument ')}: {rest}")
         raise KipoptError(f"{self.prog}: {message}")
 
 
@@ -41,13 +44,20 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_stdin(args: argparse.Namespace) -> None:
+    """Standard input holds one document: the instance and the solution cannot both be read from it."""
+    if args.instance == "-" and args.solution == "-":
+        raise KipoptError("SOLUTION: the instance is read from standard input (-); give the solution as a file")
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     if _batch_mode(args):
         return _run_batch(args, "evaluate")
-    from .api import evaluate_answer, load_answer
+    _one_stdin(args)
+    from .api import evaluate_solution, load_answer
     from .instance import load_instance
     instance = load_instance(args.instance)
-    evaluation = evaluate_answer(instance, load_answer(instance, args.solution))
+    evaluation = evaluate_solution(instance, load_answer(instance, args.solution))
     _print_json(evaluation.to_dict())
     if evaluation.feasible:
         return 0
@@ -90,6 +100,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return _run_batch(args, "check", rule=args.rule, tolerance=args.tolerance, time_limit=args.time_limit)
     from .api import check, load_answer
     from .instance import load_instance
+    _one_stdin(args)
     instance = load_instance(args.instance)
     result = check(instance, load_answer(instance, args.solution), rule=args.rule,
                    tolerance=args.tolerance, time_limit=args.time_limit, priorities=args.priorities)
@@ -155,7 +166,10 @@ def cmd_generate(args: argparse.Namespace) -> int:
             with open(args.out, "w", encoding="utf-8") as handle:
                 handle.write(text + "\n")
         except OSError as exc:
-            raise KipoptError(f"--out: cannot write {args.out}: {exc.strerror or exc}") from None
+            folder = os.path.dirname(args.out)
+            why = f"{folder} is a file, not a folder" if isinstance(exc, FileExistsError) and os.path.isfile(folder) \
+                else exc.strerror or exc
+            raise KipoptError(f"--out: cannot write {args.out}: {why}") from None
         print(f"kipopt: wrote {args.family} instance (seed {args.seed}) to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text + "\n")
@@ -300,7 +314,8 @@ def build_parser(command: str | None = None, family: str | None = None) -> argpa
     p = sub.add_parser("check", help="the oracle: an assignment against the exact optimum of a rule")
     p.add_argument("instance", nargs="?")
     p.add_argument("solution", nargs="?")
-    p.add_argument("--rule", default=None, help="with --batch: the rule of lines that name none")
+    p.add_argument("--rule", default=None, help="the rule to check against (default: the rule of the "
+                                                "solution's method; with --batch: of lines that name none)")
     p.add_argument("--tolerance", type=_tolerance, default=0.0, metavar="X|NAME=V,...",
                    help="allowed relative gap of the objective (default 0), or per criterion: "
                         "cross_rack=0,revoked=2 (counts above the optimum's; V%% of it)")

@@ -260,7 +260,9 @@ def from_dict(data: Any) -> Instance:
     data = r.mapping(data, "(top level)")
     if "format" not in data:
         raise InstanceError("format", "required field is missing (instances carry \"format\": 1)")
-    if data["format"] != FORMAT_VERSION or isinstance(data["format"], bool):
+    if type(data["format"]) is not int:  # 1.0 and true are no format number (JSON Schema's const takes 1.0)
+        raise InstanceError("format", f"must be the integer 1, got {r._kind(data['format'])}")
+    if data["format"] != FORMAT_VERSION:
         raise InstanceError("format", f"unsupported format {data['format']!r}; this kipopt reads format 1")
     if "family" not in data:
         raise InstanceError("family", "required field is missing")

@@ -194,7 +194,9 @@ def _named(kind: str, name: str, family: str | None = None) -> Any:
 def get_method(name: str, family: str | None = None) -> Method:
     found = _named("METHODS", name, family)
     if found is None:
-        raise InstanceError("--method", f"unknown method {name!r}; available: {', '.join(sorted(methods())) or 'none'}")
+        names = sorted(m for m, x in methods().items() if family is None or x.family == family)
+        where = "" if family is None else f" for family {family!r}"
+        raise InstanceError("--method", f"unknown method {name!r}; available{where}: {', '.join(names) or 'none'}")
     if family is not None and found.family != family:
         names = sorted(m for m, x in methods().items() if x.family == family)
         raise InstanceError("--method", f"{name} is for family {found.family!r}, the instance is {family!r}; "

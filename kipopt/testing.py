@@ -41,16 +41,17 @@ EXAMPLES = 5
 
 
 def assert_feasible(instance: Any, assignment: Any, rule: str | None = None) -> None:
-    """Fail unless ``assignment`` breaks no hard rule of ``instance`` (and, given ``rule``, none of that
-    rule's own: ``range``'s per-topic quota, ``balanced``'s balance, ...)."""
+    """Fail unless ``assignment`` breaks no hard rule of ``instance`` and none of ``rule``'s own
+    (``range``'s per-topic quota, ``balanced``'s balance, ...); ``rule`` defaults to the rule of a
+    solution object's ``method`` when it names a kipopt method, as ``kipopt evaluate`` reads it."""
     __tracebackhide__ = True
-    from .api import evaluate_answer, resolve_rule
+    from .api import evaluate_answer, method_rule, resolve_rule
     inst = as_instance(instance)
     answer = as_answer(inst, assignment)
     broken = evaluate_answer(inst, answer).violations
     where = f"the {inst.family} instance"
-    if rule is not None:
-        found = resolve_rule(inst, rule, field="rule")
+    found = resolve_rule(inst, rule, field="rule") if rule is not None else method_rule(inst, answer.method)
+    if found is not None:
         seen = {v.rule for v in broken}
         broken = broken + [v for v in found.violations(inst, answer.scored) if v.rule not in seen]
         where += f" and rule {found.name}"
@@ -159,9 +160,9 @@ def as_assignment(instance: Instance, value: Any) -> Assignment:
 
 def as_answer(instance: Instance, value: Any) -> Any:
     """An :class:`kipopt.api.Answer` (assignment, ``target``, ``method``) from what :func:`as_assignment` takes."""
-    from .api import Answer, load_answer, parse_answer
-    if isinstance(value, Solution):
-        return Answer(value.assignment, value.target, value.method)
+    from .api import Answer, as_answer as api_answer, load_answer, parse_answer
+    if isinstance(value, (Solution, Answer)):
+        return api_answer(instance, value)
     if isinstance(value, (str, os.PathLike)):
         return load_answer(instance, os.fspath(value))
     if not isinstance(value, Mapping):

@@ -126,6 +126,20 @@ def test_each_malformed_line_names_its_field_and_the_batch_goes_on(small):
     assert worst is Outcome.MALFORMED and oracle.stats.malformed == len(cases)
 
 
+@pytest.mark.parametrize("text, field, line_id", [
+    ('{"id": 21, "id": 22, "solution": {}}', "id", 21),
+    ('{"id": 23, "instance": {"format": 1, "format": 1}, "solution": {}}', "instance.format", 23),
+    ('{"id": 24, "instance": {}, "solution": {"assignment": {"c": [], "c": []}}}', "solution.assignment.c", 24),
+    ('{"id": 25, "instance": {"members": [{"generation": NaN}]}, "solution": {}}', "instance.members[0].generation",
+     25),
+])
+def test_a_key_twice_or_a_constant_is_named_by_its_path_and_keeps_the_id(text, field, line_id):
+    """JSON the strict parse refuses (a key twice in one object, NaN) is named by its path from the line's
+    root, and the verdict still carries the line's id (the first one given, where the id is the key twice)."""
+    verdict = Oracle("check").answer(text)[0]
+    assert verdict["field"] == field and verdict["id"] == line_id and not verdict["ok"]
+
+
 def test_malformed_wins_over_failed(small):
     lines = [{"id": 1, "instance": small["instance"], "solution": small["start"]}, "oops"]
     assert run(lines)[1] is Outcome.MALFORMED

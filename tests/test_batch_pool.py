@@ -79,6 +79,23 @@ def test_workers_answer_what_one_process_answers(lines, jobs):
     assert stats_one.exact_solved == 5 and stats_one.lines == len([x for x in lines if x.strip()])
 
 
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_one_instance_however_spelled_goes_to_one_worker(tmp_path, jobs):
+    """A file named two ways, through a link, and its JSON inline: one instance, parsed and solved once
+    with any number of workers, as with one."""
+    group = generate("consumers", 3, members=6, topics=2, partitions=12, subscriptions="mixed")
+    data, solution = to_dict(group), api.solve(group, "exact.range").to_dict()
+    (tmp_path / "g.json").write_text(json.dumps(data))
+    (tmp_path / "link.json").symlink_to(tmp_path / "g.json")
+    sources = [{"instance_path": str(tmp_path / "g.json")}, {"instance_path": f"{tmp_path}/./g.json"},
+               {"instance_path": str(tmp_path / "link.json")}, {"instance": data}]
+    lines = [json.dumps(dict(source, id=k, solution=solution)) for k in range(3) for source in sources]
+    verdicts, _, stats = _run(lines, jobs)
+    assert [v["id"] for v in verdicts] == [k for k in range(3) for _ in sources]
+    assert all(v["ok"] for v in verdicts)
+    assert stats.instances_parsed == 1 and stats.exact_solved == 1
+
+
 class _Dying(Oracle):
     """Ends its own process (as the out-of-memory killer would) on the line whose id is "die"."""
 

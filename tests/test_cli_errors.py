@@ -70,8 +70,11 @@ def test_validate_bad_task_id(task_id, tmp_path, capsys):
 
 @pytest.mark.parametrize("text,field", [
     ('{"format": 1, "family": "replicas", "family": "tasks"}', "family"),
-    ('{"format": 1, "family": "tasks", "topics": {}, "tasks": {}, "clients": {"p": {"capacity": NaN}}}', "(json)"),
-    ('{"format": 1, "family": "replicas", "partitions": Infinity}', "(json)"),
+    ('{"format": 1, "family": "tasks", "topics": {}, "tasks": {}, "clients": {"p": {"capacity": NaN}}}',
+     "clients.p.capacity"),
+    ('{"format": 1, "family": "replicas", "partitions": Infinity}', "partitions"),
+    ('{"format": 1, "family": "consumers", "members": [{"id": "a"}, {"id": "b", "id": "c"}]}', "members[1].id"),
+    ("NaN", "INSTANCE"),
     ('{"format": 1, "family": "replicas", "brokers": [', "INSTANCE"),
     ("", "INSTANCE"),
     ("[]", "(top level)"),
@@ -260,3 +263,23 @@ def test_running_out_of_memory_outside_a_method_is_exit_2(tmp_path, capsys, monk
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "out of memory" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["check", "i.json", "s.json", "--tolerance", "bad"], "--tolerance"),
+    (["solve", "i.json", "--method", "exact.range", "--time-limit", "-1"], "--time-limit"),
+    (["generate", "consumers", "--members", "many"], "--members"),
+    (["solve", "i.json"], "kipopt solve"),  # no one option at fault: the command is named
+])
+def test_a_bad_option_is_named_first(argv, field, capsys):
+    """An option argparse refuses is the field of the one error line, as every other field is."""
+    code = main(argv)
+    captured = capsys.readouterr()
+    assert_one_error_line(code, captured.out, captured.err, field)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "check"])
+def test_instance_and_solution_cannot_both_come_from_stdin(command, capsys):
+    code = main([command, "-", "-"])
+    captured = capsys.readouterr()
+    assert "give the solution as a file" in assert_one_error_line(code, captured.out, captured.err, "SOLUTION")

@@ -73,6 +73,92 @@ def test_the_partial_alone_is_not_feasible(cooperative, capsys):
     assert verdict["violations"][0]["rule"] == "unassigned_partition"
 
 
+def _broken_partial(solution, how: str) -> dict:
+    """``solution``'s document with its partial assignment broken one way (the target left as it is)."""
+    doc = solution.to_dict()
+    partial, target = doc["assignment"], doc["target"]
+    first, second = [m for m in partial if partial[m]][:2]
+    if how == "twice":  # a partition of the first member's target also given to the second
+        partial[second] = partial[second] + [partial[first][0]]
+    elif how == "missing":
+        del partial[first]
+    else:  # "beyond target": a withheld partition given to a member whose target does not hold it
+        withheld = next(p for m in target for p in target[m] if p not in partial[m])
+        partial[next(m for m in partial if withheld not in target[m])].append(withheld)
+    return doc
+
+
+@pytest.mark.parametrize("how, rules", [("twice", {"partial_duplicate_partition", "partial_not_in_target"}),
+                                        ("missing", {"partial_missing_member"}),
+                                        ("beyond target", {"partial_not_in_target"})])
+def test_the_partial_beside_a_target_is_checked_too(cooperative, tmp_path, capsys, how, rules):
+    """A target does not excuse its partial assignment: what the partial breaks on its own (a partition
+    given twice, a member left out, a partition its member's target does not hold) is reported as
+    ``partial_*`` by evaluate, check, both batch modes and kipopt.testing; withholding alone is not."""
+    inst_obj, solution, inst, _, _ = cooperative[1]
+    path = tmp_path / "broken.json"
+    doc = _broken_partial(solution, how)
+    path.write_text(json.dumps(doc))
+    status, evaluation, _ = _run(["evaluate", inst, str(path)], capsys)
+    assert status == 1 and rules <= {v["rule"] for v in evaluation["violations"]}
+    assert all(v["rule"].startswith("partial_") for v in evaluation["violations"])
+    status, verdict, _ = _run(["check", inst, str(path)], capsys)
+    assert status == 1 and not verdict["feasible"] and not verdict["ok"]
+    for mode in ("evaluate", "check"):
+        line = {"id": 7, "instance": to_dict(inst_obj), "solution": doc}
+        verdict = Oracle(mode).answer(json.dumps(line))[0]
+        assert verdict["id"] == 7 and not verdict["ok"] and rules <= {v["rule"] for v in verdict["violations"]}
+    with pytest.raises(AssertionError, match="partial_"):
+        assert_feasible(inst_obj, doc)
+    with pytest.raises(AssertionError, match="partial_"):
+        assert_optimal(inst_obj, doc)
+
+
+def test_evaluate_reports_the_methods_rule_as_solve_did(capsys, tmp_path):
+    """A solution naming a kipopt method is evaluated on that method's rule too: ``kafka.round_robin``'s
+    balance breaks (its rule is ``balanced``) are in ``evaluate``, as in the solution ``solve`` wrote."""
+    found = 0
+    for seed in range(6):
+        inst = generate("consumers", seed, members=6, topics=3, partitions=20, subscriptions="mixed")
+        (tmp_path / "i.json").write_text(json.dumps(to_dict(inst)))
+        for method in ("kafka.round_robin", "kafka.range", "kafka.cooperative_sticky", "exact.balanced"):
+            solution = api.solve(inst, method)
+            (tmp_path / "s.json").write_text(json.dumps(solution.to_dict()))
+            status, evaluation, _ = _run(["evaluate", str(tmp_path / "i.json"), str(tmp_path / "s.json")], capsys)
+            assert evaluation["violations"] == solution.metrics["violations"]
+            assert status == (1 if solution.metrics["violations"] else 0)
+            found += bool(solution.metrics["violations"])
+    assert found, "fixture: some round-robin answer must break balance"
+
+
+def test_the_python_api_takes_what_solve_returns(cooperative):
+    """``kipopt.check`` and ``kipopt.evaluate`` take a :class:`~kipopt.solution.Solution` as ``solve`` returns
+    it (its target, method and rule read as the command line reads its document)."""
+    import kipopt
+    inst, solution, _, _, _ = cooperative[1]
+    verdict = kipopt.check(inst, solution)
+    assert verdict.rule == "balanced" and verdict.ok and verdict.evaluation.metrics["withheld"] > 0
+    assert kipopt.evaluate(inst, solution).to_dict() == kipopt.evaluate(inst, solution.to_dict()).to_dict()
+    assert kipopt.evaluate(inst, solution).feasible and not kipopt.evaluate(inst, solution.assignment).feasible
+
+
+@pytest.mark.parametrize("family, method", [("tasks", "kafka.ha"), ("replicas", "kafka.adminutils")])
+def test_a_target_outside_consumers_is_refused(family, method, tmp_path, capsys):
+    inst = generate(family, 1)
+    doc = api.solve(inst, method).to_dict()
+    (tmp_path / "i.json").write_text(json.dumps(to_dict(inst)))
+    (tmp_path / "s.json").write_text(json.dumps(dict(doc, target=doc["assignment"])))
+    status, _, err = _run(["evaluate", str(tmp_path / "i.json"), str(tmp_path / "s.json")], capsys)
+    assert status == 2 and err.startswith("kipopt: error: SOLUTION target: only a consumers solution")
+
+
+def test_an_unknown_method_lists_the_instances_family_only(cooperative, capsys):
+    inst = cooperative[1][2]
+    status, _, err = _run(["solve", inst, "--method", "kafka.nope"], capsys)
+    assert status == 2 and "available for family 'consumers'" in err and "kafka.cooperative_sticky" in err
+    assert "kafka.ha" not in err and "kafka.adminutils" not in err
+
+
 def test_check_without_rule_or_method_refuses_naming_the_choices(cooperative, capsys):
     _, _, inst, _, partial = cooperative[1]
     status, verdict, err = _run(["check", inst, partial], capsys)
@@ -187,7 +273,7 @@ def test_generate_out_creates_the_folder(tmp_path, capsys):
     blocked = tmp_path / "file"
     blocked.write_text("")
     status = main(["generate", "consumers", "--seed", "3", "--out", str(blocked / "g.json")])
-    assert status == 2 and capsys.readouterr().err.startswith("kipopt: error: --out: ")
+    assert status == 2 and capsys.readouterr().err.endswith(f"{blocked} is a file, not a folder\n")
 
 
 def test_generate_family_help_lists_its_options_with_defaults(capsys):

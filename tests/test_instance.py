@@ -189,7 +189,8 @@ ERROR_CASES = [
     ("missing-format", "tasks", ("format",), _DELETE, "format", "required field is missing"),
     ("missing-family", "tasks", ("family",), _DELETE, "family", "required field is missing"),
     ("format-2", "tasks", ("format",), 2, "format", "unsupported format"),
-    ("format-bool", "tasks", ("format",), True, "format", "unsupported format"),
+    ("format-bool", "tasks", ("format",), True, "format", "must be the integer 1"),
+    ("format-float", "consumers", ("format",), 1.0, "format", "must be the integer 1"),
     ("partitions-string", "replicas", ("partitions",), "8", "partitions", "must be an integer"),
     ("partitions-float", "replicas", ("partitions",), 8.5, "partitions", "must be an integer"),
     ("capacity-bool", "tasks", ("clients", "p1", "capacity"), True, "clients.p1.capacity", "must be an integer"),
@@ -248,9 +249,11 @@ def test_task_id_must_be_subtopology_underscore_partition(task_id):
 
 @pytest.mark.parametrize("text,field,words", [
     ('{"format": 1, "format": 1}', "format", "appears twice"),
-    ('{"format": 1, "family": "tasks", "x": NaN}', "(json)", "NaN"),
-    ('{"format": 1, "family": "tasks", "x": Infinity}', "(json)", "Infinity"),
-    ('{"format": 1, "family": "tasks", "x": -Infinity}', "(json)", "Infinity"),
+    ('{"format": 1, "family": "tasks", "x": NaN}', "x", "NaN"),
+    ('{"format": 1, "family": "tasks", "x": Infinity}', "x", "Infinity"),
+    ('{"format": 1, "family": "tasks", "x": [0, -Infinity]}', "x[1]", "Infinity"),
+    ('{"a": [{"b": 1}, {"b": {"c": 1, "d": 2, "c": 3}}], "e": 1}', "a[1].b.c", "appears twice"),
+    ("NaN", "input", "NaN"),
     ('{"format": 1, "family": ', "input", "not valid JSON"),
     (b'\xff\xfe{}', "input", "not"),
 ])

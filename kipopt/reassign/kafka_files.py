@@ -40,7 +40,12 @@ class PartitionReplicas:
 
 def load_json(path: str, field: str) -> Any:
     """A JSON file (``-``: standard input), or one line naming the option when it cannot be read or parsed."""
-    return r.read_json_file(path, field)
+    try:
+        return r.read_json_file(path, field)
+    except r.StrictJsonError as exc:
+        if exc.field == field:
+            raise
+        raise InstanceError(f"{field}.{exc.field}", exc.message) from None
 
 
 def read_assignment(doc: Any, field: str = "current") -> list[PartitionReplicas]:
