@@ -151,6 +151,19 @@ def evaluate_solution(instance: Instance, answer: Answer) -> Evaluation:
     return dataclasses.replace(evaluation, violations=evaluation.violations + extra) if extra else evaluation
 
 
+def target_hint(instance: Instance, answer: Answer) -> str:
+    """Said beside a failed verdict when the solution names a method whose answers are a cooperative first
+    round but carries no ``target``: its partial assignment alone leaves partitions to nobody; else ""."""
+    if answer.target is not None or answer.method is None:
+        return ""
+    try:
+        found = get_method(answer.method, instance.family)
+    except InstanceError:
+        return ""
+    return (f"{found.name} answers a cooperative first round: give its full assignment as \"target\" beside the "
+            f"partial \"assignment\", as kipopt solve writes it") if found.partial else ""
+
+
 def method_rule(instance: Instance, method: str | None) -> Rule | None:
     """The rule of ``method`` when it names a kipopt method of the instance's family, else ``None``."""
     if method is None:

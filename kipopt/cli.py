@@ -54,17 +54,20 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if _batch_mode(args):
         return _run_batch(args, "evaluate")
     _one_stdin(args)
-    from .api import evaluate_solution, load_answer
+    from .api import evaluate_solution, load_answer, target_hint
     from .instance import load_instance
     instance = load_instance(args.instance)
-    evaluation = evaluate_solution(instance, load_answer(instance, args.solution))
+    answer = load_answer(instance, args.solution)
+    evaluation = evaluate_solution(instance, answer)
     _print_json(evaluation.to_dict())
     if evaluation.feasible:
         return 0
     # as a line of evaluate --batch: 1 when the assignment breaks a rule, said on stderr as check and solve do
     broken = ", ".join(f"{v.rule} ({v.count}{': ' + v.examples[0] if v.examples else ''})"
                        for v in evaluation.violations)
-    line = f"kipopt evaluate: {evaluation.family}: the assignment breaks {broken}: NOT feasible"
+    hint = target_hint(instance, answer)
+    line = f"kipopt evaluate: {evaluation.family}: the assignment breaks {broken}: NOT feasible" + \
+        (f" ({hint})" if hint else "")
     print(" ".join(line.split("\n")), file=sys.stderr)   # one line, whatever the ids hold
     return 1
 
@@ -98,14 +101,16 @@ def _load_for_run(source: str) -> Any:
 def cmd_check(args: argparse.Namespace) -> int:
     if _batch_mode(args):
         return _run_batch(args, "check", rule=args.rule, tolerance=args.tolerance, time_limit=args.time_limit)
-    from .api import check, load_answer
+    from .api import check, load_answer, target_hint
     from .instance import load_instance
     _one_stdin(args)
     instance = load_instance(args.instance)
-    result = check(instance, load_answer(instance, args.solution), rule=args.rule,
-                   tolerance=args.tolerance, time_limit=args.time_limit, priorities=args.priorities)
+    answer = load_answer(instance, args.solution)
+    result = check(instance, answer, rule=args.rule, tolerance=args.tolerance, time_limit=args.time_limit,
+                   priorities=args.priorities)
     _print_json(result.to_dict())
-    verdict = "ok" if result.ok else "NOT ok"
+    hint = "" if result.ok else target_hint(instance, answer)
+    verdict = "ok" if result.ok else "NOT ok" + (f" ({hint})" if hint else "")
     criteria = result.criteria_text()
     print(f"kipopt check: {result.rule}: objective {result.objective}, optimum {result.optimum}, "
           f"gap {result.gap}{'; ' + criteria if criteria else ''}; feasible {result.feasible}: {verdict}",

@@ -144,6 +144,7 @@ class Method:
     description: str
     kafka_class: str | None = None
     requires: Callable[[Any], str | None] | None = None
+    partial: bool = False  # its assignment is a cooperative first round; the full one comes as the target
 
     @property
     def exact(self) -> bool:

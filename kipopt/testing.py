@@ -45,7 +45,7 @@ def assert_feasible(instance: Any, assignment: Any, rule: str | None = None) -> 
     (``range``'s per-topic quota, ``balanced``'s balance, ...); ``rule`` defaults to the rule of a
     solution object's ``method`` when it names a kipopt method, as ``kipopt evaluate`` reads it."""
     __tracebackhide__ = True
-    from .api import evaluate_answer, method_rule, resolve_rule
+    from .api import evaluate_answer, method_rule, resolve_rule, target_hint
     inst = as_instance(instance)
     answer = as_answer(inst, assignment)
     broken = evaluate_answer(inst, answer).violations
@@ -57,8 +57,9 @@ def assert_feasible(instance: Any, assignment: Any, rule: str | None = None) -> 
         where += f" and rule {found.name}"
     if broken:
         n = len(broken)
+        hint = target_hint(inst, answer)
         raise AssertionError(f"the assignment breaks {n} rule{'s' if n > 1 else ''} of {where}:\n"
-                             + _violations(broken))
+                             + _violations(broken) + (f"\n{hint}" if hint else ""))
 
 
 def assert_optimal(instance: Any, assignment: Any, rule: str | None = None, tolerance: Any = 0) -> None:
@@ -68,9 +69,10 @@ def assert_optimal(instance: Any, assignment: Any, rule: str | None = None, tole
     (:mod:`kipopt.tolerance`). ``rule`` defaults to the rule of a solution object's ``method``.
     """
     __tracebackhide__ = True
-    from .api import check
+    from .api import check, target_hint
     inst = as_instance(instance)
-    result = check(inst, as_answer(inst, assignment), rule=rule, tolerance=tolerance)
+    answer = as_answer(inst, assignment)
+    result = check(inst, answer, rule=rule, tolerance=tolerance)
     if result.ok:
         return
     broken = result.evaluation.violations + result.rule_violations
@@ -87,7 +89,8 @@ def assert_optimal(instance: Any, assignment: Any, rule: str | None = None, tole
     if broken:
         lines.append(f"broken rules ({len(broken)}):")
         lines.append(_violations(broken))
-    raise AssertionError("\n".join(lines))
+    hint = target_hint(inst, answer)
+    raise AssertionError("\n".join(lines + ([hint] if hint else [])))
 
 
 def assert_same_as_kafka(instance: Any, assignment: Any, method: str) -> None:

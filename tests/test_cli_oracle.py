@@ -159,6 +159,20 @@ def test_an_unknown_method_lists_the_instances_family_only(cooperative, capsys):
     assert "kafka.ha" not in err and "kafka.adminutils" not in err
 
 
+def test_a_cooperative_answer_without_its_target_gets_a_hint(cooperative, tmp_path, capsys):
+    """A solution naming kafka.cooperative_sticky without the target it answers: the failed verdict says to
+    pass the full assignment as "target" (check, evaluate, kipopt.testing)."""
+    inst_obj, solution, inst, _, _ = cooperative[1]
+    path = tmp_path / "no_target.json"
+    path.write_text(json.dumps({k: v for k, v in solution.to_dict().items() if k != "target"}))
+    for command in ("check", "evaluate"):
+        status, _, err = _run([command, inst, str(path)], capsys)
+        assert status == 1 and 'give its full assignment as "target"' in err and len(err.splitlines()) == 1
+    for assertion in (assert_feasible, assert_optimal):
+        with pytest.raises(AssertionError, match='give its full assignment as "target"'):
+            assertion(inst_obj, str(path))
+
+
 def test_check_without_rule_or_method_refuses_naming_the_choices(cooperative, capsys):
     _, _, inst, _, partial = cooperative[1]
     status, verdict, err = _run(["check", inst, partial], capsys)

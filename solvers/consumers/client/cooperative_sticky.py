@@ -85,6 +85,6 @@ def run_cooperative_sticky(instance: ConsumersInstance, options: SolveOptions) -
 METHODS = [
     Method("kafka.cooperative_sticky", "consumers", "balanced", run_cooperative_sticky,
            "client CooperativeStickyAssignor (AbstractStickyAssignor, KIP-881 racks); assignment withholds "
-           "partitions still being revoked, target is the full assignment", kafka_class=KAFKA_CLASS),
+           "partitions still being revoked, target is the full assignment", kafka_class=KAFKA_CLASS, partial=True),
 ]
 RULES: list = []
