@@ -69,10 +69,12 @@ def assert_optimal(instance: Any, assignment: Any, rule: str | None = None, tole
     (:mod:`kipopt.tolerance`). ``rule`` defaults to the rule of a solution object's ``method``.
     """
     __tracebackhide__ = True
-    from .api import check, target_hint
+    from .api import check, resolve_rule, target_hint
+    from .tolerance import parse_tolerance
     inst = as_instance(instance)
     answer = as_answer(inst, assignment)
-    result = check(inst, answer, rule=rule, tolerance=tolerance)
+    found = resolve_rule(inst, rule, answer.method, field="rule")  # errors named as this function's arguments
+    result = check(inst, answer, rule=found.name, tolerance=parse_tolerance(tolerance, "tolerance"))
     if result.ok:
         return
     broken = result.evaluation.violations + result.rule_violations
@@ -108,7 +110,10 @@ def assert_same_as_kafka(instance: Any, assignment: Any, method: str) -> None:
     from .methods import get_rule
     from .vectors import port
     inst = as_instance(instance)
-    m = port(method, inst.family)
+    try:
+        m = port(method, inst.family)
+    except InstanceError as exc:
+        raise InstanceError("method", exc.message) from None
     given = as_answer(inst, assignment)
     kafka = solve(inst, m.name)
     if kafka.status.value in ("infeasible", "error"):

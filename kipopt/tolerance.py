@@ -56,6 +56,7 @@ class Tolerance:
 
     relative: float = 0.0
     criteria: Mapping[str, Allowance] | None = field(default=None)
+    where: str = field(default=FIELD, compare=False)  # the field it was read from, named by its errors
 
     @property
     def per_criterion(self) -> bool:
@@ -70,10 +71,11 @@ class Tolerance:
         if not self.per_criterion:
             return
         if not names:
-            raise InstanceError(FIELD, f"rule {rule} has no criteria; give one relative gap such as 0.01")
+            raise InstanceError(self.where, f"rule {rule} has no criteria; give one relative gap such as 0.01")
         unknown = [n for n in self.criteria if n not in names]
         if unknown:
-            raise InstanceError(FIELD, f"rule {rule} has no criterion {unknown[0]!r}; its criteria: {', '.join(names)}")
+            raise InstanceError(self.where, f"rule {rule} has no criterion {unknown[0]!r}; its criteria: "
+                                            f"{', '.join(names)}")
 
     def to_json(self) -> float | dict:
         if self.criteria is None:
@@ -88,11 +90,12 @@ def parse_tolerance(value: Any, where: str = FIELD) -> Tolerance:
     if isinstance(value, bool):
         raise InstanceError(where, f"must be a number >= 0 or NAME=V,...; got {value!r}")
     if isinstance(value, (int, float)):
-        return Tolerance(_relative(value, where))
+        return Tolerance(_relative(value, where), where=where)
     if isinstance(value, Mapping):
         if not value:
             raise InstanceError(where, "an object of criteria needs at least one NAME: V")
-        return Tolerance(criteria={_name(k, where): _allowance(v, f"{where}: {k}") for k, v in value.items()})
+        return Tolerance(criteria={_name(k, where): _allowance(v, f"{where}: {k}") for k, v in value.items()},
+                         where=where)
     if isinstance(value, str):
         text = value.strip()
         if "=" not in text:
@@ -100,7 +103,7 @@ def parse_tolerance(value: Any, where: str = FIELD) -> Tolerance:
                 number = float(text)
             except ValueError:
                 raise InstanceError(where, f"not a number nor NAME=V,NAME=V: {value!r}") from None
-            return Tolerance(_relative(number, where))
+            return Tolerance(_relative(number, where), where=where)
         pairs: dict[str, Allowance] = {}
         for item in text.split(","):
             name, sep, amount = item.partition("=")
@@ -110,7 +113,7 @@ def parse_tolerance(value: Any, where: str = FIELD) -> Tolerance:
             if name in pairs:
                 raise InstanceError(where, f"criterion {name!r} given twice")
             pairs[name] = _allowance(amount.strip(), f"{where}: {name}")
-        return Tolerance(criteria=pairs)
+        return Tolerance(criteria=pairs, where=where)
     raise InstanceError(where, f"must be a number >= 0 or NAME=V,...; got {type(value).__name__}")
 
 

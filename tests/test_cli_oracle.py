@@ -248,7 +248,7 @@ def test_batch_lines_take_the_same_tolerances(cooperative):
     verdicts = [oracle.answer(json.dumps(x))[0] for x in lines]
     assert [v["ok"] for v in verdicts] == [False, True, True, False, True]
     assert verdicts[2]["tolerance"] == {"cross_rack": 1, "revoked": "0%"}
-    assert verdicts[3]["field"] == "--tolerance" and "cross_rack, revoked" in verdicts[3]["error"]
+    assert verdicts[3]["field"] == "tolerance" and "cross_rack, revoked" in verdicts[3]["error"]
     assert all(v.get("rule", "balanced") == "balanced" for v in verdicts) and oracle.stats.exact_solved == 1
 
 

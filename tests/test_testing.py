@@ -114,8 +114,12 @@ def test_bad_input_is_an_error_not_a_failed_assertion(tmp_path):
         assert_feasible(bad, START)
     with pytest.raises(InstanceError, match="client 'nobody'"):
         assert_feasible(INSTANCE, {"nobody": {"active": []}})
-    with pytest.raises(InstanceError, match="--method"):
+    with pytest.raises(InstanceError, match="^method: "):  # named as the function's argument, not a CLI flag
         assert_same_as_kafka(INSTANCE, START, "exact.rack_active")
+    with pytest.raises(InstanceError, match="^rule: "):
+        assert_optimal(INSTANCE, START, "fastest")
+    with pytest.raises(InstanceError, match="^tolerance: rule rack_active has no criteria"):
+        assert_optimal(INSTANCE, START, "rack_active", tolerance="speed=1")
     with pytest.raises(TypeError):
         assert_feasible(42, START)
 
