@@ -82,7 +82,7 @@ from kipopt.solution import Status, TaskRoles
 from kipopt.formulations.tasks.guard import guarded, tagged_standbys
 from kipopt.formulations.highs import SparseBuilder, solve_lexicographic
 from kipopt.formulations.tasks.tag_balance import GroupedModel, greedy_start, scan_levels, transport_form
-from kipopt.formulations.tasks.rack.model import unique_owners
+from kipopt.formulations.tasks.rack.model import unique_owners, unique_owners_reason
 from kipopt.formulations.tasks.rules import lexicographic, standby_target, tag_standby_levels, tag_standby_objective
 
 MAX_OPTIONS = 20_000
@@ -440,5 +440,5 @@ def start(instance: TasksInstance) -> dict[str, TaskRoles]:
 METHODS = [
     Method("exact.tag_standby", "tasks", "tag_standby", guarded(run_tag_standby, start, tag_standby_objective),
            "KIP-708 standbys exactly: distinct tag values per task (enumerated per active profile), then "
-           "standby balance per thread (a level scan over profile classes)"),
+           "standby balance per thread (a level scan over profile classes)", requires=unique_owners_reason),
 ]

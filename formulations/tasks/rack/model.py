@@ -108,6 +108,16 @@ def unique_owners(instance: TasksInstance) -> dict[str, str]:
     return owner
 
 
+def unique_owners_reason(instance: TasksInstance) -> str | None:
+    """A method's ``requires``: ``None`` when every task is active on exactly one client, else why not,
+    naming the field (checked before the method or its time-limit guard builds anything from the owners)."""
+    try:
+        require_unique_owners(instance)
+    except InstanceError as exc:
+        return str(exc)
+    return None
+
+
 def require_unique_owners(instance: TasksInstance) -> None:
     """:func:`unique_owners`' check alone: ``InstanceError`` naming the field unless every task is
     active on exactly one client."""

@@ -85,7 +85,8 @@ from kipopt.methods import Method, MethodResult, Rule, SolveOptions, Violation
 from kipopt.solution import Status, TaskRoles, current_assignment
 
 from kipopt.formulations.tasks.guard import guarded, named
-from kipopt.formulations.tasks.rack.model import ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap, solve_rack_grouped
+from kipopt.formulations.tasks.rack.model import (ActiveProblem, ActiveSolution, active_problem, fair_bounds, kafka_cap,
+                                                 solve_rack_grouped, unique_owners_reason)
 from kipopt.formulations.tasks.rack.standby_classes import place_standbys
 from kipopt.formulations.tasks.rack.standby_grouped import client_level_standbys, place_standbys_by_task
 from kipopt.formulations.tasks.rack.standby_model import distinct_tag_pairs
@@ -446,11 +447,13 @@ RULES = [
 METHODS = [
     Method("exact.rack_active", "tasks", "rack_active",
            guarded(run_rack_active, active_start("rack_active"), active_objective),
-           "RackAwareTaskAssignor.optimizeActiveTasks' problem (same counts, strategy, costs) as an LP"),
+           "RackAwareTaskAssignor.optimizeActiveTasks' problem (same counts, strategy, costs) as an LP",
+           requires=unique_owners_reason),
     Method("exact.rack_standby", "tasks", "rack_standby",
            guarded(run_rack_standby, current_assignment, standby_objective),
-           "standby placement at minimum KIP-925 cost, counts fixed, tag distinctness kept (LP, ILP if fractional)"),
+           "standby placement at minimum KIP-925 cost, counts fixed, tag distinctness kept (LP, ILP if fractional)",
+           requires=unique_owners_reason),
     Method("exact.balanced_subtopology", "tasks", "balanced_subtopology",
            guarded(run_balanced_subtopology, active_start("balanced_subtopology"), active_objective),
-           "active placement with floor/ceil fair shares per sub-topology (LP)"),
+           "active placement with floor/ceil fair shares per sub-topology (LP)", requires=unique_owners_reason),
 ]

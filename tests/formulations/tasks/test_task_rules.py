@@ -150,3 +150,22 @@ def test_kip708_ideal_options_have_no_shortfall():
             assignment = parse_solution(x, data)
             assert tag_standby_levels(x, assignment).tag_shortfall == 0, (name, label)
             assert rules()["tag_standby"].violations(x, assignment) == [], (name, label)
+
+
+@pytest.mark.parametrize("method", ["exact.rack_active", "exact.rack_standby", "exact.tag_standby",
+                                    "exact.balanced_subtopology"])
+@pytest.mark.parametrize("owners, field", [({"c0": ["0_0", "0_1"], "c1": ["0_1"]}, "clients.c1.active[0]"),
+                                           ({"c0": ["0_0"], "c1": []}, "tasks.0_1")])
+@pytest.mark.parametrize("limit", [None, 10.0])
+def test_exact_methods_that_keep_the_owners_refuse_a_task_with_two_or_none(method, owners, field, limit):
+    """A task active on two clients or none: exit 2 naming the field before anything is built, with or
+    without a time limit (the guard's start read the owners first: an internal KeyError under a limit, and
+    exact.rack_standby answered status error)."""
+    from kipopt.api import solve
+    from kipopt.errors import NotApplicableError
+    d = to_dict(generate("tasks", 3, tasks=2, clients=2, subtopologies=1))
+    d["clients"] = {c: dict(d["clients"][old], active=owners[c], standby=[])
+                    for c, old in zip(("c0", "c1"), d["clients"])}
+    with pytest.raises(NotApplicableError) as refused:
+        solve(from_dict(d), method, time_limit=limit)
+    assert field in str(refused.value)
