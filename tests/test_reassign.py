@@ -234,3 +234,67 @@ def test_readme_commands_run_on_the_shipped_examples(tmp_path, capsys, monkeypat
         assert summary["status"] == "optimal"
         doc = json.loads((tmp_path / "plan" / "reassignment.json").read_text())
         assert_kafka_accepts(doc, {b for p in doc["partitions"] for b in p["replicas"]})
+
+
+def test_racks_on_some_brokers_only_are_refused_as_kafka_refuses(tmp_path, capsys):
+    """Some brokers racked and others not (a partial --racks, or racked brokers added to a rackless cluster):
+    Kafka's rack-aware placement refuses; so does the plan, naming --racks, unless --disable-rack-aware."""
+    current = kafka_current({"t": 12}, list(range(6)), 3, seed=4)
+    code, _, err = run(tmp_path, capsys, current, racks={"0": "a", "1": "b"})
+    assert "4 of the 6 brokers have no rack (2, 3, 4, 5)" in assert_one_error_line(code, "", err, "--racks")
+    code, _, err = run(tmp_path, capsys, current, "--add-brokers", "6:c,7:d")
+    assert_one_error_line(code, "", err, "--racks")
+    code, summary, _ = run(tmp_path, capsys, current, "--add-brokers", "6:c,7:d", "--disable-rack-aware")
+    assert code == 0 and summary["status"] == "optimal"
+    counts = [summary["brokers"][str(b)]["replicas_after"] for b in range(8)]
+    assert max(counts) - min(counts) <= 1  # racks ignored: replicas balanced over all eight
+
+
+def test_a_topic_of_mixed_replication_factors_needs_one_named(tmp_path, capsys):
+    current = kafka_current({"t": 6}, list(range(5)), 3, seed=5)
+    current["partitions"][2]["replicas"] = current["partitions"][2]["replicas"][:2]
+    current["partitions"][2]["log_dirs"] = ["any", "any"]
+    code, _, err = run(tmp_path, capsys, current)
+    assert "has partitions of 2 and 3 replicas" in assert_one_error_line(code, "", err, "--replication-factor")
+    code, summary, _ = run(tmp_path, capsys, current, "--replication-factor", "3")
+    assert code == 0 and all(len(p["replicas"]) == 3 for p in written(tmp_path)[0]["partitions"])
+
+
+def test_nothing_to_move_writes_no_file_kafka_would_refuse(tmp_path, capsys):
+    """A plan that changes nothing writes neither file (Kafka's --execute refuses an empty list) and leaves
+    none from an earlier plan in the folder; a balanced cluster keeps every replica list as it is (a
+    follower order changed for nothing is no change)."""
+    current = {"version": 1, "partitions": [{"topic": "t", "partition": p, "replicas": [p % 3, (p + 1) % 3]}
+                                            for p in range(6)]}
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "reassignment.json").write_text("{}")
+    code, summary, _ = run(tmp_path, capsys, current)
+    assert code == 0 and summary["partitions_changed"] == 0 and summary["files"] == {}
+    assert not list((tmp_path / "out").iterdir())
+    code, summary, _ = run(tmp_path, capsys, current, "--pin", "t")
+    assert code == 0 and summary["files"] == {}
+
+
+def test_out_that_cannot_be_a_folder_is_one_line(tmp_path, capsys):
+    (tmp_path / "out").write_text("")  # run() writes into tmp_path / "out"
+    code, _, err = run(tmp_path, capsys, GOOD, "--add-brokers", "2")
+    assert "is a file, not a folder" in assert_one_error_line(code, "", err, "--out")
+
+
+def test_a_follower_order_is_never_changed_for_nothing(tmp_path, capsys):
+    """Every partition in the plan gets another broker set or another leader: the rule reads only those, so a
+    list with the same leader and brokers stays as it is (on this cluster the model reordered 4 before)."""
+    lists = {"orders": [[2, 4, 0], [3, 5, 1], [4, 0, 2], [5, 1, 3], [0, 2, 4], [1, 3, 5], [2, 1, 3], [3, 2, 4],
+                        [4, 3, 5], [5, 4, 0], [0, 5, 1], [1, 0, 2]],
+             "payments": [[1, 5], [2, 0], [3, 1], [4, 2], [5, 3], [0, 4]]}
+    current = {"version": 1, "partitions": [{"topic": t, "partition": p, "replicas": r}
+                                            for t, rows in lists.items() for p, r in enumerate(rows)]}
+    racks = {str(b): "rack-" + "abc"[b % 3] for b in range(6)}
+    for options in ((), ("--add-brokers", "6:rack-a,7:rack-b")):
+        code, summary, _ = run(tmp_path, capsys, current, *options, racks=racks)
+        assert code == 0
+        doc = written(tmp_path)[0] if summary["files"] else {"partitions": []}
+        before = {(p["topic"], p["partition"]): p["replicas"] for p in current["partitions"]}
+        assert all(set(p["replicas"]) != set(before[(p["topic"], p["partition"])])
+                   or p["replicas"][0] != before[(p["topic"], p["partition"])][0] for p in doc["partitions"])
+        assert summary["partitions_changed"] == len(doc["partitions"])

@@ -19,6 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "--current; an empty broker already in the cluster is named here or in --add-brokers)")
     p.add_argument("--racks", default=None, metavar="FILE", help='rack map {"<id>": "<rack>"} or {"brokers": '
                    '[{"id", "rack"}]} (it may name brokers still to be added)')
+    p.add_argument("--disable-rack-aware", action="store_true",
+                   help="place without racks (as Kafka's option; needed when only some brokers have a rack)")
     p.add_argument("--sizes", default=None, metavar="FILE", help="kafka-log-dirs.sh --describe JSON")
     p.add_argument("--add-brokers", default=None, metavar="ID[:RACK],...")
     p.add_argument("--add-rack", default=None, metavar="RACK=ID,ID,...")
@@ -62,7 +64,8 @@ def scenario_of(args: argparse.Namespace) -> Scenario:
         replication_factor=args.replication_factor,
         pin=tuple(x.strip() for x in args.pin.split(",") if x.strip()) if args.pin else (),
         topics=tuple(x.strip() for x in args.topics.split(",") if x.strip()) if args.topics else None,
-        by_bytes=args.minimize == "bytes", moves_first=args.order == "operators", time_limit=args.time_limit, threads=args.threads)
+        by_bytes=args.minimize == "bytes", moves_first=args.order == "operators", time_limit=args.time_limit,
+        threads=args.threads, rack_aware=not args.disable_rack_aware)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -73,14 +76,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     plan = make_plan(current, scenario, sizes)
     out = dict(plan.summary)
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        files = {"reassignment": os.path.join(args.out, "reassignment.json"),
-                 "rollback": os.path.join(args.out, "rollback.json")}
+        out["files"] = _write(args.out, plan)
+    else:
+        out["reassignment"], out["rollback"] = plan.reassignment, plan.rollback
+    return out
+
+
+def _write(folder: str, plan: Any) -> dict[str, str]:
+    """``folder/reassignment.json`` and ``folder/rollback.json``; none when no partition changes (Kafka's
+    ``--execute`` refuses an empty list), and then none left from an earlier plan either."""
+    files = {name: os.path.join(folder, f"{name}.json") for name in ("reassignment", "rollback")}
+    try:
+        os.makedirs(folder, exist_ok=True)
+        if not plan.reassignment["partitions"]:
+            for path in files.values():
+                if os.path.isfile(path):
+                    os.remove(path)
+            return {}
         for name, doc in (("reassignment", plan.reassignment), ("rollback", plan.rollback)):
             with open(files[name], "w", encoding="utf-8") as handle:
                 json.dump(doc, handle, separators=(",", ":"))
                 handle.write("\n")
-        out["files"] = files
-    else:
-        out["reassignment"], out["rollback"] = plan.reassignment, plan.rollback
-    return out
+    except OSError as exc:
+        why = f"{folder} is a file, not a folder" if os.path.isfile(folder) else exc.strerror or exc
+        raise InstanceError("--out", f"cannot write {folder}: {why}") from None
+    return files

@@ -48,6 +48,7 @@ class Scenario:
     moves_first: bool = False
     time_limit: float | None = None
     threads: int | None = None
+    rack_aware: bool = True                          # False: --disable-rack-aware, every rack ignored
 
 
 @dataclass
@@ -117,6 +118,14 @@ def _cluster(current: list[PartitionReplicas], s: Scenario) -> tuple[list[int], 
     final = sorted((base | set(s.add_brokers)) - gone)
     if not final:
         raise InstanceError("--decommission", "no broker would be left")
+    if not s.rack_aware:
+        return final, {}
+    rackless = [b for b in final if racks.get(b) is None]
+    if rackless and len(rackless) < len(final):  # Kafka's rack-aware placement refuses this cluster too
+        named = ", ".join(map(str, rackless[:5])) + (", ..." if len(rackless) > 5 else "")
+        raise InstanceError("--racks", f"{len(rackless)} of the {len(final)} brokers have no rack ({named}); "
+                                       f"Kafka refuses that (not all brokers have rack information): give every "
+                                       f"broker a rack, or --disable-rack-aware to place without racks")
     return final, racks
 
 
@@ -173,7 +182,12 @@ def make_plan(current: list[PartitionReplicas], s: Scenario,
                       key=lambda p: p.partition)
         if not rows:
             continue
-        rf = s.replication_factor or max(len(p.replicas) for p in rows)
+        factors = sorted({len(p.replicas) for p in rows})
+        if s.replication_factor is None and len(factors) > 1:  # Kafka's --generate takes one partition's for all
+            raise InstanceError("--replication-factor", f"topic {topic!r} has partitions of "
+                                                       f"{' and '.join(map(str, factors))} replicas; name the one "
+                                                       f"to plan for (every partition of the topic gets it)")
+        rf = s.replication_factor or factors[0]
         if rf > len(brokers):
             raise InstanceError("--replication-factor", f"topic {topic!r} needs {rf} brokers, the cluster has "
                                                        f"{len(brokers)}")
@@ -183,7 +197,7 @@ def make_plan(current: list[PartitionReplicas], s: Scenario,
             budget = max(0.05, (s.time_limit - (time.perf_counter() - started)) / (len(topics) - k))
         sol = solve(inst, method, time_limit=budget, threads=s.threads)
         for i, p in enumerate(rows):
-            proposed[(p.topic, p.partition)] = tuple(sol.assignment[i])
+            proposed[(p.topic, p.partition)] = _as_before(tuple(sol.assignment[i]), p.replicas)
         m = sol.metrics
         per_topic.append({"topic": topic, "partitions": len(rows), "replication_factor": rf,
                           "status": sol.status.value, "moves": m.get("moves", 0),
@@ -193,6 +207,12 @@ def make_plan(current: list[PartitionReplicas], s: Scenario,
                           "objective": sol.objective, "bound": sol.bound, "model": m.get("model"),
                           "seconds": round(sol.seconds, 3) if getattr(sol, "seconds", None) is not None else None})
     return _collect(current, proposed, brokers, racks, sizes, per_topic, time.perf_counter() - started)
+
+
+def _as_before(new: tuple[int, ...], old: tuple[int, ...]) -> tuple[int, ...]:
+    """``old`` where ``new`` holds the same brokers with the same leader: the rule reads only the leader and
+    the set, and a follower order changed for nothing would be a reassignment for nothing."""
+    return old if new[:1] == old[:1] and len(new) == len(old) and set(new) == set(old) else new
 
 
 def _collect(current: list[PartitionReplicas], proposed: dict, brokers: list[int], racks: dict,
