@@ -40,6 +40,7 @@ class Answer:
     assignment: Assignment
     target: Assignment | None = None
     method: str | None = None
+    priorities: tuple[str, ...] | None = None  # the joint order it was solved in (metrics.joint_order)
 
     @property
     def scored(self) -> Assignment:
@@ -80,7 +81,15 @@ def parse_answer(instance: Instance, data: Any) -> Answer:
     method = data.get("method")
     if method is not None and not isinstance(method, str):
         raise InstanceError("method", f"must be a string, got {r._kind(method)}")
-    return Answer(assignment, target, method)
+    return Answer(assignment, target, method, _joint_order(instance, data.get("metrics")))
+
+
+def _joint_order(instance: Instance, metrics: Any) -> tuple[str, ...] | None:
+    """The joint rule's order a tasks solution was solved in (``metrics.joint_order``, as ``solve
+    --priorities`` records it), for ``check`` to score it in that order; ``None`` when it records none."""
+    if not isinstance(instance, TasksInstance) or not isinstance(metrics, Mapping) or "joint_order" not in metrics:
+        return None
+    return read_priorities(metrics["joint_order"], "metrics.joint_order")
 
 
 def _looks_bare(instance: Instance, data: Mapping) -> bool:
@@ -446,11 +455,12 @@ def check(instance: Instance, assignment: Answer | Solution | Assignment | Mappi
     (:func:`kipopt.tolerance.parse_tolerance`).
     ``exact`` is that optimum when the caller already has it (from :func:`exact_optimum`
     on the same instance and rule): a batch checks many assignments against one solve.
-    ``priorities`` reorders the ``joint`` rule's stages (:func:`with_priorities`).
+    ``priorities`` reorders the ``joint`` rule's stages (:func:`with_priorities`); by default a solution is scored
+    in the order it records (``metrics.joint_order``, what ``solve --priorities`` wrote).
     """
-    instance = with_priorities(instance, priorities)
-    tolerance = parse_tolerance(tolerance)
     answer = as_answer(instance, assignment)
+    instance = with_priorities(instance, priorities if priorities is not None else answer.priorities)
+    tolerance = parse_tolerance(tolerance)
     found = resolve_rule(instance, rule, answer.method)
     scored = answer.scored
     criteria = found.criteria(instance, scored) if found.criteria is not None else None

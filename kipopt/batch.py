@@ -221,8 +221,12 @@ class Oracle:
             verdict = {"id": line.id, "ok": evaluation.feasible, **evaluation.to_dict()}
             return verdict, Outcome.PASSED if evaluation.feasible else Outcome.FAILED
         rule = api.resolve_rule(line.instance, line.rule, answer.method, field="rule").name
-        exact = self._exact_solution(line.key, line.instance, rule, line.time_limit)
-        result = api.check(line.instance, answer, rule=rule, tolerance=line.tolerance, exact=exact)
+        instance, key = line.instance, line.key
+        if answer.priorities is not None:  # scored in the joint order the solution records, as check does
+            instance = api.with_priorities(instance, answer.priorities)
+            key = f"{key} {','.join(answer.priorities)}"
+        exact = self._exact_solution(key, instance, rule, line.time_limit)
+        result = api.check(instance, answer, rule=rule, tolerance=line.tolerance, exact=exact)
         return {"id": line.id, **result.to_dict()}, Outcome.PASSED if result.ok else Outcome.FAILED
 
     # ------------------------------------------------------------------ caches

@@ -193,6 +193,29 @@ def test_cli_priorities_override_the_instance_and_are_validated(tmp_path):
                                                "caught_up, standbys, tags, balance, traffic, non_overlap"]
 
 
+def test_the_oracle_scores_a_solution_in_the_joint_order_it_records(tmp_path):
+    """A solution ``solve --priorities`` wrote records its order (``metrics.joint_order``): check, a batch
+    line and assert_optimal score it in that order (it was 'NOT ok', gap 0.99, unless --priorities was
+    repeated); a malformed order is exit 2 naming the field."""
+    from kipopt.batch import Oracle
+    from kipopt.cli import main
+    from kipopt.testing import assert_optimal
+    inst = generate("tasks", 1, tasks=12, clients=4)
+    order = ("traffic", "tags")
+    doc = api.solve(api.with_priorities(inst, order), "exact.joint").to_dict()
+    assert doc["status"] == "optimal" and doc["metrics"]["joint_order"][:2] == list(order)
+    assert api.check(inst, doc).ok and api.check(inst, doc, priorities="caught_up").gap > 0
+    assert_optimal(inst, doc)
+    line = json.dumps({"id": 1, "instance": to_dict(inst), "solution": doc})
+    assert Oracle("check").answer(line)[0]["ok"]
+    (tmp_path / "i.json").write_text(json.dumps(to_dict(inst)))
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    assert main(["check", str(tmp_path / "i.json"), str(tmp_path / "s.json")]) == 0
+    doc["metrics"]["joint_order"] = ["speed"]
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    assert main(["check", str(tmp_path / "i.json"), str(tmp_path / "s.json")]) == 2
+
+
 def test_the_bench_scores_every_method_on_the_joint_rule():
     """A grid family's ``score_rules``: each method gets a second row, on the joint rule, with its stage
     vector and the first stage where it falls short of exact.joint."""
