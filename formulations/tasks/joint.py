@@ -335,6 +335,21 @@ def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
                         info={"joint_stages": rows, "joint_order": list(solution.order), "model": "per-client"})
 
 
+def with_stages(runner):
+    """``runner`` whose every answer carries ``joint_stages`` and ``joint_order``: where the start answered
+    (a time limit, a model that would not fit), each stage's value of the start, none reached by the model."""
+    def run(instance: TasksInstance, options: SolveOptions) -> MethodResult:
+        result = runner(instance, options)
+        if result.assignment is not None and "joint_stages" not in result.info:
+            order = priority_order(instance)
+            values = JointScores.of(instance).stages(instance, result.assignment)
+            result.info.update(joint_stages=[{"stage": s, "status": "not_reached", "value": values[s], "bound": None}
+                                             for s in order], joint_order=list(order))
+        return result
+    run.__doc__, run.__name__ = runner.__doc__, getattr(runner, "__name__", "run")
+    return run
+
+
 def _bound_rows(grouped) -> list[dict]:
     """The grouped model's proven stages and bound as :func:`_scalar_bound` reads them."""
     rows = []
@@ -407,7 +422,7 @@ def joint_start(instance: TasksInstance) -> dict[str, TaskRoles]:
 
 
 METHODS = [
-    Method("exact.joint", "tasks", "joint", guarded(run_joint, joint_start, joint_objective),
+    Method("exact.joint", "tasks", "joint", with_stages(guarded(run_joint, joint_start, joint_objective)),
            "actives and standbys of every task in one lexicographic ILP, per-client counts free (caught-up, "
            "standby count, tag distinctness, balance, traffic, non-overlap; order config.joint_priorities)",
            requires=joint_size),

@@ -134,6 +134,18 @@ def test_a_time_limit_returns_an_assignment_with_the_stage_where_it_stopped(monk
     assert any(r["status"] != "optimal" for r in solution.metrics["joint_stages"])
 
 
+def test_the_start_the_guard_answers_with_carries_its_stages():
+    """No time for the model (the guard answers with the start): ``joint_stages`` still holds every stage,
+    its value the start's and its status ``not_reached``, in the run's order (it was missing)."""
+    x = generate("tasks", 1, tasks=120, clients=12, tags=2)
+    solution = api.solve(api.with_priorities(x, ("traffic",)), "exact.joint", time_limit=0.001)
+    assert solution.status is Status.FEASIBLE and solution.metrics["model"] == "start"
+    rows = solution.metrics["joint_stages"]
+    assert [r["stage"] for r in rows] == solution.metrics["joint_order"] == list(solution.metrics["criteria"])
+    assert rows[0]["stage"] == "traffic" and all(r["status"] == "not_reached" for r in rows)
+    assert {r["stage"]: r["value"] for r in rows} == solution.metrics["criteria"]
+
+
 def test_the_staging_table_says_where_a_port_first_falls_short():
     x = generate("tasks", 2, tasks=30, clients=6, tags=2)
     exact = api.solve(x, "exact.joint")
