@@ -174,6 +174,9 @@ def test_malformed_current_is_one_line(doc, field, tmp_path, capsys):
     (["--add-brokers", "1"], "--add-brokers"),
     (["--add-brokers", "x"], "--add-brokers"),
     (["--add-rack", "9,10"], "--add-rack"),
+    (["--add-rack", "r9=1"], "--add-rack"),  # a broker already in the cluster, named by the option that added it
+    (["--decommission", "0"], "--decommission"),  # too few brokers left for the replication factor
+    (["--threads", "0"], "--threads"),
     (["--replication-factor", "3"], "--replication-factor"),
     (["--pin", "nope"], "--pin"),
     (["--topics", "nope"], "--topics"),

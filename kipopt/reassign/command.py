@@ -44,11 +44,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def scenario_of(args: argparse.Namespace) -> Scenario:
     racks = read_rack_map(load_json(args.racks, "--racks"), "--racks") if args.racks else {}
     add = brokers_with_racks(args.add_brokers, "--add-brokers") if args.add_brokers else {}
+    added_by = dict.fromkeys(add, "--add-brokers")
     if args.add_rack:
         for b, rack in rack_and_brokers(args.add_rack, "--add-rack").items():
             if b in add:
                 raise InstanceError("--add-rack", f"broker {b} is also in --add-brokers")
             add[b] = rack
+            added_by[b] = "--add-rack"
+    if args.threads is not None and args.threads < 1:
+        raise InstanceError("--threads", f"must be >= 1, got {args.threads}")
     if args.replication_factor is not None and args.replication_factor < 1:
         raise InstanceError("--replication-factor", f"must be >= 1, got {args.replication_factor}")
     if args.time_limit is not None and not args.time_limit > 0:
@@ -65,7 +69,7 @@ def scenario_of(args: argparse.Namespace) -> Scenario:
         pin=tuple(x.strip() for x in args.pin.split(",") if x.strip()) if args.pin else (),
         topics=tuple(x.strip() for x in args.topics.split(",") if x.strip()) if args.topics else None,
         by_bytes=args.minimize == "bytes", moves_first=args.order == "operators", time_limit=args.time_limit,
-        threads=args.threads, rack_aware=not args.disable_rack_aware)
+        threads=args.threads, rack_aware=not args.disable_rack_aware, added_by=added_by)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -49,6 +49,7 @@ class Scenario:
     time_limit: float | None = None
     threads: int | None = None
     rack_aware: bool = True                          # False: --disable-rack-aware, every rack ignored
+    added_by: dict[int, str] = field(default_factory=dict)  # an added broker's option, for its errors
 
 
 @dataclass
@@ -109,7 +110,7 @@ def _cluster(current: list[PartitionReplicas], s: Scenario) -> tuple[list[int], 
     base = set(s.brokers) if s.brokers is not None else {b for p in current for b in p.replicas}
     for b in s.add_brokers:
         if b in base:
-            raise InstanceError("--add-brokers", f"broker {b} is already in the cluster")
+            raise InstanceError(s.added_by.get(b, "--add-brokers"), f"broker {b} is already in the cluster")
     gone = set(s.decommission) | set(s.exclude)
     for option, ids in (("--decommission", s.decommission), ("--exclude-brokers", s.exclude)):
         unknown = [b for b in ids if b not in base]
@@ -188,9 +189,11 @@ def make_plan(current: list[PartitionReplicas], s: Scenario,
                                                        f"{' and '.join(map(str, factors))} replicas; name the one "
                                                        f"to plan for (every partition of the topic gets it)")
         rf = s.replication_factor or factors[0]
-        if rf > len(brokers):
-            raise InstanceError("--replication-factor", f"topic {topic!r} needs {rf} brokers, the cluster has "
-                                                       f"{len(brokers)}")
+        if rf > len(brokers):  # named by the option that made it so
+            option = "--replication-factor" if s.replication_factor else \
+                "--decommission" if s.decommission else "--exclude-brokers" if s.exclude else "--brokers"
+            raise InstanceError(option, f"topic {topic!r} needs {rf} brokers (its replication factor), the "
+                                        f"cluster would have {len(brokers)}")
         inst = from_dict(_instance(rows, brokers, racks, rf, sizes))
         budget = None
         if s.time_limit is not None:
