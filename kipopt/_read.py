@@ -346,14 +346,17 @@ def read_json_file(source: str, what: str = "input", regular_only: bool = False)
     ``regular_only`` refuses anything but a regular file without waiting on it (a FIFO would block a
     batch forever; the command line's own arguments may be pipes, as ``<(...)`` is).
     """
+    return parse_json(read_json_file_bytes(source, what, regular_only), what)
+
+
+def read_json_file_bytes(source: str, what: str = "input", regular_only: bool = False) -> bytes:
+    """The bytes :func:`read_json_file` parses; an unreadable source is an error naming ``what``."""
     if source == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            data = _read_file(source, regular_only)
-        except OSError as exc:
-            raise InstanceError(what, f"cannot read {source}: {exc.strerror or exc}") from None
-    return parse_json(data, what)
+        return sys.stdin.buffer.read()
+    try:
+        return _read_file(source, regular_only)
+    except OSError as exc:
+        raise InstanceError(what, f"cannot read {source}: {exc.strerror or exc}") from None
 
 
 def _read_file(source: str, regular_only: bool) -> bytes:

@@ -231,6 +231,8 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     """
     instance = with_priorities(instance, priorities)
     m = get_method(method, instance.family)
+    if priorities is not None and m.rule != "joint":  # it would be ignored: say so rather than seem to apply
+        raise InstanceError("--priorities", f"orders the joint rule's stages; {m.name} is scored on rule {m.rule}")
     reason = m.requires(instance) if m.requires is not None else None
     if reason is not None:
         raise NotApplicableError(m.name, reason)
@@ -462,6 +464,8 @@ def check(instance: Instance, assignment: Answer | Solution | Assignment | Mappi
     instance = with_priorities(instance, priorities if priorities is not None else answer.priorities)
     tolerance = parse_tolerance(tolerance)
     found = resolve_rule(instance, rule, answer.method)
+    if priorities is not None and found.name != "joint":
+        raise InstanceError("--priorities", f"orders the joint rule's stages; the check is on rule {found.name}")
     scored = answer.scored
     criteria = found.criteria(instance, scored) if found.criteria is not None else None
     tolerance.check_names(found.name, None if criteria is None else list(criteria))

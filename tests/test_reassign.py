@@ -301,3 +301,19 @@ def test_a_follower_order_is_never_changed_for_nothing(tmp_path, capsys):
         assert all(set(p["replicas"]) != set(before[(p["topic"], p["partition"])])
                    or p["replicas"][0] != before[(p["topic"], p["partition"])][0] for p in doc["partitions"])
         assert summary["partitions_changed"] == len(doc["partitions"])
+
+
+def test_sizes_read_as_kafka_log_dirs_prints_them(tmp_path, capsys):
+    """kafka-log-dirs.sh --describe prints two lines of text before its JSON: --sizes takes its output as it
+    is; text with no JSON after it is still one error line naming --sizes."""
+    current = kafka_current({"t": 8}, list(range(4)), 2, seed=6)
+    sizes = {(p["topic"], p["partition"]): 100 * (p["partition"] + 1) for p in current["partitions"]}
+    printed = ("Querying brokers for log directories information\n"
+               "Received log directory information from brokers 0,1,2,3\n" + json.dumps(log_dirs(current, sizes)))
+    (tmp_path / "printed.txt").write_text(printed)
+    code, summary, err = run(tmp_path, capsys, current, "--add-brokers", "4", "--sizes", str(tmp_path / "printed.txt"))
+    assert code == 0, err
+    assert summary["bytes_moved"] > 0
+    (tmp_path / "printed.txt").write_text("Querying brokers for log directories information\n")
+    code, _, err = run(tmp_path, capsys, current, "--sizes", str(tmp_path / "printed.txt"))
+    assert "not valid JSON" in assert_one_error_line(code, "", err, "--sizes")

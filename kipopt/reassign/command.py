@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Read the files, plan, write the two Kafka files; the summary to print."""
     scenario = scenario_of(args)
     current = read_assignment(load_json(args.current, "--current"), "--current")
-    sizes = read_log_dirs(load_json(args.sizes, "--sizes"), "--sizes") if args.sizes else None
+    sizes = read_log_dirs(load_json(args.sizes, "--sizes", tool_output=True), "--sizes") if args.sizes else None
     plan = make_plan(current, scenario, sizes)
     out = dict(plan.summary)
     if args.out:

@@ -290,3 +290,14 @@ def test_a_lexicographic_objective_beyond_double_precision_still_writes_its_row(
     P.write_part(str(tmp_path), "x", [row])
     import pyarrow.parquet as pq
     assert pq.read_table(str(tmp_path / P.RESULTS_DIR / "x.parquet")).column("objective")[0].as_py() == float(big)
+
+
+def test_priorities_for_a_rule_other_than_joint_are_refused_not_ignored():
+    """--priorities orders the joint rule only: on a method or check of another rule it would change
+    nothing, so it is exit 2 naming it (it was accepted and ignored)."""
+    x = generate("tasks", 1, tasks=12, clients=4)
+    with pytest.raises(InstanceError, match="^--priorities: .*exact.lag_active is scored on rule lag_active"):
+        api.solve(x, "exact.lag_active", priorities="traffic")
+    start = api.solve(x, "kafka.ha")
+    with pytest.raises(InstanceError, match="^--priorities: .*on rule lag_active"):
+        api.check(x, start, rule="lag_active", priorities="traffic")
