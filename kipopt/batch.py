@@ -291,8 +291,9 @@ class Oracle:
         self.stats.exact_solved += 1
         try:
             return api.exact_optimum(instance, rule, time_limit)
-        except InstanceError as exc:
-            return _Failed(exc)
+        except InstanceError as exc:  # what in the instance keeps the model from starting: named from the line
+            field = "instance" if exc.field in ("", "INSTANCE") else _join("instance", exc.field)
+            return _Failed(InstanceError(field, exc.message))
         except KipoptError as exc:  # the exact model cannot start from this instance (e.g. no unique owner)
             return _Failed(InstanceError("instance", str(exc)))
 

@@ -213,9 +213,10 @@ def cmd_vectors(args: argparse.Namespace) -> int:
         if missing:
             raise KipoptError(f"kipopt vectors: {', '.join(missing)} required (or --curated, --list)")
         count = 10 if args.count is None else args.count
-        found = vectors.generated_vectors(args.family, args.method, count, args.seed, params)
-        manifest = vectors.write_vectors(args.out, found, [], "generated", family=args.family, method=args.method,
-                                         count=count, seed=args.seed, params=params)
+        found, skipped = vectors.generated_vectors(args.family, args.method, count, args.seed, params)
+        manifest = vectors.write_vectors(args.out, found, skipped, "generated", family=args.family,
+                                         method=args.method, count=count, seed=args.seed, params=params)
+        _note_skipped(skipped)
     print(f"kipopt vectors: wrote {len(manifest['vectors'])} vectors and {vectors.MANIFEST} to {args.out}",
           file=sys.stderr)
     _print_json(manifest)

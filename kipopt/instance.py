@@ -46,6 +46,10 @@ MAX_TASK_COPIES = 10_000_000
 grows with task classes, not with copies), and those that are not refuse larger models themselves."""
 MAX_CONSUMER_PARTITIONS = 10_000_000
 """Most partitions (summed over the topics) a consumers instance may have: the answer lists each one."""
+MAX_BYTES_MOVED = 2**63 - 1
+"""Most bytes a replicas instance's moves can weigh (``replication_factor × Σ sizes``): bytes moved are
+counted in 64-bit integers (the evaluator's arrays), and beyond this they would wrap to negative counts
+(an answer moving 1.4e19 bytes scored below the optimum's 6). 8 EiB: far beyond any cluster."""
 
 
 # --------------------------------------------------------------------------- topics
@@ -137,6 +141,9 @@ def _read_replicas(d: dict) -> ReplicasInstance:
             current[pid] = tuple(ids)
         current = dict(sorted(current.items()))
     sizes = _read_sizes(d["sizes"], start_pid, partitions) if "sizes" in d else None
+    if sizes and rf * sum(sizes.values()) > MAX_BYTES_MOVED:  # every count of bytes moved stays exact
+        raise InstanceError("sizes", f"replication_factor × the total of sizes is {rf * sum(sizes.values()):,} "
+                                     f"bytes; kipopt counts bytes moved exactly up to {MAX_BYTES_MOVED:,} (2^63 - 1)")
     return ReplicasInstance(tuple(brokers), partitions, rf, start_index, start_pid, current, sizes)
 
 

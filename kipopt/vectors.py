@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
 from . import curated
-from .errors import InstanceError, KipoptError, MethodError
+from .errors import InstanceError, KipoptError, MethodError, NotApplicableError
 from .instance import Instance, to_dict
 from .methods import KAFKA_COMMIT, Method, get_method, methods
 from .solution import Solution, Status, assignment_to_json, json_number
@@ -84,24 +84,33 @@ def make_vector(name: str, instance: Instance, method: str, **provenance: Any) -
 
 
 def generated_vectors(family: str, method: str, count: int, seed: int, params: dict[str, Any]
-                      ) -> Iterator[tuple[str, dict]]:
-    """``count`` vectors on the generated instances of seeds ``seed, seed + 1, ...``: ``(file name, vector)``.
+                      ) -> tuple[Iterator[tuple[str, dict]], list[Skipped]]:
+    """``count`` vectors on the generated instances of seeds ``seed, seed + 1, ...`` (lazily: ``(file name,
+    vector)``), and the seeds skipped: an instance the port does not apply to (a server assignor refuses a
+    partition two members claim) is added to the skipped list with its reason, as curated pairs are.
 
     The method and the generator parameters are checked at once, before any vector is made.
     """
     from .datasets.generators import make_params
     m = port(method, family)
     make_params(family, params)
-    return _generate(family, m, count, seed, params)
+    skipped: list[Skipped] = []
+    return _generate(family, m, count, seed, params, skipped), skipped
 
 
-def _generate(family: str, m: Method, count: int, seed: int, params: dict[str, Any]) -> Iterator[tuple[str, dict]]:
+def _generate(family: str, m: Method, count: int, seed: int, params: dict[str, Any], skipped: list[Skipped]
+              ) -> Iterator[tuple[str, dict]]:
     from .datasets import generate
     for s in range(seed, seed + count):
         instance = generate(family, s, **params)
         name = f"{family}.{m.name}.seed-{s}"
-        yield f"{name}.json", make_vector(name, instance, m.name,
-                                          generator={"family": family, "seed": s, "params": dict(params)})
+        try:
+            vector = make_vector(name, instance, m.name,
+                                 generator={"family": family, "seed": s, "params": dict(params)})
+        except NotApplicableError as exc:
+            skipped.append(Skipped(name, m.name, f"{m.name} refuses the instance of seed {s}: {exc}"))
+            continue
+        yield f"{name}.json", vector
 
 
 def curated_vector(c: curated.Case, method: str) -> dict:
@@ -173,6 +182,7 @@ def write_vectors(out: str, vectors: Iterable[tuple[str, dict]], skipped: list[S
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
         raise InstanceError("--out", f"cannot create {out}: {exc.strerror or exc}") from None
+    _remove_listed(out)
     entries = []
     for file, vector in vectors:
         _write(os.path.join(out, file), vector)
@@ -182,6 +192,21 @@ def write_vectors(out: str, vectors: Iterable[tuple[str, dict]], skipped: list[S
                 "vectors": entries, "skipped": [s.to_dict() for s in skipped]}
     _write(os.path.join(out, MANIFEST), manifest)
     return manifest
+
+
+def _remove_listed(out: str) -> None:
+    """The vector files an earlier ``manifest.json`` in ``out`` lists, removed: the folder then holds this
+    run's vectors only (a file the manifest does not list is not kipopt's and stays)."""
+    try:
+        with open(os.path.join(out, MANIFEST), encoding="utf-8") as handle:
+            listed = json.load(handle).get("vectors", [])
+        files = [v["file"] for v in listed if isinstance(v, dict) and isinstance(v.get("file"), str)]
+    except (OSError, ValueError, AttributeError):
+        return
+    for file in files:
+        path = os.path.join(out, file)
+        if os.path.basename(file) == file and file.endswith(".json") and file != MANIFEST and os.path.isfile(path):
+            os.remove(path)
 
 
 def _write(path: str, document: dict) -> None:

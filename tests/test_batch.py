@@ -154,6 +154,9 @@ def test_exact_model_that_cannot_start_is_an_error_verdict(small):
                               {"id": 2, "instance": inst, "solution": small["best"]}])
     assert worst is Outcome.MALFORMED
     assert all(v["ok"] is False and v["field"] and "active" in v["error"] for v in verdicts)
+    # a field of the instance, named from the line's root as every other (it lacked "instance.")
+    assert all(v["field"].startswith("instance.tasks.") and v["error"].startswith(v["field"] + ": ")
+               for v in verdicts)
 
 
 def test_blank_lines_are_skipped(small):

@@ -300,3 +300,16 @@ def test_at_most_five_assignment_tags():
         tuple(five)
     with pytest.raises(InstanceError, match=r"^config.rack_aware_assignment_tags: 6 tags"):
         from_dict({**base, "config": {"rack_aware_assignment_tags": five + ["k5"]}})
+
+
+def test_sizes_whose_moves_could_pass_a_64_bit_count_are_refused():
+    """Bytes moved are counted in 64-bit integers: an instance whose replicas could weigh more
+    (replication_factor × Σ sizes) is refused naming sizes, where an answer moving 1.4e19 bytes wrapped to
+    a negative count and passed check against an optimum of 6; at the limit it is read."""
+    d = {"format": 1, "family": "replicas", "partitions": 2, "replication_factor": 2,
+         "brokers": [{"id": b} for b in range(3)], "sizes": {"0": 2**61, "1": 2**61}}  # 2 × 2^62 = 2^63
+    with pytest.raises(InstanceError) as refused:
+        from_dict(d)
+    assert refused.value.field == "sizes" and "2^63 - 1" in refused.value.message
+    d["sizes"]["1"] = 2**61 - 1  # 2^63 - 2
+    assert from_dict(d).sizes == {0: 2**61, 1: 2**61 - 1}

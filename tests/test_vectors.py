@@ -162,6 +162,32 @@ def test_generated_vectors(tmp_path, capsys):
         assert_round_trip(v)
 
 
+def test_a_seed_the_port_refuses_is_skipped_and_the_rest_written(tmp_path, capsys):
+    """The server-side assignors refuse a partition two members claim: such a seed is listed under
+    ``skipped`` with its reason and the others are written with their manifest (the command stopped at the
+    first, exit 2, leaving vector files without a manifest)."""
+    out = tmp_path / "v"
+    assert main(["vectors", "consumers", "--method", "kafka.server_uniform", "--count", "3", "--seed", "1",
+                 "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    manifest, written = read_folder(out)
+    skipped = {s["name"]: s["reason"] for s in manifest["skipped"]}
+    assert len(written) + len(skipped) == 3 and written and skipped
+    assert all("refuses the instance of seed" in r and "also claimed" in r for r in skipped.values())
+    assert all(f"warning: {name}" in err for name in skipped)
+
+
+def test_vectors_written_again_replace_the_earlier_ones(tmp_path, capsys):
+    """--out into a folder of earlier vectors: the files its manifest listed go, a file of the user's stays."""
+    (tmp_path / "notes.json").write_text("{}")
+    for seed in (1, 20):
+        assert main(["vectors", "tasks", "--method", "kafka.rack_active", "--count", "2", "--seed", str(seed),
+                     "--tasks", "6", "--clients", "2", "--out", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "manifest.json", "notes.json", "tasks.kafka.rack_active.seed-20.json", "tasks.kafka.rack_active.seed-21.json"]
+
+
 def test_generated_replica_vectors_record_the_seed(tmp_path, capsys):
     assert main(["vectors", "replicas", "--method", "kafka.striped", "--count", "2", "--seed", "3",
                  "--out", str(tmp_path)]) == 0
