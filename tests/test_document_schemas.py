@@ -75,6 +75,8 @@ def test_every_solve_output_matches_the_solution_schema(method, instances, tmp_p
         bad = copy.deepcopy(solution)
         next(iter(bad["assignment"].values()))["active"] = ["not-a-task"]
         assert not validator("solution").is_valid(bad)
+    # only a consumers solution has a target (evaluate and check refuse one elsewhere, exit 2)
+    assert validator("solution").is_valid(dict(solution, target=solution["assignment"])) is (family == "consumers")
 
 
 def test_check_and_evaluate_outputs_match(instances, tmp_path, capsys):
