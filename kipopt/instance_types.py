@@ -49,6 +49,10 @@ def parse_task_id(text: str, path: str = "task") -> tuple[int, int]:
     """
     head, sep, tail = text.partition("_") if isinstance(text, str) else ("", "", "")
     if not sep or not _canonical_nonnegative(head) or not _canonical_nonnegative(tail):
+        if sep and all(0 < len(part) <= 19 and part.isascii() and part.isdigit() and str(int(part)) == part
+                       for part in (head, tail)):
+            raise InstanceError(path, f"{text!r}: Kafka's TaskId holds each part in a Java int (at most "
+                                      f"{r.JAVA_INT_MAX:,})")
         raise InstanceError(path, f"{text!r} is not a task id like \"0_3\" (<subtopology>_<partition>)")
     return int(head), int(tail)
 
