@@ -32,6 +32,7 @@ verdict each (exit 3), never a lost or cut line; later lines go to the others.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
 import select
@@ -159,9 +160,10 @@ def _route_key(raw: bytes, files: LRU) -> tuple[str | None, Any]:
 
 
 def _file_key(path: str, files: LRU) -> str | None:
-    """The content key of an instance file, read once per (real path, modification time, size), so that
-    ``x.json``, ``./x.json`` and the same JSON inline go to one worker; ``None`` where it cannot be read
-    (any worker reports that)."""
+    """A digest of an instance file's bytes, read in blocks once per (real path, modification time, size), so
+    that ``x.json``, ``./x.json`` and a link to it go to one worker without this process parsing it (a large
+    instance would double the memory the workers need); ``None`` where it cannot be read (any worker reports
+    that). The same JSON given inline is keyed by its content and may be parsed once more by another worker."""
     try:
         st = os.stat(path)
         stamp = (os.path.realpath(path), st.st_mtime_ns, st.st_size)
@@ -169,10 +171,14 @@ def _file_key(path: str, files: LRU) -> str | None:
         return None
     key = files.get(stamp)
     if key is None:
+        digest = hashlib.blake2b(digest_size=20)
         try:
-            key = _content_key(r.read_json_file(path, "instance_path", regular_only=True))
-        except Exception:  # noqa: BLE001 - the worker reports it
-            key = "path:" + stamp[0]
+            with open(stamp[0], "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        except OSError:
+            return None
+        key = "file:" + digest.hexdigest()
         files.put(stamp, key)
     return key
 

