@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import sys
@@ -457,6 +458,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     global _whole_process
     _whole_process = argv is None
     own = _whole_process and _command(sys.argv[1:]) != "bench"  # bench's Spark keeps Python's own handling
+    if _whole_process and "numpy" not in sys.modules:
+        # one BLAS thread, unless the caller chose: kipopt's numpy work is elementwise, and under a memory cap
+        # OpenBLAS's per-thread buffers failed (pthread_create, a raise(SIGINT), malloc retried for ever)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if own:
         from .interrupts import install
         install()
@@ -503,15 +508,32 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         return 1
     except MemoryError:  # outside a method (reading, evaluating, checking): memory, as inside one
-        from .api import out_of_memory
-        print(f"kipopt: error: {_one_line(str(out_of_memory(f'kipopt {command}')))}", file=sys.stderr)
-        return 2
+        return _out_of_memory(command)
     except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
+        if _memory_failure(exc):
+            return _out_of_memory(command)
         if os.environ.get("KIPOPT_DEBUG"):
             import traceback
             traceback.print_exc()
         print(f"kipopt: internal error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
         return 3
+
+
+def _out_of_memory(command: str | None) -> int:
+    from .api import out_of_memory
+    print(f"kipopt: error: {_one_line(str(out_of_memory(f'kipopt {command}')))}", file=sys.stderr)
+    return 2
+
+
+def _memory_failure(exc: Exception) -> bool:
+    """Whether ``exc`` is memory running out in another guise: a library that cannot be mapped (a late
+    import under ``ulimit -v``), no memory for a thread's stack, an allocation refused with ENOMEM."""
+    text = str(exc)
+    if isinstance(exc, ImportError):
+        return "failed to map segment" in text or "Cannot allocate memory" in text
+    if isinstance(exc, RuntimeError):
+        return "can't start new thread" in text
+    return isinstance(exc, OSError) and exc.errno == errno.ENOMEM
 
 
 if __name__ == "__main__":

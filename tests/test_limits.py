@@ -276,3 +276,64 @@ def test_a_member_milp_past_its_limit_is_killed_at_the_deadline(monkeypatch):
     assert not balanced.balanced_violations(inst, result.assignment)
     assert result.bound <= result.objective
     assert result.status is Status.FEASIBLE and result.info.get("milp_status") == "stopped at the deadline"
+
+
+def test_memory_running_out_in_another_guise_is_exit_2_saying_so(tmp_path, monkeypatch, capsys):
+    """A library that cannot be mapped (a late import under ``ulimit -v``), no memory for a thread: the
+    memory line, exit 2, never an internal error."""
+    from kipopt import cli, instance as instance_module
+
+    path = tmp_path / "group.json"
+    path.write_text(json.dumps(to_dict(generate("consumers", 3, partitions=40, members=5))))
+    for failure in (ImportError("libopenblas.so: failed to map segment from shared object"),
+                    RuntimeError("can't start new thread"), OSError(12, "Cannot allocate memory")):
+        def fail(*args, failure=failure, **kwargs):
+            raise failure
+        monkeypatch.setattr(instance_module, "load_instance", fail)
+        assert cli.main(["validate", str(path)]) == 2
+        line = capsys.readouterr().err.strip()
+        assert line.startswith("kipopt: error: INSTANCE: out of memory") and "\n" not in line
+
+
+def test_one_blas_thread_unless_the_caller_chose(tmp_path):
+    """The console script keeps OpenBLAS to one thread (under a memory cap its thread buffers failed: a
+    raise(SIGINT), or malloc retried for ever holding the GIL, past every limit and signal); a value the
+    caller set is kept."""
+    import os
+    import subprocess
+    import sys
+    probe = ("import os, sys; sys.argv = ['kipopt', 'schema', 'tasks']; import kipopt.cli as c; "
+             "c._exit_now = lambda code: print(os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr); c.main()")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    for given, seen in ((None, "1"), ("3", "3")):
+        run_env = env if given is None else dict(env, OPENBLAS_NUM_THREADS=given)
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=run_env, timeout=60)
+        assert done.stderr.strip().splitlines()[-1] == seen
+
+
+def test_a_capped_address_space_ends_with_an_answer_or_the_memory_line(tmp_path):
+    """``ulimit -v`` at 450 MB on 100,000 partitions: ``exact.spread`` under a 5 s limit hung for good before
+    (OpenBLAS retrying malloc in a late import, holding the GIL); now it answers or says memory ran out,
+    in seconds."""
+    import resource
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(to_dict(generate("replicas", 9, partitions=100_000, brokers=250, racks=5))))
+    kipopt = Path(sys.executable).with_name("kipopt")
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (450_000 * 1024, 450_000 * 1024))
+
+    started = time.monotonic()
+    done = subprocess.run([str(kipopt), "solve", str(path), "--method", "exact.spread", "--time-limit", "5"],
+                          capture_output=True, text=True, timeout=120, preexec_fn=cap,
+                          env={k: v for k, v in __import__("os").environ.items() if k != "OPENBLAS_NUM_THREADS"})
+    assert time.monotonic() - started < 60
+    assert done.returncode in (0, 2), done.stderr[-500:]
+    if done.returncode == 2:
+        assert "out of memory" in done.stderr
+    else:
+        assert json.loads(done.stdout)["status"] in ("optimal", "feasible")
