@@ -151,6 +151,26 @@ def test_tagged_standbys_reach_every_tag_value_when_there_is_room():
     assert api.score(x, guard.tagged_standbys(x, actives, 2), "tag_standby")["criteria"]["tag_shortfall"] == 0
 
 
+def test_a_start_with_no_time_left_spreads_its_standbys_and_still_meets_the_rule():
+    """A guarded run's start past its instant (the guard's ``START_BY``): the tag greedy (12 s at 60,000 tasks
+    and 2,000 clients, far past a 2 s limit) gives way to the round robin, which meets the rule too; the
+    guard says which start it answered with."""
+    import time
+    x = generate("tasks", 6, tasks=200, clients=9, num_standby_replicas=2, tags=2)
+    actives = {c: TaskRoles(x.clients[c].active) for c in x.client_ids}
+    token = guard.START_BY.set(time.perf_counter() - 1)
+    try:
+        late = guard.tagged_standbys(x, actives, 2)
+    finally:
+        guard.START_BY.reset(token)
+    assert "no time was left" in late.pop("\x00start")
+    assert late == guard.spread_standbys(x, actives, 2)
+    assert api.score(x, late, "tag_standby")["violations"] == 0
+    assert guard.tagged_standbys(x, actives, 2) != late  # with time, the tags decide
+    solution = api.solve(x, "exact.tag_standby", time_limit=0.001)  # no time at all: the round robin, said so
+    assert solution.status.value == "feasible" and "no time was left" in solution.message
+
+
 # --------------------------------------------------------------------------- size caps
 
 

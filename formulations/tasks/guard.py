@@ -28,6 +28,7 @@ import dataclasses
 import heapq
 import pickle
 import time
+from contextvars import ContextVar
 from typing import Callable, Mapping
 
 from kipopt.deadline import MIN_SOLVER_SECONDS, Deadline
@@ -46,6 +47,11 @@ Start = Callable[[TasksInstance], dict[str, TaskRoles]]
 Objective = Callable[[TasksInstance, Mapping[str, TaskRoles]], float]
 """The rule's objective: a model stopped by the deadline whose incumbent is worse than the start answers
 the start (with the model's bound), so a longer limit never answers worse than the start."""
+
+
+START_BY: ContextVar[float | None] = ContextVar("start_by", default=None)
+"""The instant (``time.perf_counter()``) by which a guarded run's start must be ready: a start that would
+pass it takes its cheaper form (:func:`tagged_standbys` spreads the rest round robin)."""
 
 
 def guarded(run: Runner, start: Start, objective: Objective | None = None) -> Runner:
@@ -70,14 +76,18 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
     t0 = time.perf_counter()
     left = deadline.remaining()
     found = None
-    if left > 0:
-        grace = max(GRACE_MIN, GRACE_SHARE * left)
-        inner = dataclasses.replace(options, deadline_at=deadline.at - grace,
-                                    time_limit=max(MIN_SOLVER_SECONDS, left - grace))
-        found, made = call_highs_before_with(Deadline(deadline.at), lambda: _outcome(run, instance, inner),
-                                             lambda: _made(start, instance))
-    else:  # no time left for a model: the start alone
-        made = _made(start, instance)
+    grace = max(GRACE_MIN, GRACE_SHARE * left)
+    token = START_BY.set(deadline.at - grace)
+    try:
+        if left > 0:
+            inner = dataclasses.replace(options, deadline_at=deadline.at - grace,
+                                        time_limit=max(MIN_SOLVER_SECONDS, left - grace))
+            found, made = call_highs_before_with(Deadline(deadline.at), lambda: _outcome(run, instance, inner),
+                                                 lambda: _made(start, instance))
+        else:  # no time left for a model: the start alone
+            made = _made(start, instance)
+    finally:
+        START_BY.reset(token)
     if found is not None and found[0] == "ok":
         return better_of(instance, found[1], made, objective)
     if found is not None and found[0] == "raise":
@@ -275,7 +285,11 @@ def tagged_standbys(instance: TasksInstance, actives: Mapping[str, TaskRoles], c
         heapq.heapify(h)
     where = {t: j for j, c in enumerate(clients) for t in actives[c].active}
     lists: list[list[str]] = [[] for _ in clients]
-    for t in instance.task_ids:
+    by = START_BY.get()
+    for i, t in enumerate(instance.task_ids):
+        if by is not None and i % 256 == 0 and time.perf_counter() > by:  # no time left to be clever
+            return named(spread_standbys(instance, actives, count), "the start (standbys spread round robin: "
+                                                                    "no time was left to place them by tags)")
         if not instance.tasks[t].stateful:
             continue
         hosts = {where[t]}
