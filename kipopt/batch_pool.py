@@ -36,6 +36,7 @@ import hashlib
 import os
 import pickle
 import select
+import stat
 import struct
 import sys
 import threading
@@ -168,6 +169,8 @@ def _file_key(path: str, files: LRU) -> str | None:
         st = os.stat(path)
         stamp = (os.path.realpath(path), st.st_mtime_ns, st.st_size)
     except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would block this process: any worker refuses it
         return None
     key = files.get(stamp)
     if key is None:

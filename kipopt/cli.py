@@ -77,6 +77,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .api import solve
     from .solution import Status
     started = time.perf_counter()  # --time-limit counts from here: reading the instance is part of the run
+    if args.time_limit is not None and not args.method.startswith("exact."):
+        print(f"kipopt: note: {args.method} runs Kafka's algorithm to its end, as Kafka does: --time-limit "
+              f"applies to exact methods only", file=sys.stderr)
     instance = _load_for_run(args.instance)
     solution = solve(instance, args.method, time_limit=args.time_limit, threads=args.threads, seed=args.seed,
                      priorities=args.priorities, started=started)
