@@ -33,7 +33,6 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-import math
 import os
 import stat
 from collections import OrderedDict
@@ -205,10 +204,8 @@ class Oracle:
             rule = r.string(d["rule"], "rule")
         if "tolerance" in d:
             tolerance = parse_tolerance(d["tolerance"], "tolerance")
-        if "time_limit" in d:
-            time_limit = _nonnegative(d["time_limit"], "time_limit")
-            if time_limit == 0:
-                raise InstanceError("time_limit", "must be a number > 0, got 0")
+        if d.get("time_limit") is not None:  # null: none given, as the field left out
+            time_limit = _positive(d["time_limit"], "time_limit")
         return _Line(line_id, key, instance, d["solution"], rule, tolerance, time_limit)
 
     def _judge(self, line: _Line) -> tuple[dict, Outcome]:
@@ -341,10 +338,10 @@ def _id(value: Any) -> Any:
     raise InstanceError("id", f"must be a string, an integer or null, got {r._kind(value)}")
 
 
-def _nonnegative(value: Any, field: str) -> float:
+def _positive(value: Any, field: str) -> float:
     number = r.finite_number(value, field)
-    if number < 0 or not math.isfinite(number):
-        raise InstanceError(field, f"must be a number >= 0, got {number}")
+    if not number > 0:
+        raise InstanceError(field, f"must be a number > 0, got {number:g}")
     return float(number)
 
 

@@ -107,6 +107,7 @@ def _malformed(small):
         ({"id": 16, "instance_path": "/nonexistent/instance.json", "solution": best}, "instance_path"),
         ({"id": {"n": 1}, "instance": inst, "solution": best}, "id"),
         ({"id": 17, "instance": inst, "solution": best, "time_limit": 0}, "time_limit"),
+        ({"id": 18, "instance": inst, "solution": best, "time_limit": -3}, "time_limit"),
     ]
 
 
@@ -364,3 +365,12 @@ def test_a_line_that_runs_out_of_memory_gets_a_memory_verdict_and_the_batch_goes
     assert [v["id"] for v in verdicts] == ["big", "next"]
     assert verdicts[0]["ok"] is False and "out of memory" in verdicts[0]["error"]
     assert verdicts[1]["ok"] is True and worst == Outcome.MALFORMED
+
+
+@pytest.mark.parametrize("value, ok", [(0, False), (-3, False), (None, True), (5, True)])
+def test_a_lines_time_limit_is_positive_or_null(small, value, ok):
+    """``time_limit`` is optional: null is none given (it was refused); 0 and negatives say the same thing."""
+    verdict = run([{"id": 1, "instance": small["instance"], "solution": small["best"], "time_limit": value}])[0][0]
+    assert ("error" not in verdict) is ok
+    if not ok:
+        assert verdict["field"] == "time_limit" and verdict["error"] == f"time_limit: must be a number > 0, got {value}"
