@@ -140,8 +140,8 @@ def _dispatch(lines: BinaryIO, workers: list[_Worker], collector: "_Collector") 
 
 
 def _route_key(raw: bytes, files: LRU) -> tuple[str | None, Any]:
-    """What decides the line's worker (its instance's content, as the workers key it), and its id for a
-    verdict written on its behalf."""
+    """What decides the line's worker (its instance: a file by its bytes, inline JSON by its content), and its
+    id for a verdict written on its behalf."""
     try:
         data = r.parse_json(raw, "(json)")
     except Exception:  # noqa: BLE001 - any worker writes the malformed line's verdict
