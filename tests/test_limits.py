@@ -370,3 +370,13 @@ def test_a_port_under_a_time_limit_says_the_limit_is_not_its(tmp_path, capsys):
     assert "kafka.ha runs Kafka's algorithm to its end" in err and "exact methods only" in err
     assert cli.main(["solve", str(path), "--method", "exact.lag_active", "--time-limit", "30"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_highs_out_of_memory_in_exact_balanced_is_memory_not_a_greedy_answer(monkeypatch):
+    """HiGHS ending its dec-min LP with kMemoryLimit: exit 2 saying memory ran out, as every method but the
+    exact tasks ones reports it (it answered a greedy assignment, status feasible, exit 0)."""
+    from kipopt.formulations.consumers import balanced
+    monkeypatch.setattr(balanced, "solve_balanced", lambda *args, **kwargs: (None, "out_of_memory", {}))
+    with pytest.raises(InstanceError, match="out of memory"):
+        api.solve(generate("consumers", 2, members=6, topics=3, partitions=30, subscriptions="mixed"),
+                  "exact.balanced", time_limit=10)

@@ -350,6 +350,8 @@ def _run_balanced(instance: ConsumersInstance, options: SolveOptions, t0: float,
         assignment, status, info = solve_balanced(instance, stages, options.threads, lay,
                                                   None if early is None else early.during_stage2)
     bound = free_bound(instance, lay)
+    if assignment is None and "memory" in str(status):  # memory, as every method reports it (exit 2)
+        raise MemoryError(f"HiGHS ended with {status}")
     if assignment is None:
         fallback = greedy_balanced(instance, lay)
         return MethodResult(fallback, Status.FEASIBLE, layout_objective(instance, lay, fallback), bound, info=info,
