@@ -166,6 +166,7 @@ def reassign(instance: ReplicasInstance, c: Cluster, fresh: Fresh, deadline: flo
         why = child_failure()
         info["flows_note"] = ("the flows' child ended early without an answer: the fallback answers"
                               + (f" ({why})" if why else ""))
+        info["moves_note"] = "not proven minimal: the flows' child ended early without an answer (not the time limit)"
     found = found or FlowAnswer({}, 0)  # the child did not finish in time
     info.update(found.info)
     if by_bytes:

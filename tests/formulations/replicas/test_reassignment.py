@@ -185,6 +185,9 @@ def test_a_flows_child_that_fails_is_said_not_hidden(monkeypatch):
     assert limited.status.value == "feasible" and limited.metrics.get("model") == "rack_totals"
     assert "ended early without an answer" in limited.metrics.get("flows_note", "")
     assert "RuntimeError: a flow that breaks" in limited.metrics["flows_note"]
+    by_moves = solve(x, "exact.spread", time_limit=120)  # its moves' note says why, not "the time limit"
+    assert "ended early without an answer" in by_moves.metrics.get("flows_note", "")
+    assert "(not the time limit)" in by_moves.metrics["moves_note"]
 
 
 def test_a_small_reassignment_under_a_limit_forks_no_child(monkeypatch):
