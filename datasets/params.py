@@ -181,6 +181,7 @@ def make_params(family: str, params: dict[str, Any]):
         checked[name] = _typed(name, value, kinds[name])
     p = cls(**checked)
     _CHECKS[family](p)
+    _within_caps(family, p)
     return p
 
 
@@ -280,6 +281,22 @@ def _check_tasks(p: TasksParams) -> None:
           f"must exceed acceptable_recovery_lag + 1 ({p.acceptable_recovery_lag + 1}), got {p.max_end_offset}")
     _one_of(p, "strategy", STRATEGIES)
     _share(p, "stateless_share", "rackless_clients", "caught_up")
+
+
+def _within_caps(family: str, p: Any) -> None:
+    """The validator's size caps, checked on the parameters (a grid is vetted before any instance is made)."""
+    from kipopt.instance import MAX_CONSUMER_PARTITIONS, MAX_REPLICAS, MAX_TASK_COPIES
+    if family == "replicas":
+        _need(p.partitions * p.replication_factor <= MAX_REPLICAS, "partitions",
+              f"{p.partitions:,} partitions x replication_factor {p.replication_factor} = "
+              f"{p.partitions * p.replication_factor:,} replicas; kipopt places at most {MAX_REPLICAS:,}")
+    elif family == "consumers":
+        _need(p.partitions <= MAX_CONSUMER_PARTITIONS, "partitions",
+              f"{p.partitions:,} partitions; kipopt assigns at most {MAX_CONSUMER_PARTITIONS:,}")
+    else:
+        copies = p.tasks * (1 + min(p.num_standby_replicas, p.clients - 1))
+        _need(copies <= MAX_TASK_COPIES, "tasks", f"{p.tasks:,} tasks x (1 + {p.num_standby_replicas} standbys) = "
+                                                  f"{copies:,} task copies; kipopt places at most {MAX_TASK_COPIES:,}")
 
 
 _CHECKS = {"replicas": _check_replicas, "consumers": _check_consumers, "tasks": _check_tasks}

@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Any, TextIO
 
+from ..errors import InstanceError
+
 
 def add_bench_parser(sub: Any) -> None:
     p = sub.add_parser("bench", help="the optimality-gap benchmark on Spark",
@@ -45,6 +47,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _run(grid: Any, args: argparse.Namespace) -> int:
     from .pipeline import done_items, expand
+    try:  # before Spark starts: a folder that cannot be is bad input, not a failure an hour in
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as exc:
+        why = f"{args.out} is a file, not a folder" if os.path.isfile(args.out) else exc.strerror or exc
+        raise InstanceError("--out", f"cannot write results to {args.out}: {why}") from None
     items = expand(grid)
     done = done_items(args.out) if args.resume else set()
     pending = sum(it.item_id not in done for it in items)

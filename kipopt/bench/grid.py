@@ -118,6 +118,8 @@ def load_grid(path: str | None = None) -> Grid:
                 text = handle.read()
         except OSError as exc:
             raise InstanceError("GRID", f"cannot read {path}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise InstanceError("GRID", f"cannot read {path}: not UTF-8 text (a grid is a TOML file)") from None
         source = path
     try:
         data = tomllib.loads(text)

@@ -41,3 +41,29 @@ def test_bad_own_seeds_name_the_entry(seeds, field):
     with pytest.raises(G.GridError) as info:
         _grid([{"tasks": 48, "clients": 6, "seeds": seeds}])
     assert info.value.field == field
+
+
+@pytest.mark.parametrize("family, size, field", [
+    ("replicas", {"partitions": 10**9, "brokers": 6}, "partitions"),
+    ("consumers", {"partitions": 20_000_000, "members": 5}, "partitions"),
+    ("tasks", {"tasks": 20_000_000, "clients": 3}, "tasks")])
+def test_a_size_past_the_validators_cap_is_refused_before_spark(family, size, field):
+    """The grid is vetted with the validator's size caps (a billion partitions passed the dry run, then
+    every item of it was an error row that a rerun never retried)."""
+    methods = {"replicas": ["kafka.adminutils"], "consumers": ["kafka.range"], "tasks": ["kafka.ha"]}[family]
+    with pytest.raises(G.GridError) as info:
+        G.parse_grid({"families": {family: {"seeds": 1, "methods": methods, "sizes": [size]}}})
+    assert info.value.field == f"grid: families.{family}.sizes[0].{field}"
+    assert "at most 10,000,000" in str(info.value)
+
+
+def test_a_grid_that_is_not_text_or_an_out_that_is_a_file_is_one_line(tmp_path, capsys):
+    from kipopt.cli import main
+    (tmp_path / "binary.toml").write_bytes(b"\xff\xfe[families]\n")
+    assert main(["bench", str(tmp_path / "binary.toml"), "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith("kipopt: error: GRID: cannot read")
+    (tmp_path / "afile").write_text("")
+    for out in ("afile", "afile/sub"):  # refused before Spark would start
+        assert main(["bench", "--out", str(tmp_path / out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("kipopt: error: --out: cannot write results to") and err.count("\n") == 1
