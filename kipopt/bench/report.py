@@ -64,6 +64,7 @@ _METHODS_NOTE = (
     "differs, so read the criteria below. *gap against*: `optimum` when every exact run proved its optimum, "
     "else how many gaps are against a bound only (an upper bound on the true gap). A method listed under a "
     "rule that is not its own is scored on that rule (the grid's `score_rules`); its status there is its own. "
+    "*infeasible*: runs the method answered infeasible (it says which rule it cannot meet; no gap). "
     "*timed out*: errors that are runs killed at their time limit (for a port of Kafka's algorithm, which has "
     "no limit of its own, a finding: it did not finish). *n/a*: runs on instances the method declares it does "
     "not apply to (e.g. a KIP-848 server assignor on a partition claimed twice), outside every other column.")
@@ -93,10 +94,12 @@ def _table(headers: list[str], body: list[list[str]], align: str) -> str:
 def _methods_table(table: Any) -> str:
     body = [[r.family, f"`{r.rule}`", f"`{r.method}`", str(int(r.instances)), _pct(r.optimal_share),
              _num(r.mean_gap, 4), _num(r.worst_gap, 4), _against(r.against_bound, r.mean_gap),
-             _num(r.median_seconds, 3), str(int(r.errors)), str(int(getattr(r, "timed_out", 0))),
-             str(int(r.not_applicable)), str(int(r.broken)), str(int(r.beats_bound))] for r in table.itertuples()]
+             _num(r.median_seconds, 3), str(int(r.errors)), str(int(getattr(r, "infeasible", 0))),
+             str(int(getattr(r, "timed_out", 0))), str(int(r.not_applicable)), str(int(r.broken)),
+             str(int(r.beats_bound))] for r in table.itertuples()]
     return _table(["family", "rule", "method", "runs", "optimal", "mean gap", "worst gap", "gap against",
-                   "median s", "errors", "timed out", "n/a", "broken", "beats bound"], body, "lllrrrrlrrrrrr")
+                   "median s", "errors", "infeasible", "timed out", "n/a", "broken", "beats bound"], body,
+                  "lllrrrrlrrrrrrr")
 
 
 def _against(bound: int, gap: Any) -> str:

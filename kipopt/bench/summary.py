@@ -13,8 +13,8 @@ criterion in natural units, with bootstrap intervals, are :mod:`.gaps`'.
 >>> row = table.iloc[0]
 >>> int(row.instances), round(float(row.optimal_share), 3), float(row.mean_gap), float(row.worst_gap), int(row.broken)
 (3, 0.333, 0.25, 0.5, 1)
->>> int(row.errors), int(row.timed_out), int(row.not_applicable)
-(1, 0, 1)
+>>> int(row.errors), int(row.infeasible), int(row.timed_out), int(row.not_applicable)
+(1, 0, 0, 1)
 
 A ``not_applicable`` row (the method declares it does not apply to that
 instance) counts in ``not_applicable`` only: not as an instance, an error,
@@ -32,7 +32,8 @@ from .pipeline import NOT_APPLICABLE, RESULTS_DIR, TIME_LIMIT_PREFIX, killed_at_
 from .plots import plot  # noqa: F401 - the plots' public name, as before they had their own module
 
 SUMMARY_COLUMNS = ("family", "rule", "method", "instances", "optimal_share", "mean_gap", "worst_gap",
-                   "against_bound", "median_seconds", "errors", "timed_out", "not_applicable", "broken", "beats_bound")
+                   "against_bound", "median_seconds", "errors", "infeasible", "timed_out", "not_applicable", "broken",
+                   "beats_bound")
 
 
 def load_results(out: str, item_ids: Iterable[str] | None = None) -> Any:
@@ -81,12 +82,13 @@ def summarize(rows: Any) -> Any:
             lambda g: int((g["gap"].notna() & g["optimum"].isna()).sum())) if "optimum" in rows else 0,
         "median_seconds": grouped["seconds"].median(),
         "errors": grouped["status"].apply(lambda s: int((s == "error").sum())),
+        "infeasible": grouped["status"].apply(lambda s: int((s == "infeasible").sum())),
         "timed_out": grouped["killed"].sum(),
         "broken": grouped["violations"].apply(lambda s: int((s.fillna(0) > 0).sum())),
         "beats_bound": grouped["beats_bound"].apply(lambda s: int(s.fillna(False).astype(bool).sum())),
     }).reindex(skipped.index)
     table["not_applicable"] = skipped.astype(int)
-    for column in ("instances", "against_bound", "errors", "timed_out", "broken", "beats_bound"):
+    for column in ("instances", "against_bound", "errors", "infeasible", "timed_out", "broken", "beats_bound"):
         table[column] = table[column].fillna(0).astype(int)
     return table.reset_index()[list(SUMMARY_COLUMNS)]
 
@@ -98,14 +100,15 @@ def format_table(table: Any) -> str:
     >>> print(format_table(pd.DataFrame([{"family": "tasks", "rule": "r", "method": "exact.a", "instances": 2,
     ...     "optimal_share": 1.0, "mean_gap": 0.0, "worst_gap": 0.0, "median_seconds": 0.25, "errors": 0,
     ...     "not_applicable": 0, "broken": 0, "beats_bound": 0}])))
-    family  rule  method   instances  optimal  mean gap  worst gap  vs bound  median s  errors  timed out  n/a  broken  beats bound
-    tasks   r     exact.a          2   100.0%    0.0000     0.0000         0     0.250       0          0    0       0            0
+    family  rule  method   instances  optimal  mean gap  worst gap  vs bound  median s  errors  infeasible  timed out  n/a  broken  beats bound
+    tasks   r     exact.a          2   100.0%    0.0000     0.0000         0     0.250       0           0          0    0       0            0
     """
     headers = ["family", "rule", "method", "instances", "optimal", "mean gap", "worst gap", "vs bound", "median s",
-               "errors", "timed out", "n/a", "broken", "beats bound"]
+               "errors", "infeasible", "timed out", "n/a", "broken", "beats bound"]
     lines = [[str(r.family), str(r.rule), str(r.method), str(int(r.instances)), _pct(r.optimal_share),
               _num(r.mean_gap, 4), _num(r.worst_gap, 4), str(int(getattr(r, "against_bound", 0))),
-              _num(r.median_seconds, 3), str(int(r.errors)), str(int(getattr(r, "timed_out", 0))),
+              _num(r.median_seconds, 3), str(int(r.errors)), str(int(getattr(r, "infeasible", 0))),
+              str(int(getattr(r, "timed_out", 0))),
               str(int(r.not_applicable)), str(int(r.broken)),
               str(int(r.beats_bound))] for r in table.itertuples()]
     widths = [max(len(h), *(len(line[i]) for line in lines)) if lines else len(h) for i, h in enumerate(headers)]

@@ -144,3 +144,19 @@ def test_single_criterion_replica_rules_have_units():
                          "optimum": [5.0], "violations": [0], "criteria": [None]})
     gap = G.natural_gaps(rows).iloc[0]
     assert (gap.criterion, gap.unit, gap.gap, gap.reference_kind) == ("moves", "replica moves", 2.0, "optimum")
+
+
+def test_infeasible_runs_are_counted_not_hidden():
+    """A method infeasible on every instance it applies to had "4 instances, 0.0 %, gap -, errors 0" and the
+    word nowhere in the summary; now its own column, in the table and in the printed text."""
+    import pandas as pd
+    from kipopt.bench.summary import format_table, summarize
+    rows = pd.DataFrame({"family": ["replicas"] * 3, "rule": ["spread"] * 3, "method": ["proposal.x"] * 3,
+                         "item_id": ["a", "b", "c"], "status": ["infeasible", "infeasible", "not_applicable"],
+                         "gap": [None] * 3, "optimal": [False] * 3, "seconds": [0.1] * 3,
+                         "violations": [None] * 3, "beats_bound": [False] * 3})
+    table = summarize(rows)
+    assert int(table.iloc[0].infeasible) == 2 and int(table.iloc[0].instances) == 2
+    header, line = format_table(table).splitlines()
+    at = header.index("infeasible") + len("infeasible")
+    assert line[:at].split()[-1] == "2"  # right-aligned under its header
