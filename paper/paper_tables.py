@@ -25,15 +25,17 @@ def grid_table(rows: Any) -> str:
 def summary_table(rows: Any) -> str:
     """Per rule and method: runs, optimal share, scalar gaps (``vs bound``: how many against an unproven exact
     method's bound, an upper bound on the true gap), median seconds, errors (of which timed out: a
-    port killed at its time limit, a finding), runs on instances the method does not apply to, broken runs."""
+    port killed at its time limit, a finding), infeasible answers, runs on instances the method does not apply
+    to, broken runs."""
     from kipopt.bench.summary import summarize
     table = summarize(rows)
     body = [[r.family, code(r.rule), code(r.method), count(r.instances), pct(r.optimal_share), num(r.mean_gap),
              num(r.worst_gap), count(r.against_bound), seconds(r.median_seconds), count(r.errors),
-             count(r.timed_out), count(r.not_applicable), count(r.broken)]
+             count(r.infeasible), count(r.timed_out), count(r.not_applicable), count(r.broken)]
             for r in table.itertuples()]
-    return tabular("lllrrrrrrrrrr", ["family", "rule", "method", "items", "optimal", "mean gap", "worst gap",
-                                     "vs bound", "median s", "errors", "timed out", "n/a", "broken"], body,
+    return tabular("lllrrrrrrrrrrr", ["family", "rule", "method", "items", "optimal", "mean gap", "worst gap",
+                                      "vs bound", "median s", "errors", "infeasible", "timed out", "n/a", "broken"],
+                   body,
                    _groups(list(zip(table.family, table.rule))))
 
 
