@@ -285,18 +285,14 @@ def _check_tasks(p: TasksParams) -> None:
 
 def _within_caps(family: str, p: Any) -> None:
     """The validator's size caps, checked on the parameters (a grid is vetted before any instance is made)."""
-    from kipopt.instance import MAX_CONSUMER_PARTITIONS, MAX_REPLICAS, MAX_TASK_COPIES
+    from kipopt.instance import copies_past_cap, partitions_past_cap, replicas_past_cap
     if family == "replicas":
-        _need(p.partitions * p.replication_factor <= MAX_REPLICAS, "partitions",
-              f"{p.partitions:,} partitions x replication_factor {p.replication_factor} = "
-              f"{p.partitions * p.replication_factor:,} replicas; kipopt places at most {MAX_REPLICAS:,}")
+        name, too_many = "partitions", replicas_past_cap(p.partitions, p.replication_factor)
     elif family == "consumers":
-        _need(p.partitions <= MAX_CONSUMER_PARTITIONS, "partitions",
-              f"{p.partitions:,} partitions; kipopt assigns at most {MAX_CONSUMER_PARTITIONS:,}")
+        name, too_many = "partitions", partitions_past_cap(p.partitions)
     else:
-        copies = p.tasks * (1 + min(p.num_standby_replicas, p.clients - 1))
-        _need(copies <= MAX_TASK_COPIES, "tasks", f"{p.tasks:,} tasks x (1 + {p.num_standby_replicas} standbys) = "
-                                                  f"{copies:,} task copies; kipopt places at most {MAX_TASK_COPIES:,}")
+        name, too_many = "tasks", copies_past_cap(p.tasks, p.num_standby_replicas, p.clients)
+    _need(too_many is None, name, too_many or "")
 
 
 _CHECKS = {"replicas": _check_replicas, "consumers": _check_consumers, "tasks": _check_tasks}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import os
 from dataclasses import dataclass
 from itertools import chain
 from json.encoder import encode_basestring_ascii as _string
@@ -194,3 +195,8 @@ def _float(o: float) -> str:
     if o != o or o in (float("inf"), float("-inf")):
         raise ValueError("Out of range float values are not JSON compliant: " + repr(o))  # as json's encoder
     return float.__repr__(o)
+
+
+def unwritable(folder: str, exc: OSError) -> str:
+    """Why an output folder (``--out``) could not be made or written: a file in its place is named as such."""
+    return f"{folder} is a file, not a folder" if os.path.isfile(folder) else exc.strerror or str(exc)

@@ -19,7 +19,7 @@ from .deadline import MIN_SOLVER_SECONDS
 from .errors import InstanceError, MethodError, NotApplicableError
 from .evaluation import Evaluation, ViolationLog, evaluate as _evaluate
 from .instance import Instance, TasksInstance, load_instance, read_priorities
-from .methods import MethodResult, Rule, SolveOptions, Violation, get_method, get_rule, rules
+from .methods import Method, MethodResult, Rule, SolveOptions, Violation, get_method, get_rule, rules
 from .solution import Assignment, Solution, Status, json_number, parse_assignment, parse_solution, relative_gap
 from .tolerance import Tolerance, parse_tolerance
 
@@ -163,24 +163,26 @@ def evaluate_solution(instance: Instance, answer: Answer) -> Evaluation:
 def target_hint(instance: Instance, answer: Answer) -> str:
     """Said beside a failed verdict when the solution names a method whose answers are a cooperative first
     round but carries no ``target``: its partial assignment alone leaves partitions to nobody; else ""."""
-    if answer.target is not None or answer.method is None:
-        return ""
-    try:
-        found = get_method(answer.method, instance.family)
-    except InstanceError:
+    found = None if answer.target is not None else kipopt_method(instance, answer.method)
+    if found is None:
         return ""
     return (f"{found.name} answers a cooperative first round: give its full assignment as \"target\" beside the "
             f"partial \"assignment\", as kipopt solve writes it") if found.partial else ""
 
 
-def method_rule(instance: Instance, method: str | None) -> Rule | None:
-    """The rule of ``method`` when it names a kipopt method of the instance's family, else ``None``."""
-    if method is None:
-        return None
+def kipopt_method(instance: Instance, name: str | None) -> Method | None:
+    """The method ``name`` when it is a kipopt method of the instance's family (a solution's ``method`` may
+    name another library's), else ``None``."""
     try:
-        return get_rule(get_method(method, instance.family).rule, instance.family)
+        return None if name is None else get_method(name, instance.family)
     except InstanceError:
         return None
+
+
+def method_rule(instance: Instance, method: str | None) -> Rule | None:
+    """The rule of ``method`` when it names a kipopt method of the instance's family, else ``None``."""
+    found = kipopt_method(instance, method)
+    return None if found is None else get_rule(found.rule, instance.family)
 
 
 def with_priorities(instance: Instance, priorities: Sequence[str] | str | None) -> Instance:
@@ -434,11 +436,11 @@ def resolve_rule(instance: Instance, rule: str | None, method: str | None = None
             raise InstanceError(field, exc.message) from None
     names = sorted(n for n, x in rules().items() if x.family == instance.family)
     if method is not None:
-        try:
-            return get_rule(get_method(method, instance.family).rule, instance.family)
-        except InstanceError:
+        found = method_rule(instance, method)
+        if found is None:
             raise InstanceError(field, f"the solution's method {method!r} is not a kipopt method of family "
-                                       f"{instance.family}; name the rule: one of {', '.join(names)}") from None
+                                       f"{instance.family}; name the rule: one of {', '.join(names)}")
+        return found
     if len(names) == 1:
         return get_rule(names[0], instance.family)
     raise InstanceError(field, f"which rule? the solution names no method; for a {instance.family} instance give "

@@ -175,10 +175,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
             with open(args.out, "w", encoding="utf-8") as handle:
                 handle.write(text + "\n")
         except OSError as exc:
-            folder = os.path.dirname(args.out)
-            why = f"{folder} is a file, not a folder" if isinstance(exc, FileExistsError) and os.path.isfile(folder) \
-                else exc.strerror or exc
-            raise KipoptError(f"--out: cannot write {args.out}: {why}") from None
+            from ._write import unwritable
+            raise KipoptError(f"--out: cannot write {args.out}: {unwritable(os.path.dirname(args.out), exc)}") from None
         print(f"kipopt: wrote {args.family} instance (seed {args.seed}) to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text + "\n")

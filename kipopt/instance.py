@@ -46,6 +46,33 @@ MAX_TASK_COPIES = 10_000_000
 grows with task classes, not with copies), and those that are not refuse larger models themselves."""
 MAX_CONSUMER_PARTITIONS = 10_000_000
 """Most partitions (summed over the topics) a consumers instance may have: the answer lists each one."""
+def replicas_past_cap(partitions: int, rf: int) -> str | None:
+    """Why a replicas instance of this size is refused (:data:`MAX_REPLICAS`), or ``None``; the generator's
+    parameters are checked by the same functions."""
+    if partitions * rf <= MAX_REPLICAS:
+        return None
+    return (f"{partitions:,} partitions x replication_factor {rf} = {partitions * rf:,} replicas; kipopt places at "
+            f"most {MAX_REPLICAS:,} (the answer would not fit in memory)")
+
+
+def partitions_past_cap(partitions: int) -> str | None:
+    """Why a consumers instance of this many partitions is refused (:data:`MAX_CONSUMER_PARTITIONS`), or ``None``."""
+    if partitions <= MAX_CONSUMER_PARTITIONS:
+        return None
+    return (f"{partitions:,} partitions; kipopt assigns at most {MAX_CONSUMER_PARTITIONS:,} (the answer would not "
+            f"fit in memory)")
+
+
+def copies_past_cap(tasks: int, standbys: int, clients: int) -> str | None:
+    """Why a tasks instance of this size is refused (:data:`MAX_TASK_COPIES`: a standby per other client at
+    most), or ``None``."""
+    copies = tasks * (1 + min(standbys, clients - 1))
+    if copies <= MAX_TASK_COPIES:
+        return None
+    return (f"{tasks:,} tasks x (1 + {standbys} standbys) = {copies:,} task copies; kipopt places at most "
+            f"{MAX_TASK_COPIES:,} (the answer would not fit in memory)")
+
+
 MAX_BYTES_MOVED = 2**63 - 1
 """Most bytes a replicas instance's moves can weigh (``replication_factor × Σ sizes``): bytes moved are
 counted in 64-bit integers (the evaluator's arrays), and beyond this they would wrap to negative counts
@@ -117,10 +144,9 @@ def _read_replicas(d: dict) -> ReplicasInstance:
         raise InstanceError("brokers", "at least one broker is needed")
     partitions = r.integer(d["partitions"], "partitions", 1, r.JAVA_INT_MAX)
     rf = r.integer(d["replication_factor"], "replication_factor", 1, r.JAVA_INT_MAX)
-    if partitions * rf > MAX_REPLICAS:
-        raise InstanceError("partitions", f"{partitions:,} partitions x replication_factor {rf} = "
-                                          f"{partitions * rf:,} replicas; kipopt places at most {MAX_REPLICAS:,} "
-                                          "(the answer would not fit in memory)")
+    too_many = replicas_past_cap(partitions, rf)
+    if too_many:
+        raise InstanceError("partitions", too_many)
     start_index = r.integer(d.get("start_index", 0), "start_index", 0, r.JAVA_INT_MAX)
     start_pid = r.integer(d.get("start_partition_id", 0), "start_partition_id", 0, r.JAVA_INT_MAX)
     if start_pid + partitions - 1 > r.JAVA_INT_MAX:
@@ -168,9 +194,9 @@ def _read_consumers(d: dict) -> ConsumersInstance:
     r.obj(d, "", required=("format", "family", "topics", "members"))
     topics = _read_topics(d["topics"], "topics")
     partitions = sum(t.partitions for t in topics.values())
-    if partitions > MAX_CONSUMER_PARTITIONS:
-        raise InstanceError("topics", f"{partitions:,} partitions; kipopt assigns at most "
-                                      f"{MAX_CONSUMER_PARTITIONS:,} (the answer would not fit in memory)")
+    too_many = partitions_past_cap(partitions)
+    if too_many:
+        raise InstanceError("topics", too_many)
     members = []
     seen: set[str] = set()
     instance_ids: set[str] = set()
@@ -233,11 +259,9 @@ def _read_tasks(d: dict) -> TasksInstance:
     if not clients:
         raise InstanceError("clients", "at least one client is needed")
     instance = TasksInstance(topics, tasks, clients, _read_config(d.get("config", {})))
-    copies = len(tasks) * (1 + min(instance.config.num_standby_replicas, len(clients) - 1))
-    if copies > MAX_TASK_COPIES:
-        raise InstanceError("tasks", f"{len(tasks):,} tasks x (1 + {instance.config.num_standby_replicas} standbys) = "
-                                     f"{copies:,} task copies; kipopt places at most {MAX_TASK_COPIES:,} "
-                                     "(the answer would not fit in memory)")
+    too_many = copies_past_cap(len(tasks), instance.config.num_standby_replicas, len(clients))
+    if too_many:
+        raise InstanceError("tasks", too_many)
     if numbers is not None:
         instance.__dict__[PARTITION_NUMBERS] = numbers  # a cache beside the fields, like cached_property
     return instance

@@ -50,8 +50,8 @@ def _run(grid: Any, args: argparse.Namespace) -> int:
     try:  # before Spark starts: a folder that cannot be is bad input, not a failure an hour in
         os.makedirs(args.out, exist_ok=True)
     except OSError as exc:
-        why = f"{args.out} is a file, not a folder" if os.path.isfile(args.out) else exc.strerror or exc
-        raise InstanceError("--out", f"cannot write results to {args.out}: {why}") from None
+        from .._write import unwritable
+        raise InstanceError("--out", f"cannot write results to {args.out}: {unwritable(args.out, exc)}") from None
     items = expand(grid)
     done = done_items(args.out) if args.resume else set()
     pending = sum(it.item_id not in done for it in items)

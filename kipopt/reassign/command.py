@@ -7,6 +7,7 @@ import json
 import os
 from typing import Any
 
+from kipopt._write import unwritable
 from kipopt.errors import InstanceError
 from kipopt.reassign.kafka_files import load_json, read_assignment, read_log_dirs, read_rack_map
 from kipopt.reassign.plan import (Scenario, brokers_with_racks, int_list, make_plan, rack_and_brokers)
@@ -102,6 +103,5 @@ def _write(folder: str, plan: Any) -> dict[str, str]:
                 json.dump(doc, handle, separators=(",", ":"))
                 handle.write("\n")
     except OSError as exc:
-        why = f"{folder} is a file, not a folder" if os.path.isfile(folder) else exc.strerror or exc
-        raise InstanceError("--out", f"cannot write {folder}: {why}") from None
+        raise InstanceError("--out", f"cannot write {folder}: {unwritable(folder, exc)}") from None
     return files

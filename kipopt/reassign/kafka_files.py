@@ -42,23 +42,13 @@ def load_json(path: str, field: str, tool_output: bool = False) -> Any:
     """A JSON file (``-``: standard input), or one line naming the option when it cannot be read or parsed.
     ``tool_output``: the document may follow lines of text, as Kafka's tools print it (``kafka-log-dirs.sh
     --describe`` prints two lines before its JSON); they are skipped."""
-    if tool_output:
-        return _after_text(path, field)
-    try:
-        return r.read_json_file(path, field)
-    except r.StrictJsonError as exc:
-        if exc.field == field:
-            raise
-        raise InstanceError(f"{field}.{exc.field}", exc.message) from None
-
-
-def _after_text(path: str, field: str) -> Any:
-    """The JSON document of a tool's output: from its first line that opens an object or an array."""
     data = r.read_json_file_bytes(path, field)
-    lines = data.splitlines(keepends=True)
-    first = next((i for i, line in enumerate(lines) if line.lstrip()[:1] in (b"{", b"[")), 0)
+    if tool_output:  # from the first line that opens an object or an array
+        lines = data.splitlines(keepends=True)
+        first = next((i for i, line in enumerate(lines) if line.lstrip()[:1] in (b"{", b"[")), 0)
+        data = b"".join(lines[first:])
     try:
-        return r.parse_json(b"".join(lines[first:]), field)
+        return r.parse_json(data, field)
     except r.StrictJsonError as exc:
         if exc.field == field:
             raise
