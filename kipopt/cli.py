@@ -458,7 +458,7 @@ _whole_process = False
 def main(argv: Sequence[str] | None = None) -> int:
     global _whole_process
     _whole_process = argv is None
-    own = _whole_process and _command(sys.argv[1:]) != "bench"  # bench's Spark keeps Python's own handling
+    own = _whole_process
     if _whole_process and "numpy" not in sys.modules:
         # one BLAS thread, unless the caller chose: kipopt's numpy work is elementwise, and under a memory cap
         # OpenBLAS's per-thread buffers failed (pthread_create, a raise(SIGINT), malloc retried for ever)
@@ -479,16 +479,13 @@ def _exit_now(code: int) -> NoReturn:
     a 10,000 x 1,000 ``exact.balanced`` solve's 0.97 s end to end, and a tenth of a ``kipopt check`` (the
     oracle runs once per test case). Nothing is lost: kipopt registers no exit handler, every file it
     writes is closed by then, and its children are reaped (any left are killed here, as on a signal)."""
-    from .interrupts import flush_streams, kill_children
+    from .interrupts import flush_streams, hold_if_stopping, kill_children
+    hold_if_stopping()  # a signal's exit status, not this one
     code = 0 if code is None else int(code)  # as sys.exit(None)
     if not flush_streams():  # a closed pipe: as Python's own exit, a failure
         code = code or 1
     kill_children()
     os._exit(code)
-
-
-def _command(argv: Sequence[str]) -> str | None:
-    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -500,24 +497,29 @@ def _main(argv: Sequence[str] | None) -> int:
         family = next((w for w in words[1:] if w in ("tasks", "replicas", "consumers")), None)
         args = build_parser(command, family).parse_args(argv)
         return args.func(args)
-    except KipoptError as exc:
+    except (KeyboardInterrupt, Exception) as exc:  # SystemExit (argparse's own exits) goes through
+        return _failed(exc, command)
+
+
+def _failed(exc: BaseException, command: str | None) -> int:
+    """The one line and exit status of a command that raised ``exc``."""
+    from .interrupts import hold_if_stopping
+    hold_if_stopping()  # a signal is ending the process, and ended what failed here: its verdict alone stands
+    if isinstance(exc, KipoptError):
         print(f"kipopt: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    if isinstance(exc, KeyboardInterrupt):
         print("kipopt: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         return 1
-    except MemoryError:  # outside a method (reading, evaluating, checking): memory, as inside one
+    if isinstance(exc, MemoryError) or _memory_failure(exc):  # outside a method too: memory, as inside one
         return _out_of_memory(command)
-    except Exception as exc:  # noqa: BLE001 - the contract is one line, never a traceback
-        if _memory_failure(exc):
-            return _out_of_memory(command)
-        if os.environ.get("KIPOPT_DEBUG"):
-            import traceback
-            traceback.print_exc()
-        print(f"kipopt: internal error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
-        return 3
+    if os.environ.get("KIPOPT_DEBUG"):
+        import traceback
+        traceback.print_exception(exc)
+    print(f"kipopt: internal error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
+    return 3
 
 
 def _out_of_memory(command: str | None) -> int:

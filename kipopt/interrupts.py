@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable
 
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
 WRITE_GRACE = 1.0
@@ -32,6 +32,8 @@ WRITE_GRACE = 1.0
 _children: set[int] = set()
 _write_lock = threading.Lock()
 _installed = False
+_at_stop: list[Callable[[signal.Signals], None]] = []
+_stopping = threading.Event()
 
 
 def install() -> None:
@@ -61,13 +63,34 @@ def _watch(read_fd: int) -> None:
 
 
 def stop(sig: signal.Signals) -> None:
-    """End the process for ``sig``: finish the line being written, kill the children, one line on stderr."""
+    """End the process for ``sig``: finish the line being written, run the :func:`at_stop` actions, kill the
+    children, one line on stderr."""
+    _stopping.set()
     _write_lock.acquire(timeout=WRITE_GRACE)  # a verdict being written is finished, not cut
+    for action in list(_at_stop):
+        try:
+            action(sig)
+        except Exception:  # noqa: BLE001 - the process ends anyway; the next action still runs
+            pass
     kill_children()
     try:
         os.write(2, f"kipopt: interrupted by {sig.name}\n".encode())
     finally:
         os._exit(EXIT_CODES[sig])
+
+
+def hold_if_stopping() -> None:
+    """In another thread while :func:`stop` ends the process: wait for the end, saying nothing (what failed
+    there failed because the stop killed it: its message would be a false second verdict)."""
+    if _stopping.is_set():
+        threading.Event().wait()
+
+
+def at_stop(action: Callable[[signal.Signals], None]) -> Callable[[], None]:
+    """Have :func:`stop` run ``action(sig)`` before it ends the process (``kipopt bench`` ends Spark's
+    processes and removes its scratch folder so); returns the function that withdraws it."""
+    _at_stop.append(action)
+    return lambda: _at_stop.remove(action) if action in _at_stop else None
 
 
 # --------------------------------------------------------------------------- children

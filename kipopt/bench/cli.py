@@ -47,6 +47,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _run(grid: Any, args: argparse.Namespace) -> int:
     from .pipeline import done_items, expand
+    from .results import broken_parts
+    from .session import check_master
+    if args.master is not None:
+        check_master(args.master)
     try:  # before Spark starts: a folder that cannot be is bad input, not a failure an hour in
         os.makedirs(args.out, exist_ok=True)
     except OSError as exc:
@@ -54,6 +58,11 @@ def _run(grid: Any, args: argparse.Namespace) -> int:
         raise InstanceError("--out", f"cannot write results to {args.out}: {unwritable(args.out, exc)}") from None
     items = expand(grid)
     done = done_items(args.out) if args.resume else set()
+    broken = broken_parts(args.out) if args.resume else []
+    if broken:
+        what = "1 part file is not a whole Parquet file" if len(broken) == 1 else \
+            f"{len(broken)} part files are not whole Parquet files"
+        print(f"kipopt bench: {what} (e.g. {broken[0]}): their items run again", file=sys.stderr)
     pending = sum(it.item_id not in done for it in items)
     if pending:
         _spark_run(grid, args)
@@ -65,25 +74,28 @@ def _run(grid: Any, args: argparse.Namespace) -> int:
 
 
 def _spark_run(grid: Any, args: argparse.Namespace) -> None:
-    from .pipeline import run_bench, spark_session
+    from .pipeline import run_bench
+    from .session import on_interrupt, started_session
     master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
     bar = ProgressBar(sys.stderr)
     print(f"kipopt bench: {grid.size} items from {grid.source}, master {master or '(spark-submit)'}, "
           f"results in {args.out}", file=sys.stderr)
-    from pyspark import SparkContext
-    owned = SparkContext._active_spark_context is None  # a caller's session (tests, notebooks) stays up
-    spark = spark_session(master)
-    try:
-        run = run_bench(spark, grid, args.out, resume=args.resume, progress=bar.update)
-    except KeyboardInterrupt:
+    interrupted = (f"kipopt bench: interrupted; finished items are saved in {args.out}, rerun to resume")
+
+    def note() -> None:
         bar.close()
-        print(f"kipopt bench: interrupted; finished items are saved in {args.out}, rerun to resume",
-              file=sys.stderr)
+        print(interrupted, file=sys.stderr, flush=True)
+
+    withdraw = on_interrupt(note)  # the command is the process: a signal ends it from the watcher thread
+    try:
+        with started_session(master) as spark:
+            run = run_bench(spark, grid, args.out, resume=args.resume, progress=bar.update)
+    except KeyboardInterrupt:  # called in-process (a notebook, a test): Python's own handling
+        note()
         raise
     finally:
+        withdraw()
         bar.close()
-        if owned:
-            spark.stop()
     print(f"kipopt bench: {run.ran} items run, {run.skipped} already done, {run.wall_seconds:.1f} s",
           file=sys.stderr)
 

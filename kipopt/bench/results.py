@@ -18,12 +18,68 @@ def part_path(out: str, item_id: str) -> str:
 
 
 def done_items(out: str) -> set[str]:
-    """Ids of the items whose part file is complete (temporary files are ignored)."""
+    """Ids of the items whose part file is complete (temporary files are ignored; see :func:`broken_parts`)."""
+    return {name[:-len(".parquet")] for name in _part_names(out) if _whole_parquet(os.path.join(out, RESULTS_DIR, name))}
+
+
+def broken_parts(out: str) -> list[str]:
+    """Part files that are not whole Parquet files (empty, cut short, overwritten): their items are not done,
+    and run again on resume (which replaces them)."""
+    folder = os.path.join(out, RESULTS_DIR)
+    return [os.path.join(folder, n) for n in _part_names(out) if not _whole_parquet(os.path.join(folder, n))]
+
+
+def _part_names(out: str) -> list[str]:
     folder = os.path.join(out, RESULTS_DIR)
     if not os.path.isdir(folder):
-        return set()
-    return {name[:-len(".parquet")] for name in os.listdir(folder)
-            if name.endswith(".parquet") and not name.startswith(".")}
+        return []
+    return sorted(n for n in os.listdir(folder) if n.endswith(".parquet") and not n.startswith("."))
+
+
+PARQUET_MAGIC = b"PAR1"
+
+
+def remove_orphan_temporaries(out: str) -> int:
+    """Remove the temporary part files of writers that are gone (a process killed while writing; see
+    :func:`write_part`): how many."""
+    folder = os.path.join(out, RESULTS_DIR)
+    removed = 0
+    for name in os.listdir(folder) if os.path.isdir(folder) else ():
+        parts = name.split(".")
+        if not (name.startswith(".") and name.endswith(".tmp") and len(parts) >= 5 and parts[-3].isdigit()):
+            continue
+        if _alive(int(parts[-3])):
+            continue
+        try:
+            os.remove(os.path.join(folder, name))
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def _whole_parquet(path: str) -> bool:
+    """Whether ``path`` begins and ends with Parquet's magic bytes (a file cut anywhere loses its footer)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+            size = os.fstat(handle.fileno()).st_size
+            if size < 12 or head != PARQUET_MAGIC:
+                return False
+            handle.seek(size - 4)
+            return handle.read(4) == PARQUET_MAGIC
+    except OSError:
+        return False
 
 
 def write_part(out: str, item_id: str, rows: list[dict]) -> str:
