@@ -1,13 +1,13 @@
-"""Interrupts: SIGINT and SIGTERM end a kipopt command within a second, and no child outlives it.
+"""Interrupts: SIGINT, SIGTERM and SIGHUP end a kipopt command within a second, and no child outlives it.
 
 A Python signal handler runs only when the main thread returns to the
 interpreter, and a HiGHS solve or a large numpy step may not return for
 minutes. So :func:`install` (called by the command line when it is the whole
 process) has the C-level handler write the signal number to a pipe
-(``signal.set_wakeup_fd``) that a watcher thread reads: on SIGINT or SIGTERM
-it waits for a line being written to finish (:func:`whole_write`), kills
+(``signal.set_wakeup_fd``) that a watcher thread reads: on SIGINT, SIGTERM or
+SIGHUP it waits for a line being written to finish (:func:`whole_write`), kills
 every registered child (:func:`child_started`), prints one line on stderr and
-ends the process with 128 + the signal (130, 143). No traceback is possible:
+ends the process with 128 + the signal (130, 143, 129). No traceback is possible:
 the main thread never sees the signal.
 
 Children (the forked HiGHS runs of :func:`kipopt.deadline.call_before`) also
@@ -25,7 +25,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 WRITE_GRACE = 1.0
 """Seconds an interrupt waits for a line being written to finish before ending the process anyway."""
 
@@ -37,14 +37,19 @@ _stopping = threading.Event()
 
 
 def install() -> None:
-    """Route SIGINT and SIGTERM to the watcher thread (main thread only; once per process)."""
+    """Route SIGINT, SIGTERM and SIGHUP to the watcher thread (main thread only; once per process).
+
+    A signal this process was started ignoring stays ignored, as Python leaves it: ``nohup`` ignores
+    SIGHUP, and a shell without job control starts ``kipopt ... &`` ignoring SIGINT so that Ctrl-C ends
+    the foreground command only."""
     global _installed
     if _installed or threading.current_thread() is not threading.main_thread():
         return
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     for sig in EXIT_CODES:
-        signal.signal(sig, _noted)
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, _noted)
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     threading.Thread(target=_watch, args=(read_fd,), name="kipopt-interrupts", daemon=True).start()
     _installed = True

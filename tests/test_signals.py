@@ -28,7 +28,7 @@ from kipopt.instance import to_dict
 
 KIPOPT = Path(sys.executable).with_name("kipopt")
 MARKER = "KIPOPT_SIGNALS_TEST"
-SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -signal.SIGKILL)]
+SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGKILL, -signal.SIGKILL)]
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +68,25 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
-def _start(args: list[str], stdin=subprocess.DEVNULL) -> tuple[subprocess.Popen, str]:
+def _default_dispositions() -> None:
+    """In the child before exec: SIGINT and SIGHUP as a terminal's foreground command has them (a suite run
+    as a background job, or under nohup, would pass their ignoring on, which kipopt keeps)."""
+    for sig in (signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _start(args: list[str], stdin=subprocess.DEVNULL, ignoring: signal.Signals | None = None
+           ) -> tuple[subprocess.Popen, str]:
     mark = uuid.uuid4().hex
     env = {**os.environ, MARKER: mark}
+
+    def dispositions() -> None:
+        _default_dispositions()
+        if ignoring is not None:
+            signal.signal(ignoring, signal.SIG_IGN)
+
     proc = subprocess.Popen([str(KIPOPT), *args], stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env)
+                            env=env, preexec_fn=dispositions)
     return proc, mark
 
 
@@ -116,6 +130,20 @@ def test_solve_interrupted_mid_solve_leaves_nothing(standby_instance, sig, code)
     proc, mark = _start(["solve", str(standby_instance), "--method", "exact.rack_standby", "--time-limit", "60"])
     out, _ = _interrupt(proc, mark, sig, code)
     assert out == b"", "an interrupted solve prints no (partial) solution"
+
+
+@pytest.mark.parametrize("ignored", [signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_started_ignored_stays_ignored(standby_instance, ignored):
+    """``nohup`` (SIGHUP) and a shell's background job (SIGINT) start kipopt ignoring a signal: it must not
+    end it; SIGTERM still does."""
+    proc, mark = _start(["solve", str(standby_instance), "--method", "exact.rack_standby", "--time-limit", "60"],
+                        ignoring=ignored)
+    _wait_for_child(proc)
+    proc.send_signal(ignored)
+    time.sleep(1.0)
+    assert proc.poll() is None, proc.communicate()[1]
+    out, _ = _interrupt(proc, mark, signal.SIGTERM, 143)
+    assert out == b""
 
 
 @pytest.mark.parametrize("jobs", [1, 2], ids=lambda j: f"jobs{j}")
