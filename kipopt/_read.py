@@ -26,6 +26,21 @@ try:
 except ImportError:  # optional speed-up: the strict parse below is complete on its own
     orjson = None
 
+
+def orjson_usable() -> bool:
+    """Whether orjson may be used here: installed, and this process's memory not capped. orjson ends the
+    process with SIGSEGV when an allocation fails (a 300,000-partition group under ``ulimit -v`` 150-250 MB:
+    exit 139, no message), where Python's own parser, which the same read passes at 150 MB, raises
+    ``MemoryError``."""
+    if orjson is None:
+        return False
+    try:
+        import resource
+    except ImportError:  # no rlimits on this platform
+        return True
+    return all(resource.getrlimit(limit)[0] == resource.RLIM_INFINITY
+               for limit in (resource.RLIMIT_AS, resource.RLIMIT_DATA))
+
 JAVA_LONG_MAX = 2**63 - 1
 JAVA_INT_MAX = 2**31 - 1
 MAX_STRING_BYTES = 32_767
@@ -313,7 +328,7 @@ def _parse_fast(text: str | bytes) -> Any:
     source and orjson's re-serialisation have as many colons iff no key was dropped: a dropped key
     takes its own colon with it.
     """
-    if orjson is None:
+    if not orjson_usable():
         return _UNPROVEN
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     try:

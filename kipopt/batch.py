@@ -313,7 +313,7 @@ class Oracle:
 def _content_key(data: Any) -> str:
     """A digest of the exact JSON (key order kept: Kafka's answers may depend on it); orjson's bytes where
     it can write them (5x faster on a 100-member group), the standard library's otherwise."""
-    if r.orjson is not None:
+    if r.orjson_usable():
         try:
             return "o" + hashlib.blake2b(r.orjson.dumps(data), digest_size=20).hexdigest()
         except (TypeError, r.orjson.JSONEncodeError):

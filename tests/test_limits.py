@@ -380,3 +380,27 @@ def test_highs_out_of_memory_in_exact_balanced_is_memory_not_a_greedy_answer(mon
     with pytest.raises(InstanceError, match="out of memory"):
         api.solve(generate("consumers", 2, members=6, topics=3, partitions=30, subscriptions="mixed"),
                   "exact.balanced", time_limit=10)
+
+
+@pytest.mark.parametrize("cap_mb", [150, 250])
+def test_reading_under_a_capped_address_space_never_crashes(tmp_path, cap_mb):
+    """orjson ends the process with SIGSEGV when an allocation fails: ``validate`` of a 300,000-partition
+    group under ``ulimit -v`` 150-250 MB died with exit 139 and no message. Under a cap the reader uses
+    Python's own parser, which reads it (or says memory ran out)."""
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(to_dict(generate("consumers", 1, partitions=300_000, members=1000, topics=50,
+                                                owner_draw="direct"))))
+    kipopt = Path(sys.executable).with_name("kipopt")
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap_mb * 2**20, cap_mb * 2**20))
+
+    done = subprocess.run([str(kipopt), "validate", str(path)], capture_output=True, text=True, timeout=120,
+                          preexec_fn=cap)
+    assert done.returncode in (0, 2), (done.returncode, done.stderr[-500:])
+    if done.returncode == 2:
+        assert "out of memory" in done.stderr
