@@ -181,7 +181,15 @@ def solve_spread(instance: ReplicasInstance, options: SolveOptions = SolveOption
         objective = lexicographic(instance, m["replica_imbalance"], m["leader_imbalance"], m.get("moves", 0))
     if status is Status.OPTIMAL:
         bound = objective if bound is None or bound <= objective else bound
-    return MethodResult(assignment, status, objective=objective, bound=bound, info=info)
+    return MethodResult(assignment, status, objective=objective, bound=bound, info=info,
+                        message=None if status is Status.OPTIMAL else _why_open(info))
+
+
+def _why_open(info: dict) -> str | None:
+    """Why an answer is not proven optimal, from the notes its stages left (``message`` says it, not only
+    ``metrics``: a flows' child that ended early was visible in ``flows_note`` alone)."""
+    notes = [info[k] for k in ("flows_note", "moves_note") if k in info]
+    return "; ".join(notes) or None
 
 
 def _fresh(instance: ReplicasInstance, c: Cluster, deadline: float | None, threads: int | None,

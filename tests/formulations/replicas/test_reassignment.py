@@ -188,6 +188,8 @@ def test_a_flows_child_that_fails_is_said_not_hidden(monkeypatch):
     by_moves = solve(x, "exact.spread", time_limit=120)  # its moves' note says why, not "the time limit"
     assert "ended early without an answer" in by_moves.metrics.get("flows_note", "")
     assert "(not the time limit)" in by_moves.metrics["moves_note"]
+    for answer in (limited, by_moves):  # the solution's message says why it is not proven, not only metrics
+        assert "ended early without an answer" in answer.message
 
 
 def test_a_small_reassignment_under_a_limit_forks_no_child(monkeypatch):
