@@ -171,6 +171,27 @@ def test_a_start_with_no_time_left_spreads_its_standbys_and_still_meets_the_rule
     assert solution.status.value == "feasible" and "no time was left" in solution.message
 
 
+def test_the_start_instant_binds_the_guards_start_only_not_the_model(monkeypatch):
+    """The model's child calls the same start functions (``exact.joint`` starts from its greedy): with the
+    guard's instant visible there, a start past it came back carrying its name, and ``exact.joint`` under a
+    0.1 s limit ended in ``KeyError: '\\x00start'`` (exit 3). The instant is the guard's start's alone."""
+    from kipopt.methods import MethodResult, SolveOptions
+    from kipopt.solution import Status
+    x = generate("tasks", 6, tasks=20, clients=3)
+    seen: dict[str, object] = {}
+
+    def start(instance):
+        seen["start"] = guard.START_BY.get()
+        return {c: TaskRoles(instance.clients[c].active) for c in instance.client_ids}
+
+    def run(instance, options):  # in the child: what it sees travels back in the message
+        return MethodResult(start(instance), Status.FEASIBLE, message=repr(guard.START_BY.get()))
+
+    result = guard.run_guarded(x, SolveOptions(30.0, None, None, None), run, start, None)
+    assert result.message == "None" and isinstance(seen["start"], float)
+    assert guard.START_BY.get() is None
+
+
 # --------------------------------------------------------------------------- size caps
 
 

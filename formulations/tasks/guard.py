@@ -77,17 +77,14 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
     left = deadline.remaining()
     found = None
     grace = max(GRACE_MIN, GRACE_SHARE * left)
-    token = START_BY.set(deadline.at - grace)
-    try:
-        if left > 0:
-            inner = dataclasses.replace(options, deadline_at=deadline.at - grace,
-                                        time_limit=max(MIN_SOLVER_SECONDS, left - grace))
-            found, made = call_highs_before_with(Deadline(deadline.at), lambda: _outcome(run, instance, inner),
-                                                 lambda: _made(start, instance))
-        else:  # no time left for a model: the start alone
-            made = _made(start, instance)
-    finally:
-        START_BY.reset(token)
+    by = deadline.at - grace
+    if left > 0:
+        inner = dataclasses.replace(options, deadline_at=deadline.at - grace,
+                                    time_limit=max(MIN_SOLVER_SECONDS, left - grace))
+        found, made = call_highs_before_with(Deadline(deadline.at), lambda: _outcome(run, instance, inner),
+                                             lambda: _made(start, instance, by))
+    else:  # no time left for a model: the start alone
+        made = _made(start, instance, by)
     if found is not None and found[0] == "ok":
         return better_of(instance, found[1], made, objective)
     if found is not None and found[0] == "raise":
@@ -105,9 +102,15 @@ def run_guarded(instance: TasksInstance, options: SolveOptions, run: Runner, sta
                               "start_seconds": round(time.perf_counter() - t0, 6)})
 
 
-def _made(start: Start, instance: TasksInstance) -> tuple[dict[str, TaskRoles], str | None]:
-    """The start and what it is (:func:`named`)."""
-    assignment = start(instance)
+def _made(start: Start, instance: TasksInstance, by: float | None) -> tuple[dict[str, TaskRoles], str | None]:
+    """The start, ready by ``by``, and what it is (:func:`named`). :data:`START_BY` is set here only: the
+    model's child calls the same start functions (``exact.joint`` starts from its greedy), which must give
+    a plain assignment there, never one carrying the name (a ``KeyError: '\\x00start'`` under a 0.1 s limit)."""
+    token = START_BY.set(by)
+    try:
+        assignment = start(instance)
+    finally:
+        START_BY.reset(token)
     return assignment, assignment.pop(_NAME, None)
 
 
