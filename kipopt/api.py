@@ -410,11 +410,25 @@ class CheckResult:
         return {"criteria": self.criteria, "optimum_criteria": best, "criteria_excess": excess}
 
     def criteria_text(self) -> str:
-        """``cross_rack 3 (optimum 1), revoked 0 (optimum 0)``, or "" for a rule without criteria."""
+        """``cross_rack 3 (optimum 1), revoked 0 (optimum 0)``, or "" for a rule without criteria; ``best found``
+        in place of ``optimum`` when the exact model did not prove its answer."""
         if not self.criteria:
             return ""
         best = self.optimum_criteria or {}
-        return ", ".join(f"{k} {json_number(v)} (optimum {json_number(best.get(k))})" for k, v in self.criteria.items())
+        word = "optimum" if self.proven else "best found"
+        return ", ".join(f"{k} {json_number(v)} ({word} {json_number(best.get(k))})" for k, v in self.criteria.items())
+
+    @property
+    def proven(self) -> bool:
+        """Whether ``optimum`` is a proven optimum (else the exact model's best answer, ``bound`` below it)."""
+        return self.exact.status is Status.OPTIMAL
+
+    def optimum_text(self) -> str:
+        """``optimum 12``, or ``best found 14 (bound 12, exact.spread feasible)`` when it is not proven."""
+        if self.proven:
+            return f"optimum {json_number(self.optimum)}"
+        return (f"best found {json_number(self.optimum)} (bound {json_number(self.bound)}, "
+                f"{self.exact.method} {self.exact.status.value})")
 
 
 def exact_optimum(instance: Instance, rule: str | None = None, time_limit: float | None = None) -> Solution:

@@ -116,7 +116,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     hint = "" if result.ok else target_hint(instance, answer)
     verdict = "ok" if result.ok else "NOT ok" + (f" ({hint})" if hint else "")
     criteria = result.criteria_text()
-    print(f"kipopt check: {result.rule}: objective {result.objective}, optimum {result.optimum}, "
+    print(f"kipopt check: {result.rule}: objective {result.objective}, {result.optimum_text()}, "
           f"gap {result.gap}{'; ' + criteria if criteria else ''}; feasible {result.feasible}: {verdict}",
           file=sys.stderr)
     return 0 if result.ok else 1

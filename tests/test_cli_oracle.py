@@ -382,3 +382,30 @@ def test_the_callers_warning_filters_survive_solves_in_threads():
     left "ignore" in place for good in most runs)."""
     run = subprocess.run([sys.executable, "-c", _SOLVES_IN_THREADS], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "True", run.stderr[-2000:]
+
+
+def test_check_says_best_found_when_the_exact_model_proved_nothing(monkeypatch, capsys, tmp_path):
+    """A check under a limit too short for a proof printed the exact model's answer as "optimum" (and each
+    criterion's too): a user read a stopped model's leader imbalance, 8, as the best possible."""
+    import json as _json
+    from kipopt import api, cli
+    from kipopt.datasets import generate
+    from kipopt.instance import to_dict
+    from kipopt.solution import Status
+    x = generate("replicas", 13, partitions=67, brokers=7, added_brokers=2, racks=2)
+    path = tmp_path / "x.json"
+    path.write_text(_json.dumps(to_dict(x)))
+    best = api.solve(x, "exact.spread")
+    (tmp_path / "s.json").write_text(_json.dumps(best.to_dict()))
+    real = api.exact_optimum
+
+    def unproven(*args, **kwargs):
+        found = real(*args, **kwargs)
+        found.status = Status.FEASIBLE
+        found.bound = found.objective - 100
+        return found
+
+    monkeypatch.setattr(api, "exact_optimum", unproven)
+    cli.main(["check", str(path), str(tmp_path / "s.json")])
+    line = capsys.readouterr().err
+    assert "best found" in line and "exact.spread feasible" in line and "optimum" not in line, line

@@ -89,8 +89,12 @@ def solve_moves_first(instance: ReplicasInstance, options: SolveOptions = SolveO
     m = _evaluated(instance, assignment).metrics
     objective = lexicographic_moves_first(instance, m["replica_imbalance"], m["moves"], m["leader_imbalance"])
     optimal = (fresh.status is Status.OPTIMAL and m["moves"] <= moves_bound and least_l == fresh.l)
-    bound = objective if optimal else lexicographic_moves_first(instance, fresh.d, min(m["moves"], moves_bound),
-                                                                 fresh.l)
+    if optimal:
+        bound = objective
+    elif fresh.status is Status.OPTIMAL:  # D proven; the fewest moves at D bounded; L at least the fresh L
+        bound = lexicographic_moves_first(instance, fresh.d, min(m["moves"], moves_bound), fresh.l)
+    else:  # the rack model was stopped: only the imbalances' own lower bounds hold
+        bound = lexicographic_moves_first(instance, fresh.d_low, 0, fresh.l_low)
     return MethodResult(assignment, Status.OPTIMAL if optimal else Status.FEASIBLE, objective=objective,
                         bound=bound, info=info)
 

@@ -83,6 +83,17 @@ class Fresh:
     l: int
     status: Status
     bound: float | None
+    d_low: int
+    """Proven lower bounds on the imbalances (``d`` and ``l`` themselves when ``status`` is optimal): a bound
+    that keeps the placement's ``d`` and ``l`` after its model was stopped passed the optimum."""
+    l_low: int
+
+    def floor(self, instance: ReplicasInstance, score: Callable[..., float], last: float) -> float:
+        """The rule's bound, ``last`` a proven lower bound on the last criterion (moves, bytes) at ``d`` and
+        ``l``: that bound when they are proven optimal, else the imbalances' own bounds with nothing moved."""
+        if self.status is Status.OPTIMAL:
+            return score(instance, self.d, self.l, last)
+        return score(instance, self.d_low, self.l_low, 0)
 
     @functools.cached_property
     def assignment(self) -> dict[int, tuple[int, ...]] | None:
@@ -151,7 +162,7 @@ def reassign(instance: ReplicasInstance, c: Cluster, fresh: Fresh, deadline: flo
         info["model"] = "targets+greedy"
         info["moves_note"] = (f"not proven minimal: the read-back missed the bound {fast_bound:,} and "
                               f"{c.partitions:,} x {len(c.brokers):,} is past the flows' size")
-        return fast_assignment, Status.FEASIBLE, lexicographic(instance, fresh.d, fresh.l, fast_bound)
+        return fast_assignment, Status.FEASIBLE, fresh.floor(instance, lexicographic, fast_bound)
     if stuck:
         return _broker_level_only(present, c, deadline, threads, info)
     if alongside:
@@ -240,7 +251,7 @@ def _moves_answer(instance: ReplicasInstance, fresh: Fresh, info: dict, found: F
         info.setdefault("moves_note", "not minimised: the time limit came first")
         assignment = fresh.assignment
     if fresh.status is not Status.OPTIMAL:
-        return assignment, Status.FEASIBLE, fresh.bound
+        return assignment, Status.FEASIBLE, fresh.floor(instance, lexicographic, 0)
     moves = _evaluated(instance, assignment).metrics["moves"]
     status = Status.OPTIMAL if moves <= moves_bound else Status.FEASIBLE
     return assignment, status, lexicographic(instance, fresh.d, fresh.l, min(moves, max(moves_bound, 0)))
@@ -267,11 +278,10 @@ def _bytes_answer(instance: ReplicasInstance, fresh: Fresh, info: dict, found: F
     bound = max(fast_bound, found.bound)
     if not found.assignment:
         info["moves_note"] = "bytes moved not proven minimal (no flow answer in time or size)"
-        return (fast_assignment or fresh.assignment, Status.FEASIBLE,
-                lexicographic_bytes(instance, fresh.d, fresh.l, bound))
+        return fast_assignment or fresh.assignment, Status.FEASIBLE, fresh.floor(instance, lexicographic_bytes, bound)
     moved = _evaluated(instance, found.assignment).metrics.get("bytes_moved", 0)
     status = Status.OPTIMAL if moved <= bound and fresh.status is Status.OPTIMAL else Status.FEASIBLE
-    return found.assignment, status, lexicographic_bytes(instance, fresh.d, fresh.l, min(moved, bound))
+    return found.assignment, status, fresh.floor(instance, lexicographic_bytes, min(moved, bound))
 
 
 def _reassign_by_targets(instance: ReplicasInstance, c: Cluster, fresh: Fresh, threads: int | None, info: dict,
@@ -295,8 +305,8 @@ def _reassign_by_targets(instance: ReplicasInstance, c: Cluster, fresh: Fresh, t
     m = _evaluated(instance, assignment).metrics
     moves = m.get("bytes_moved", m["moves"]) if by_bytes else m["moves"]
     score = lexicographic_bytes if by_bytes else lexicographic
-    if fresh.status is not Status.OPTIMAL:
-        return assignment, Status.FEASIBLE, fresh.bound
+    if fresh.status is not Status.OPTIMAL:  # in the rule's own scale (bytes weigh otherwise than moves)
+        return assignment, Status.FEASIBLE, fresh.floor(instance, score, 0)
     status = Status.OPTIMAL if moves <= fast.bound else Status.FEASIBLE
     return assignment, status, score(instance, fresh.d, fresh.l, min(moves, fast.bound))
 

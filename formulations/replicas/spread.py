@@ -203,26 +203,27 @@ def _fresh(instance: ReplicasInstance, c: Cluster, deadline: float | None, threa
     elif c.num_racks == 1:
         info["model"] = "balanced_word"
         d, l = _lower_bounds(c)
-        return Fresh(lambda: balanced_placement(c), d, l, Status.OPTIMAL, lexicographic(instance, d, l, 0))
+        return Fresh(lambda: balanced_placement(c), d, l, Status.OPTIMAL, lexicographic(instance, d, l, 0), d, l)
     else:
         info["model"] = "rack_totals_every_rack"
         totals = solve_rack_totals(c, deadline, threads)
         if instance.current is None and place_every_rack(c, totals) is None:
             return None
         build = lambda: place_every_rack(c, totals)  # noqa: E731
-    status, bound = _status_and_bound(instance, totals)
-    return Fresh(build, totals.replica_imbalance, totals.leader_imbalance, status, bound)
+    status, d_low, l_low = _status_and_lows(instance, totals)
+    return Fresh(build, totals.replica_imbalance, totals.leader_imbalance, status,
+                 lexicographic(instance, d_low, l_low, 0), d_low, l_low)
 
 
-def _status_and_bound(instance: ReplicasInstance, totals: RackTotals) -> tuple[Status, float | None]:
+def _status_and_lows(instance: ReplicasInstance, totals: RackTotals) -> tuple[Status, int, int]:
+    """Whether the rack totals are proven optimal, and proven lower bounds on the two imbalances."""
     if totals.optimal:
-        return Status.OPTIMAL, lexicographic(instance, totals.replica_imbalance, totals.leader_imbalance, 0)
+        return Status.OPTIMAL, totals.replica_imbalance, totals.leader_imbalance
     d_lb, l_lb = _lower_bounds(Cluster.of(instance))  # imbalances are 0 only when the counts divide
     if totals.bound is None:
-        return Status.FEASIBLE, lexicographic(instance, d_lb, l_lb, 0)
+        return Status.FEASIBLE, d_lb, l_lb
     big = instance.partitions + 1  # the rack model weighs D by P + 1
-    d_lb = max(d_lb, math.floor((totals.bound + 1e-6) / big))
-    return Status.FEASIBLE, lexicographic(instance, d_lb, 0, 0)
+    return Status.FEASIBLE, max(d_lb, math.floor((totals.bound + 1e-6) / big)), 0
 
 
 def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
