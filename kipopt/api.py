@@ -231,6 +231,8 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     answer worse than a longer one: a 54-column LP abandoned after a
     12-second read). Interpreter start-up comes before ``started``.
     """
+    if seed is not None and not -2**63 <= seed < 2**63:
+        raise InstanceError("seed", f"must be a Java long (-2^63 to 2^63-1, java.util.Random's seed), got {seed}")
     instance = with_priorities(instance, priorities)
     m = get_method(method, instance.family)
     if priorities is not None and m.rule != "joint":  # it would be ignored: say so rather than seem to apply

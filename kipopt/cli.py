@@ -280,6 +280,18 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _java_long(text: str) -> int:
+    """A seed for ``java.util.Random``: Java's ``new Random(long)`` takes nothing wider, so a larger seed
+    would be answered as if it were reduced (silently) to one Kafka could have used."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not -2**63 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must be a Java long (-2^63 to 2^63-1, java.util.Random's seed), got {text}")
+    return value
+
+
 def _tolerance(text: str) -> Any:
     """An argparse type: ``--tolerance X`` or ``NAME=V,...`` (:mod:`kipopt.tolerance`), kept as given."""
     from .tolerance import parse_tolerance
@@ -315,7 +327,7 @@ def build_parser(command: str | None = None, family: str | None = None) -> argpa
     p.add_argument("--method", required=True)
     p.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")
     p.add_argument("--threads", type=_positive_int, default=None)
-    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--seed", type=_java_long, default=None, help="java.util.Random's seed (methods that draw)")
     _add_priorities(p)
     p.set_defaults(func=cmd_solve)
 

@@ -116,9 +116,14 @@ def kill_children() -> None:
 
 
 def kill_child(pid: int) -> None:
+    """SIGKILL a child still running, with every process it started (PuLP's CBC runs as a program of its own,
+    which a SIGKILL of its parent alone leaves running), and reap it."""
     try:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if not done:
+            from .process_tree import kill_descendants
+            kill_descendants(pid, extra=(pid,))
+            os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass
     _children.discard(pid)

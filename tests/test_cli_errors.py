@@ -283,3 +283,19 @@ def test_instance_and_solution_cannot_both_come_from_stdin(command, capsys):
     code = main([command, "-", "-"])
     captured = capsys.readouterr()
     assert "give the solution as a file" in assert_one_error_line(code, captured.out, captured.err, "SOLUTION")
+
+
+@pytest.mark.parametrize("seed", ["9223372036854775808", "-9223372036854775809", "99999999999999999999999"])
+def test_a_seed_past_a_java_long_is_refused(seed, tmp_path, capsys):
+    """Java's ``new Random(long)`` takes nothing wider: such a seed was accepted, recorded as given and
+    answered as if reduced to 48 bits, an answer Kafka could not have given with it."""
+    from kipopt import api
+    from kipopt.errors import InstanceError
+    x = generate("replicas", 1, partitions=6, brokers=3, racks=1)
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(to_dict(x)))
+    assert main(["solve", str(path), "--method", "kafka.striped", "--seed", seed]) == 2
+    assert "--seed: must be a Java long" in capsys.readouterr().err
+    with pytest.raises(InstanceError, match="^seed: must be a Java long"):
+        api.solve(x, "kafka.striped", seed=int(seed))
+    assert main(["solve", str(path), "--method", "kafka.striped", "--seed", str(2**63 - 1)]) == 0

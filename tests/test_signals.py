@@ -335,3 +335,22 @@ def test_threads_started_beside_from_several_threads_are_all_waited_for():
         release.set()
     assert listed == 400
     assert call_before(Deadline.after(30), lambda: 7) == 7  # the fork waits for all 400 to end
+
+
+def test_a_child_killed_at_its_deadline_takes_the_programs_it_started_with_it(tmp_path):
+    """PuLP's CBC is a program of its own under the forked child: killing the child alone left it running."""
+    marker = tmp_path / "grandchild.pid"
+
+    def starts_a_program() -> None:
+        proc = subprocess.Popen(["sleep", "120"])
+        marker.write_text(str(proc.pid))
+        proc.wait()
+
+    assert call_before(Deadline.after(1.0), starts_a_program) is None
+    pid = int(marker.read_text())
+    end = time.monotonic() + 3
+    while time.monotonic() < end and Path(f"/proc/{pid}").exists() and \
+            Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+        time.sleep(0.05)
+    alive = Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    assert not alive, "the child's own child outlived it"

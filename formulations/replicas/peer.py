@@ -144,25 +144,123 @@ def requires_rackless(instance: ReplicasInstance) -> str | None:
     """The peer has no racks: it applies where the rack rule cannot bind, and it needs ``current``."""
     need = required_racks(instance)
     if need is not None and need > 1:
-        return (f"brokers: {len(instance.racks)} racks and replication_factor {instance.replication_factor}; the "
-                "peer's model has no racks (its answer may break rack_spread), so it applies with at most one rack")
+        racks = len({b.rack for b in instance.brokers})
+        return (f"brokers: rack_spread asks for {need} racks per partition (replication_factor "
+                f"{instance.replication_factor}, {racks} racks, brokers without a rack counting as one); the peer's "
+                "model has no racks (its answer may break rack_spread), so it applies with at most one rack")
     if instance.current is None:
         return "current: the peer minimises moves from a current assignment; the instance has none"
     return None
 
 
 def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
-    solved = solve_peer(instance, time_limit=options.time_limit, threads=options.threads)
-    if solved.status == "infeasible":
+    """The peer's model (CBC, as its script); under a time limit in a child killed at the deadline (building
+    its P x B binaries ignores any limit: 191 s under a 5 s limit at 10,000 x 55), with the current
+    assignment balanced into the band greedily (:func:`balanced_from_current`, made first) as the answer
+    when the model has none."""
+    from kipopt.deadline import call_before
+
+    if instance.replication_factor > len(instance.brokers):
+        return MethodResult({}, Status.INFEASIBLE, message=f"replication_factor {instance.replication_factor} "
+                                                           f"exceeds the {len(instance.brokers)} brokers")
+    deadline = options.deadline()
+    fallback = None if deadline.at is None else balanced_from_current(instance)
+    solved = call_before(deadline, lambda: solve_peer(instance, time_limit=deadline.limit(), threads=options.threads))
+    if solved is not None and solved.status == "infeasible":
         return MethodResult({}, Status.INFEASIBLE, message="no assignment meets the peer's balance band")
-    if solved.status == "time_limit":
-        return MethodResult({}, Status.ERROR, message="the peer's model found no assignment within the time limit")
+    bound = moves_bound(instance)
+    if solved is None or solved.status == "time_limit":
+        assignment, moves = fallback if fallback is not None else balanced_from_current(instance)
+        return MethodResult(assignment, Status.OPTIMAL if moves <= bound else Status.FEASIBLE, objective=moves,
+                            bound=min(moves, bound), info={"model": "greedy"},
+                            message="time limit: the peer's model found no assignment in time; returning the current "
+                                    "assignment balanced into the band greedily" + (
+                                        ", whose moves meet the lower bound (optimal)" if moves <= bound else ""))
     if solved.status not in ("optimal", "feasible"):
         return MethodResult({}, Status.ERROR, message=f"the peer's model ended {solved.status}")
-    status = Status.OPTIMAL if solved.status == "optimal" else Status.FEASIBLE
-    return MethodResult(solved.assignment, status, objective=solved.moves,
-                        bound=solved.moves if status is Status.OPTIMAL else None,
-                        info={"peer_seconds": round(solved.seconds, 3)})
+    bound = solved.moves if solved.status == "optimal" else min(solved.moves, bound)
+    return MethodResult(solved.assignment, Status.OPTIMAL if bound >= solved.moves else Status.FEASIBLE,
+                        objective=solved.moves, bound=bound, info={"peer_seconds": round(solved.seconds, 3)})
+
+
+def _loads(instance: ReplicasInstance) -> tuple[dict[int, set[int]], list[int]]:
+    """The partitions each broker holds in ``current`` (present brokers only), and the partitions short of
+    replicas there (one entry per missing replica: listed on a broker that is gone, or not listed)."""
+    holds: dict[int, set[int]] = {b: set() for b in instance.broker_ids}
+    short: list[int] = []
+    current = instance.current or {}
+    for p in instance.partition_ids:
+        kept = [b for b in dict.fromkeys(current.get(p, ())) if b in holds][:instance.replication_factor]
+        for b in kept:
+            holds[b].add(p)
+        short += [p] * (instance.replication_factor - len(kept))
+    return holds, short
+
+
+def moves_bound(instance: ReplicasInstance) -> int:
+    """A lower bound on the moves into the band: every replica short of its partition is placed (a move),
+    and every broker below the band receives, one move per replica, what it lacks.
+
+    >>> from kipopt.instance import from_dict
+    >>> moves_bound(from_dict({"format": 1, "family": "replicas", "partitions": 4, "replication_factor": 1,
+    ...     "brokers": [{"id": 0}, {"id": 1}], "current": {"0": [0], "1": [0], "2": [0], "3": [0]}}))
+    2
+    """
+    low, _ = tight_band(instance)
+    holds, short = _loads(instance)
+    return max(len(short), sum(max(0, low - len(held)) for held in holds.values()))
+
+
+def balanced_from_current(instance: ReplicasInstance) -> tuple[dict[int, tuple[int, ...]], int]:
+    """An assignment within the tight band, made from ``current`` by moving replicas one at a time: each
+    missing replica to the least loaded broker without its partition, then from the most to the least loaded
+    broker while either lies outside the band (the fuller one always holds a partition the other lacks).
+    Each partition lists its brokers in ascending id order, as the peer prints them. Returns it and its moves.
+    """
+    import heapq
+
+    low, high = tight_band(instance)
+    holds, short = _loads(instance)
+    held = {(p, b) for b, ps in holds.items() for p in ps}
+    fewest = [(len(ps), b) for b, ps in holds.items()]
+    heapq.heapify(fewest)
+    for p in short:  # the least loaded broker without p (entries whose load changed are pushed again)
+        skipped = []
+        while True:
+            n, b = heapq.heappop(fewest)
+            if n != len(holds[b]):
+                continue
+            if p not in holds[b]:
+                break
+            skipped.append((n, b))
+        holds[b].add(p)
+        for entry in skipped + [(len(holds[b]), b)]:
+            heapq.heappush(fewest, entry)
+    most = [(-len(ps), b) for b, ps in holds.items()]
+    least = [(len(ps), b) for b, ps in holds.items()]
+    heapq.heapify(most)
+    heapq.heapify(least)
+    while True:
+        while -most[0][0] != len(holds[most[0][1]]):
+            heapq.heappop(most)
+        while least[0][0] != len(holds[least[0][1]]):
+            heapq.heappop(least)
+        giver, taker = most[0][1], least[0][1]
+        if len(holds[giver]) <= high and len(holds[taker]) >= low:
+            break
+        p = next(p for p in holds[giver] if p not in holds[taker])  # a fuller broker has one the other lacks
+        holds[giver].remove(p)
+        holds[taker].add(p)
+        heapq.heappush(most, (-len(holds[giver]), giver))
+        heapq.heappush(least, (len(holds[giver]), giver))
+        heapq.heappush(most, (-len(holds[taker]), taker))
+        heapq.heappush(least, (len(holds[taker]), taker))
+    assignment: dict[int, list[int]] = {p: [] for p in instance.partition_ids}
+    for b in sorted(holds):
+        for p in holds[b]:
+            assignment[p].append(b)
+    moves = sum((p, b) not in held for b, ps in holds.items() for p in ps)
+    return {p: tuple(bs) for p, bs in assignment.items()}, moves
 
 
 METHODS = [

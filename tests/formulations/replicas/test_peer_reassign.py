@@ -79,8 +79,12 @@ def test_as_few_moves_as_exact_spread_without_racks_but_leaders_unbalanced():
 
 def test_not_applicable_where_racks_bind_or_without_current():
     racked = _instance(4, 2, 2, {0: [0, 1], 1: [2, 3]}, racks=["a", "a", "b", "b"])
-    with pytest.raises(NotApplicableError, match="brokers: 2 racks"):
+    with pytest.raises(NotApplicableError, match=r"brokers: rack_spread asks for 2 racks .* 2 racks"):
         solve(racked, "exact.peer_reassign")
+    # a broker without a rack counts as a rack of its own, in the message as in the rule (it said "1 racks")
+    half = _instance(3, 2, 2, {0: [0, 1], 1: [1, 2]}, racks=["a", None, "a"])
+    with pytest.raises(NotApplicableError, match=r"asks for 2 racks per partition \(replication_factor 2, 2 racks"):
+        solve(half, "exact.peer_reassign")
     fresh = from_dict({"format": 1, "family": "replicas", "partitions": 2, "replication_factor": 1,
                        "brokers": [{"id": 0}, {"id": 1}]})
     with pytest.raises(NotApplicableError, match="current"):
@@ -92,3 +96,38 @@ def test_not_applicable_where_racks_bind_or_without_current():
 def test_balance_outside_the_band_is_a_violation():
     inst = _instance(3, 3, 1, {0: [0], 1: [0], 2: [0]})
     assert [v.rule for v in peer_violations(inst, {0: (0,), 1: (0,), 2: (1,)})] == ["peer_balance"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_greedy_balancing_is_in_the_band_and_between_the_bound_and_what_it_claims(seed):
+    """The answer at the limit: within the band, its moves the evaluator's, the bound at most the model's
+    optimum and the optimum at most the greedy's moves."""
+    from kipopt.formulations.replicas.peer import balanced_from_current, moves_bound
+    x = generate("replicas", seed, partitions=30 + 3 * seed, brokers=4 + seed % 5, added_brokers=1 + seed % 2, racks=1,
+                 replication_factor=1 + seed % 3)
+    assignment, moves = balanced_from_current(x)
+    assert peer_violations(x, assignment) == []
+    assert evaluate_replicas(x, assignment).metrics["moves"] == moves
+    assert all(list(bs) == sorted(bs) for bs in assignment.values())
+    assert moves_bound(x) <= solve_peer(x).moves <= moves
+
+
+def test_the_time_limit_holds_and_answers_with_the_greedy_balancing(monkeypatch):
+    """Building the peer's P x B binaries ignores any limit (191 s under a 5 s limit at 10,000 x 55), and a
+    CBC run stopped before any solution answered ``status: error`` with no assignment: the model now runs in
+    a child killed at the deadline, and the current assignment balanced greedily answers, with its bound."""
+    import time
+    from kipopt.formulations.replicas import peer
+    x = generate("replicas", 45, partitions=83, brokers=12, added_brokers=1, racks=1)
+
+    def endless(*args, **kwargs):
+        time.sleep(120)
+
+    monkeypatch.setattr(peer, "solve_peer", endless)
+    began = time.monotonic()
+    answer = solve(x, "exact.peer_reassign", time_limit=1.0)
+    assert time.monotonic() - began < 5
+    assert answer.status in (Status.OPTIMAL, Status.FEASIBLE) and answer.metrics["violations"] == []
+    assert answer.bound <= answer.objective and "time limit" in answer.message
+    assert answer.objective == solve_peer(x).moves  # here the greedy is optimal, and the bound proves it
+    assert answer.status is Status.OPTIMAL
