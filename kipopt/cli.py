@@ -83,6 +83,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     instance = _load_for_run(args.instance)
     solution = solve(instance, args.method, time_limit=args.time_limit, threads=args.threads, seed=args.seed,
                      priorities=args.priorities, started=started)
+    if args.seed is not None and solution.seed is None and solution.status not in (Status.INFEASIBLE, Status.ERROR):
+        print(f"kipopt: note: {solution.method} draws no random numbers: --seed changes nothing", file=sys.stderr)
     _print_json(solution.to_document())
     if solution.status in (Status.INFEASIBLE, Status.ERROR):
         print(f"kipopt: {solution.method}: {solution.status.value}: {solution.message}", file=sys.stderr)

@@ -122,7 +122,7 @@ def kill_child(pid: int) -> None:
         done, _ = os.waitpid(pid, os.WNOHANG)
         if not done:
             from .process_tree import kill_descendants
-            kill_descendants(pid, extra=(pid,))
+            kill_descendants(pid, extra=(pid,), reap=False)
             os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass

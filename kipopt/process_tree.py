@@ -43,11 +43,13 @@ def _parent(pid: int) -> int | None:
     return int(fields[1]) if len(fields) > 1 else None
 
 
-def kill_descendants(root: int | None = None, extra: tuple[int, ...] = (), rounds: int = 5) -> int:
+def kill_descendants(root: int | None = None, extra: tuple[int, ...] = (), rounds: int = 5,
+                     reap: bool = True) -> int:
     """SIGKILL every process below ``root`` (this process by default) and the pids in ``extra``.
 
     Each round first stops them all (SIGSTOP), so none forks or restarts a child while the round runs,
-    then kills them; rounds repeat while new ones appear. Direct children are reaped. Returns how many
+    then kills them; rounds repeat while new ones appear. With ``reap``, direct children are collected
+    (polling, up to two seconds; a caller that knows its child waits for it itself). Returns how many
     processes were signalled.
     """
     root = os.getpid() if root is None else root
@@ -60,7 +62,8 @@ def kill_descendants(root: int | None = None, extra: tuple[int, ...] = (), round
             for pid in found:
                 _signal(pid, sig)
         ended.update(found)
-    _reap(ended)
+    if reap:
+        _reap(ended)
     return len(ended)
 
 

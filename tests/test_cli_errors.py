@@ -299,3 +299,13 @@ def test_a_seed_past_a_java_long_is_refused(seed, tmp_path, capsys):
     with pytest.raises(InstanceError, match="^seed: must be a Java long"):
         api.solve(x, "kafka.striped", seed=int(seed))
     assert main(["solve", str(path), "--method", "kafka.striped", "--seed", str(2**63 - 1)]) == 0
+
+
+def test_a_seed_given_to_a_method_that_draws_nothing_is_said_to_change_nothing(tmp_path, capsys):
+    x = generate("replicas", 1, partitions=6, brokers=3, racks=1)
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(to_dict(x)))
+    assert main(["solve", str(path), "--method", "kafka.adminutils", "--seed", "3"]) == 0
+    assert "kafka.adminutils draws no random numbers: --seed changes nothing" in capsys.readouterr().err
+    assert main(["solve", str(path), "--method", "kafka.striped", "--seed", "3"]) == 0
+    assert capsys.readouterr().err == ""
