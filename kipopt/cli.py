@@ -473,6 +473,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     global _whole_process
     _whole_process = argv is None
     own = _whole_process
+    # bench keeps Python's own exit (PySpark's exit handlers); it ends its Spark processes itself
+    early_exit = own and _command(sys.argv[1:]) != "bench"
     if _whole_process and "numpy" not in sys.modules:
         # one BLAS thread, unless the caller chose: kipopt's numpy work is elementwise, and under a memory cap
         # OpenBLAS's per-thread buffers failed (pthread_create, a raise(SIGINT), malloc retried for ever)
@@ -482,9 +484,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         install()
     with _json_only_stdout():
         code = _main(argv)
-    if own:
+    if early_exit:
         _exit_now(code)
+    if own:
+        from .interrupts import hold_if_stopping
+        hold_if_stopping()  # a signal's exit status, not this one
     return code
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def _exit_now(code: int) -> NoReturn:
