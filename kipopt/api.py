@@ -17,7 +17,8 @@ from . import _read as r
 from ._shared import SharedSetting
 from .deadline import MIN_SOLVER_SECONDS
 from .errors import InstanceError, MethodError, NotApplicableError
-from .evaluation import Evaluation, ViolationLog, evaluate as _evaluate
+from .evaluation import Evaluation, evaluate as _evaluate
+from .evaluation.cooperative import partial_violations
 from .instance import Instance, TasksInstance, load_instance, read_priorities
 from .methods import Method, MethodResult, Rule, SolveOptions, Violation, get_method, get_rule, rules
 from .solution import Assignment, Solution, Status, json_number, parse_assignment, parse_solution, relative_gap
@@ -131,23 +132,8 @@ def evaluate_answer(instance: Instance, answer: Answer) -> Evaluation:
         return partial
     full = _evaluate(instance, answer.target)
     metrics = dict(partial.metrics, withheld=withheld(answer.assignment, answer.target))
-    return Evaluation(partial.family, metrics, full.violations + partial_violations(partial, answer))
-
-
-def partial_violations(partial: Evaluation, answer: Answer) -> list[Violation]:
-    """What the partial assignment of a cooperative answer breaks on its own, each rule named ``partial_*``:
-    everything its evaluation finds but the partitions it leaves to nobody (those are what a cooperative
-    round withholds), and ``partial_not_in_target``: a partition it gives a member whose target does not
-    (in Kafka's cooperative protocol a member's partial assignment is part of its target)."""
-    found = [Violation(f"partial_{v.rule}", v.count, v.examples) for v in partial.violations
-             if not v.rule.startswith("unassigned")]
-    log = ViolationLog()
-    target = answer.target or {}
-    for member, parts in answer.assignment.items():
-        for part in sorted(set(parts).difference(target.get(member, ())), key=str):
-            log.add("partial_not_in_target", f"{part} is given to {member} by the partial assignment, not by "
-                                             f"the target")
-    return found + log.violations()
+    return Evaluation(partial.family, metrics, full.violations + partial_violations(instance, partial, answer.assignment,
+                                                                                    answer.target))
 
 
 def evaluate_solution(instance: Instance, answer: Answer) -> Evaluation:
