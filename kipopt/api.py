@@ -42,6 +42,7 @@ class Answer:
     target: Assignment | None = None
     method: str | None = None
     priorities: tuple[str, ...] | None = None  # the joint order it was solved in (metrics.joint_order)
+    seed: int | None = None  # java.util.Random's seed of a method that draws (kafka.striped)
 
     @property
     def scored(self) -> Assignment:
@@ -82,7 +83,9 @@ def parse_answer(instance: Instance, data: Any) -> Answer:
     method = data.get("method")
     if method is not None and not isinstance(method, str):
         raise InstanceError("method", f"must be a string, got {r._kind(method)}")
-    return Answer(assignment, target, method, _joint_order(instance, data.get("metrics")))
+    seed = data.get("seed")  # informational: kept when it can be java.util.Random's seed
+    seed = seed if type(seed) is int and -2**63 <= seed < 2**63 else None
+    return Answer(assignment, target, method, _joint_order(instance, data.get("metrics")), seed)
 
 
 def _joint_order(instance: Instance, metrics: Any) -> tuple[str, ...] | None:
@@ -117,7 +120,7 @@ def as_answer(instance: Instance, value: Answer | Solution | Assignment | Mappin
     if isinstance(value, Answer):
         return value
     if isinstance(value, Solution):
-        return Answer(value.assignment, value.target, value.method)
+        return Answer(value.assignment, value.target, value.method, seed=value.seed)
     if isinstance(value, str) or (isinstance(value, Mapping) and "assignment" in value):
         return load_answer(instance, value)
     return Answer(value)

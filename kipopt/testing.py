@@ -95,11 +95,14 @@ def assert_optimal(instance: Any, assignment: Any, rule: str | None = None, tole
     raise AssertionError("\n".join(lines + ([hint] if hint else [])))
 
 
-def assert_same_as_kafka(instance: Any, assignment: Any, method: str) -> None:
+def assert_same_as_kafka(instance: Any, assignment: Any, method: str, seed: int | None = None) -> None:
     """Fail unless ``assignment`` is exactly what the port ``method`` (Java Kafka) answers.
 
     Replica lists compare in order (the first broker is the leader); a
-    consumer's partitions and a client's tasks per role compare as sets.
+    consumer's partitions and a client's tasks per role compare as sets
+    (an entry listed twice is a difference: Kafka lists none twice).
+    A method that draws (``kafka.striped``) runs with ``seed``, else the
+    solution object's own ``seed``, else its default.
     Like is compared with like: the given assignment with the port's
     ``assignment`` (a cooperative assignor's partial one) and, when the
     given solution object has a ``target``, that target with the port's
@@ -115,7 +118,7 @@ def assert_same_as_kafka(instance: Any, assignment: Any, method: str) -> None:
     except InstanceError as exc:
         raise InstanceError("method", exc.message) from None
     given = as_answer(inst, assignment)
-    kafka = solve(inst, m.name)
+    kafka = solve(inst, m.name, seed=seed if seed is not None else given.seed)
     if kafka.status.value in ("infeasible", "error"):
         raise AssertionError(f"{m.name} ({m.kafka_class}) refuses this instance: {kafka.message}")
     diffs = _differences(inst.family, kafka.assignment, given.assignment)
@@ -225,8 +228,11 @@ def _differences(family: str, kafka: Assignment, given: Assignment) -> list[str]
 
 
 def _set_diff(where: str, kafka: list, given: list) -> list[str]:
-    missing = [p for p in kafka if p not in set(given)]
-    extra = [p for p in given if p not in set(kafka)]
+    """The entries Kafka lists and ``given`` lacks, and those ``given`` lists beyond Kafka (an entry twice
+    included: as sets they compared equal)."""
+    from collections import Counter
+    missing = list((Counter(kafka) - Counter(given)).elements())
+    extra = list((Counter(given) - Counter(kafka)).elements())
     if not missing and not extra:
         return []
     parts = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"extra {', '.join(extra)}"] if extra else [])
