@@ -34,8 +34,12 @@ directly.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import shutil
+import tempfile
 from dataclasses import dataclass
+from typing import Iterator
 
 from kipopt.evaluation.replicas import evaluate_replicas, required_racks
 from kipopt.instance import ReplicasInstance
@@ -90,11 +94,14 @@ class PeerResult:
 
 
 def solve_peer(instance: ReplicasInstance, min_factor: float | None = None, max_factor: float | None = None,
-               solver: str = "cbc", time_limit: float | None = None, threads: int | None = None) -> PeerResult:
+               solver: str = "cbc", time_limit: float | None = None, threads: int | None = None,
+               files: str | None = None) -> PeerResult:
     """Build and solve the peer's model with PuLP's default CBC, as the peer's script does (``solver="highs"``
     for PuLP's HiGHS, which is ten times slower on these models: 78 s against 7 s at 1,000 × 30).
 
-    The assignment lists each partition's brokers in ascending id order, as the peer prints them.
+    The assignment lists each partition's brokers in ascending id order, as the peer prints them. CBC reads
+    the model from a file PuLP writes (42 MB at 3,000 x 48): ``files`` is the folder for it (the caller's to
+    remove; PuLP removes its files only when CBC ends normally).
     """
     import time
 
@@ -106,8 +113,11 @@ def solve_peer(instance: ReplicasInstance, min_factor: float | None = None, max_
     start = time.perf_counter()
     prob, x = peer_model(instance, min_factor, max_factor)
     if solver == "cbc":
+        cbc = pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=threads)
+        if files is not None:
+            cbc.tmpDir = files
         with quiet_stdout():
-            prob.solve(pulp.PULP_CBC_CMD(msg=False, timeLimit=time_limit, threads=threads))
+            prob.solve(cbc)
         name = pulp.LpStatus[prob.status]
         status = {"Optimal": "optimal" if prob.sol_status == pulp.LpSolutionOptimal else "feasible",
                   "Infeasible": "infeasible"}.get(name, "error")
@@ -165,7 +175,9 @@ def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
                                                            f"exceeds the {len(instance.brokers)} brokers")
     deadline = options.deadline()
     fallback = None if deadline.at is None else balanced_from_current(instance)
-    solved = call_before(deadline, lambda: solve_peer(instance, time_limit=deadline.limit(), threads=options.threads))
+    with _scratch() as files:
+        solved = call_before(deadline, lambda: solve_peer(instance, time_limit=deadline.limit(),
+                                                          threads=options.threads, files=files))
     if solved is not None and solved.status == "infeasible":
         return MethodResult({}, Status.INFEASIBLE, message="no assignment meets the peer's balance band")
     bound = moves_bound(instance)
@@ -181,6 +193,20 @@ def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
     bound = solved.moves if solved.status == "optimal" else min(solved.moves, bound)
     return MethodResult(solved.assignment, Status.OPTIMAL if bound >= solved.moves else Status.FEASIBLE,
                         objective=solved.moves, bound=bound, info={"peer_seconds": round(solved.seconds, 3)})
+
+
+@contextlib.contextmanager
+def _scratch() -> Iterator[str]:
+    """A folder for PuLP's model files, removed on every way out: a child killed at the deadline, an
+    interrupt (the command line ends the process from its watcher thread: :func:`kipopt.interrupts.at_stop`)."""
+    from kipopt.interrupts import at_stop
+    folder = tempfile.mkdtemp(prefix="kipopt-peer-")
+    withdraw = at_stop(lambda sig: shutil.rmtree(folder, ignore_errors=True))
+    try:
+        yield folder
+    finally:
+        withdraw()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _loads(instance: ReplicasInstance) -> tuple[dict[int, set[int]], list[int]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -131,3 +132,28 @@ def test_the_time_limit_holds_and_answers_with_the_greedy_balancing(monkeypatch)
     assert answer.bound <= answer.objective and "time limit" in answer.message
     assert answer.objective == solve_peer(x).moves  # here the greedy is optimal, and the bound proves it
     assert answer.status is Status.OPTIMAL
+
+
+def test_a_peer_run_killed_at_its_deadline_leaves_no_file_and_no_cbc(tmp_path, monkeypatch):
+    """CBC reads the model from a file PuLP writes and removes only when CBC ends normally: a run killed at
+    its deadline left a 42 MB ``*-pulp.mps`` in the temporary folder every time (and CBC itself running)."""
+    import os
+    import tempfile
+    import time
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where PuLP writes by itself
+    x = generate("replicas", 4, partitions=1000, brokers=30, added_brokers=3, racks=1)
+    began = time.monotonic()
+    answer = solve(x, "exact.peer_reassign", time_limit=2.5)
+    assert time.monotonic() - began < 10 and answer.status in (Status.OPTIMAL, Status.FEASIBLE)
+    assert list(tmp_path.iterdir()) == []
+    cbc = [p for p in os.listdir("/proc") if p.isdigit() and _command(p).startswith("cbc")]
+    assert cbc == [], "CBC outlived its run"
+
+
+def _command(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return os.path.basename(handle.read().split(b"\0")[0].decode(errors="replace"))
+    except OSError:
+        return ""
