@@ -28,10 +28,22 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from ..errors import KipoptError
 from ..instance import ConsumersInstance, from_dict
 
 LIBRARY = "kafka-python"
 _ASSIGNORS = "kafka.coordinator.assignors"
+
+
+def require_library() -> None:
+    """Import the library's assignors, or raise :class:`~kipopt.errors.KipoptError` saying how to install
+    it: a missing library is not one of its crashes (the notebook counted it as 50 crashes per assignor)."""
+    try:
+        importlib.import_module(_ASSIGNORS)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] != "kafka":
+            raise
+        raise KipoptError(f"{LIBRARY} is not installed: pip install 'kipopt[clients]'") from None
 
 
 @dataclass(frozen=True)
@@ -119,8 +131,10 @@ def members(instance: ConsumersInstance, name: str) -> list[_Member]:
 
 def assign(instance: ConsumersInstance | dict, name: str) -> dict:
     """kafka-python's ``name`` assignor on ``instance``: a solution object (with ``target`` for the
-    cooperative assignor). Exceptions of the library propagate."""
+    cooperative assignor). Exceptions of the library propagate; without the library,
+    :func:`require_library`'s error."""
     inst = instance if isinstance(instance, ConsumersInstance) else from_dict(instance)
+    require_library()
     cls = ASSIGNORS[name].load()
     cluster, group = _Cluster(inst), members(inst, name)
     result = cls().assign(cluster, group)
@@ -144,6 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     the solution object, or ``{"error": "TypeError: ..."}`` where the assignor raised. Run under two
     ``PYTHONHASHSEED`` values to see whether the library's answer depends on the hash seed."""
     name = (argv if argv is not None else sys.argv[1:])[0]
+    try:
+        require_library()
+    except KipoptError as exc:
+        print(f"kipopt: error: {exc}", file=sys.stderr)
+        return 2
     for raw in sys.stdin:
         if not raw.strip():
             continue
@@ -159,4 +178,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["ASSIGNORS", "Assignor", "assign", "members", "port_available"]
+__all__ = ["ASSIGNORS", "Assignor", "assign", "members", "port_available", "require_library"]
