@@ -1,7 +1,9 @@
 """The Python API, mirroring the command line: load, evaluate, solve, check.
 
-Every function takes typed objects or plain paths/dicts and returns
-dataclasses; the command line is a thin JSON shell around these.
+:func:`solve`, :func:`evaluate`, :func:`check` and :func:`exact_optimum` take an instance as a typed
+object, a decoded JSON object or a path (:func:`as_instance`), and an assignment as a :class:`Solution`,
+a solution object, a bare assignment or a path; they return dataclasses. The command line is a thin JSON
+shell around these.
 """
 
 from __future__ import annotations
@@ -13,117 +15,30 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from . import _read as r
 from ._shared import SharedSetting
 from .deadline import MIN_SOLVER_SECONDS
 from .errors import InstanceError, MethodError, NotApplicableError
 from .evaluation import Evaluation, evaluate as _evaluate
 from .evaluation.cooperative import partial_violations
+from .answer import Answer, as_answer, as_instance, load_answer, load_assignment, parse_answer  # noqa: F401
 from .instance import Instance, TasksInstance, load_instance, read_priorities
 from .methods import Method, MethodResult, Rule, SolveOptions, Violation, get_method, get_rule, rules
-from .solution import Assignment, Solution, Status, json_number, parse_assignment, parse_solution, relative_gap
+from .solution import Assignment, Solution, Status, json_number, relative_gap
 from .tolerance import Tolerance, parse_tolerance
 
 __all__ = ["load_instance", "load_assignment", "load_answer", "Answer", "evaluate", "solve", "check",
            "exact_optimum", "resolve_rule", "CheckResult"]
 
 
-@dataclass(frozen=True)
-class Answer:
-    """What the oracle is asked about: an assignment, and a solution object's ``target`` and ``method``.
-
-    ``target`` (a cooperative assignor's full assignment, as ``solve`` writes
-    it) is what the rule is scored on when present, exactly as :func:`solve`
-    scores its own answers; ``method`` names the rule ``check`` uses when the
-    caller names none.
-    """
-
-    assignment: Assignment
-    target: Assignment | None = None
-    method: str | None = None
-    priorities: tuple[str, ...] | None = None  # the joint order it was solved in (metrics.joint_order)
-    seed: int | None = None  # java.util.Random's seed of a method that draws (kafka.striped)
-
-    @property
-    def scored(self) -> Assignment:
-        return self.assignment if self.target is None else self.target
-
-
-def load_assignment(instance: Instance, source: str | Mapping) -> Assignment:
-    """Read a solution object (path, ``-`` or dict) and return its parsed assignment."""
-    return load_answer(instance, source).assignment
-
-
-def load_answer(instance: Instance, source: str | Mapping) -> Answer:
-    """Read a solution object (path, ``-`` or dict): its assignment, ``target`` and ``method``."""
-    try:
-        data = source if isinstance(source, Mapping) else r.read_json_file(source, "SOLUTION")
-        return parse_answer(instance, data)
-    except InstanceError as exc:
-        if exc.field == "SOLUTION":  # the file itself (unreadable, not JSON): named once
-            raise
-        raise InstanceError(f"SOLUTION {exc.field}".rstrip(), exc.message) from None
-
-
-def parse_answer(instance: Instance, data: Any) -> Answer:
-    """The :class:`Answer` of a decoded solution object; a bare assignment is refused with how to wrap it."""
-    if isinstance(data, Mapping) and "assignment" not in data and _looks_bare(instance, data):
-        kind = {"consumers": "member -> partitions", "tasks": "client -> roles",
-                "replicas": "partition -> brokers"}[instance.family]
-        raise InstanceError("", f"this is a bare assignment ({kind}), not a solution object; wrap it as "
-                                f'{{"assignment": {{...}}}} (and give a cooperative assignor\'s full '
-                                f'assignment as "target")')
-    assignment = parse_solution(instance, data)
-    target = data.get("target")
-    if target is not None and instance.family != "consumers":
-        raise InstanceError("target", f"only a consumers solution has a target (a cooperative assignor's full "
-                                      f"assignment beside its partial one); a {instance.family} solution has none")
-    if target is not None:
-        target = parse_assignment(instance, target, "target")
-    method = data.get("method")
-    if method is not None and not isinstance(method, str):
-        raise InstanceError("method", f"must be a string, got {r._kind(method)}")
-    seed = data.get("seed")  # informational: kept when it can be java.util.Random's seed
-    seed = seed if type(seed) is int and -2**63 <= seed < 2**63 else None
-    return Answer(assignment, target, method, _joint_order(instance, data.get("metrics")), seed)
-
-
-def _joint_order(instance: Instance, metrics: Any) -> tuple[str, ...] | None:
-    """The joint rule's order a tasks solution was solved in (``metrics.joint_order``, as ``solve
-    --priorities`` records it), for ``check`` to score it in that order; ``None`` when it records none."""
-    if not isinstance(instance, TasksInstance) or not isinstance(metrics, Mapping) or "joint_order" not in metrics:
-        return None
-    return read_priorities(metrics["joint_order"], "metrics.joint_order")
-
-
-def _looks_bare(instance: Instance, data: Mapping) -> bool:
-    """Whether a would-be solution object is keyed by the instance's members, clients or partitions."""
-    owners = getattr(instance, "member_by_id", None) or getattr(instance, "clients", None)
-    if owners is None:
-        owners = {str(p) for p in getattr(instance, "partition_ids", ())}
-    return any(key in owners for key in data)
-
-
-def evaluate(instance: Instance, assignment: Answer | Solution | Assignment | Mapping | str) -> Evaluation:
+def evaluate(instance: Instance | Mapping | str, assignment: Answer | Solution | Assignment | Mapping | str) -> Evaluation:
     """Metrics and broken rules of an assignment (parsed, an :class:`Answer`, a :class:`Solution`, a solution
     dict, or a path), as ``kipopt evaluate`` reports them.
 
     With a ``target`` the violations are the target's and the metrics the
     returned assignment's plus ``withheld``, as :func:`solve` reports them.
     """
+    instance = as_instance(instance)
     return evaluate_solution(instance, as_answer(instance, assignment))
-
-
-def as_answer(instance: Instance, value: Answer | Solution | Assignment | Mapping | str) -> Answer:
-    """An :class:`Answer` from a solution (a :class:`Solution` as :func:`solve` returns it, a solution dict or
-    a path) or a parsed assignment alone."""
-    if isinstance(value, Answer):
-        return value
-    if isinstance(value, Solution):
-        return Answer(value.assignment, value.target, value.method, seed=value.seed)
-    if isinstance(value, str) or (isinstance(value, Mapping) and "assignment" in value):
-        return load_answer(instance, value)
-    return Answer(value)
 
 
 def evaluate_answer(instance: Instance, answer: Answer) -> Evaluation:
@@ -222,7 +137,7 @@ def solve(instance: Instance, method: str, time_limit: float | None = None, thre
     """
     if seed is not None and not -2**63 <= seed < 2**63:
         raise InstanceError("seed", f"must be a Java long (-2^63 to 2^63-1, java.util.Random's seed), got {seed}")
-    instance = with_priorities(instance, priorities)
+    instance = with_priorities(as_instance(instance), priorities)
     m = get_method(method, instance.family)
     if priorities is not None and m.rule != "joint":  # it would be ignored: say so rather than seem to apply
         raise InstanceError("--priorities", f"orders the joint rule's stages; {m.name} is scored on rule {m.rule}")
@@ -409,6 +324,12 @@ class CheckResult:
         word = "optimum" if self.proven else "best found"
         return ", ".join(f"{k} {json_number(v)} ({word} {json_number(best.get(k))})" for k, v in self.criteria.items())
 
+    def __repr__(self) -> str:
+        """One line: the verdict and the numbers (the exact solution and the evaluation are attributes)."""
+        return (f"CheckResult(rule={self.rule!r}, ok={self.ok}, feasible={self.feasible}, "
+                f"objective={self.objective!r}, optimum={self.optimum!r}, bound={self.bound!r}, gap={self.gap!r}, "
+                f"exact={self.exact.method} {self.exact.status.value})")
+
     @property
     def proven(self) -> bool:
         """Whether ``optimum`` is a proven optimum (else the exact model's best answer, ``bound`` below it)."""
@@ -424,6 +345,7 @@ class CheckResult:
 
 def exact_optimum(instance: Instance, rule: str | None = None, time_limit: float | None = None) -> Solution:
     """The exact model of ``rule`` solved on ``instance`` (what :func:`check` compares with)."""
+    instance = as_instance(instance)
     found = get_rule(rule, instance.family)
     exact = solve(instance, found.exact_method, time_limit=time_limit)
     if exact.status is Status.ERROR:
@@ -467,6 +389,7 @@ def check(instance: Instance, assignment: Answer | Solution | Assignment | Mappi
     ``priorities`` reorders the ``joint`` rule's stages (:func:`with_priorities`); by default a solution is scored
     in the order it records (``metrics.joint_order``, what ``solve --priorities`` wrote).
     """
+    instance = as_instance(instance)
     answer = as_answer(instance, assignment)
     instance = with_priorities(instance, priorities if priorities is not None else answer.priorities)
     tolerance = parse_tolerance(tolerance)

@@ -111,6 +111,13 @@ class ReplicasInstance:
     sizes: Mapping[int, int] | None = None
     family: str = field(default="replicas", init=False)
 
+    def __repr__(self) -> str:
+        racks = len({b.rack for b in self.brokers})
+        extra = "".join(f", {name}=<{len(v)} partitions>" for name, v in (("current", self.current),
+                                                                          ("sizes", self.sizes)) if v is not None)
+        return (f"ReplicasInstance(partitions={self.partitions}, replication_factor={self.replication_factor}, "
+                f"brokers=<{len(self.brokers)} on {racks} racks>{extra})")
+
     @cached_property
     def broker_ids(self) -> tuple[int, ...]:
         return tuple(sorted(b.id for b in self.brokers))
@@ -161,6 +168,11 @@ class ConsumersInstance:
     topics: Mapping[str, Topic]
     members: tuple[Member, ...]
     family: str = field(default="consumers", init=False)
+
+    def __repr__(self) -> str:
+        partitions = sum(len(t.racks) for t in self.topics.values())
+        return (f"ConsumersInstance(members=<{len(self.members)}>, topics=<{len(self.topics)}>, "
+                f"partitions=<{partitions}>)")
 
     @cached_property
     def member_by_id(self) -> dict[str, Member]:
@@ -245,6 +257,10 @@ class TasksInstance:
     clients: Mapping[str, Client]
     config: TasksConfig = TasksConfig()
     family: str = field(default="tasks", init=False)
+
+    def __repr__(self) -> str:
+        return (f"TasksInstance(tasks=<{len(self.tasks)}>, clients=<{len(self.clients)}>, "
+                f"topics=<{len(self.topics)}>, config={self.config!r})")
 
     @cached_property
     def _task_order(self) -> tuple[tuple[str, ...], Any]:

@@ -132,6 +132,19 @@ class Solution:
     def gap(self) -> float | None:
         return relative_gap(self.objective, self.bound)
 
+    def __repr__(self) -> str:
+        """One line whatever the size (the assignment is ``.assignment``; the dataclass's own repr printed it
+        whole: 100 KB in a notebook cell for 6,000 partitions)."""
+        parts = [f"method={self.method!r}", f"status={self.status.value!r}", f"objective={self.objective!r}",
+                 f"bound={self.bound!r}", f"seconds={self.seconds:.3f}", f"assignment=<{len(self.assignment)} entries>"]
+        if self.target is not None:
+            parts.append(f"target=<{len(self.target)} entries>")
+        if self.seed is not None:
+            parts.append(f"seed={self.seed}")
+        if self.message:
+            parts.append(f"message={self.message!r}")
+        return f"Solution({', '.join(parts)})"
+
     def to_dict(self) -> dict:
         from ._write import collector_paused
         with collector_paused():

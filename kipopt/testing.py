@@ -28,7 +28,8 @@ import os
 from typing import Any, Mapping
 
 from .errors import InstanceError
-from .instance import Instance, from_dict, load_instance
+from .api import as_instance  # noqa: F401 (kipopt.testing.as_instance, as documented)
+from .instance import Instance
 from .methods import Violation
 from .solution import Assignment, Solution, TaskRoles, assignment_to_json, parse_assignment
 
@@ -153,17 +154,6 @@ def assert_same_as_kafka(instance: Any, assignment: Any, method: str, seed: int 
 # --------------------------------------------------------------------------- inputs
 
 
-def as_instance(value: Any) -> Instance:
-    """An instance from a typed instance, a decoded JSON object or a path."""
-    if isinstance(value, Mapping):
-        return from_dict(value)
-    if isinstance(value, (str, os.PathLike)):
-        return load_instance(os.fspath(value))
-    if getattr(value, "family", None) in ("replicas", "consumers", "tasks") and hasattr(value, "__dataclass_fields__"):
-        return value
-    raise TypeError(f"not an instance, a JSON object or a path: {type(value).__name__}")
-
-
 def as_assignment(instance: Instance, value: Any) -> Assignment:
     """A parsed assignment from a :class:`Solution`, a solution object, a bare assignment (typed or JSON) or a path."""
     return as_answer(instance, value).assignment
@@ -186,8 +176,9 @@ def as_answer(instance: Instance, value: Any) -> Any:
         return parse_answer(instance, data)
     try:
         return Answer(parse_assignment(instance, _to_json(value)))
-    except InstanceError as exc:
-        raise InstanceError(f"assignment {exc.field}", exc.message) from None
+    except InstanceError as exc:  # the field named from the assignment's root ("assignment.0[1]"), once
+        field = exc.field if exc.field.startswith("assignment") else f"assignment {exc.field}".rstrip()
+        raise InstanceError(field, exc.message) from None
 
 
 def _is_owner(instance: Instance, key: str) -> bool:

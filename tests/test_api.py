@@ -180,3 +180,19 @@ def test_a_java_identity_hash_order_is_a_refusal_not_an_internal_error(toy_regis
         solve(instance, "kafka.toy_tie")
     with pytest.raises(NotImplementedError, match="own gap"):
         solve(instance, "kafka.toy_gap")
+
+
+@pytest.mark.parametrize("family, params, method", [
+    ("consumers", dict(partitions=6000, members=100, topics=20), "kafka.range"),
+    ("replicas", dict(partitions=2000, brokers=20, racks=3, added_brokers=2), "kafka.adminutils"),
+    ("tasks", dict(tasks=300, clients=12), "kafka.sticky")])
+def test_reprs_are_one_line_whatever_the_size(family, params, method):
+    """A notebook cell showing a solution, a verdict or an instance printed it whole (the dataclasses' own
+    reprs: 104 KB for a Solution of 6,000 partitions, 112 KB for its CheckResult, 269 KB for the instance)."""
+    import kipopt
+    from kipopt.datasets import generate
+    x = generate(family, 1, **params)
+    solution = kipopt.solve(x, method)
+    for obj in (x, solution, kipopt.evaluate(x, solution), kipopt.check(x, solution, time_limit=30)):
+        text = repr(obj)
+        assert "\n" not in text and len(text) < 700, (type(obj).__name__, len(text))

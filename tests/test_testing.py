@@ -175,3 +175,13 @@ def test_same_as_kafka_counts_an_entry_listed_twice():
     doc["assignment"][member].append(doc["assignment"][member][0])
     with pytest.raises(AssertionError, match=r"extra .* \(Kafka"):
         assert_same_as_kafka(inst, doc, "kafka.range")
+
+
+def test_a_bad_bare_assignment_names_its_field_once():
+    from kipopt.errors import InstanceError
+    from kipopt.testing import assert_feasible
+    inst = {"format": 1, "family": "replicas", "partitions": 2, "replication_factor": 2,
+            "brokers": [{"id": 0, "rack": "a"}, {"id": 1, "rack": "b"}]}
+    with pytest.raises(InstanceError) as caught:
+        assert_feasible(inst, {"0": [0, 99], "1": [1, 0]})
+    assert caught.value.field == "assignment.0[1]"  # it read "assignment assignment.0[1]"

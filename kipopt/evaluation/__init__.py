@@ -30,6 +30,14 @@ class Evaluation:
         return {"family": self.family, "feasible": self.feasible, "metrics": self.metrics,
                 "violations": [v.to_dict() for v in self.violations]}
 
+    def __repr__(self) -> str:
+        """One line: the broken rules with their counts, the scalar metrics (maps shown by their size)."""
+        broken = ", ".join(f"{v.rule}: {v.count}" for v in self.violations)
+        metrics = ", ".join(f"{k}={v!r}" if v is None or isinstance(v, (bool, int, float, str)) else
+                            f"{k}=<{len(v)} entries>" if hasattr(v, "__len__") else f"{k}=<{type(v).__name__}>"
+                            for k, v in self.metrics.items())
+        return f"Evaluation(family={self.family!r}, feasible={self.feasible}, violations={{{broken}}}, {metrics})"
+
 
 def evaluate(instance: Instance, assignment: Assignment) -> Evaluation:
     """Evaluate ``assignment`` (already parsed for ``instance``)."""
