@@ -25,6 +25,7 @@ import pytest
 from kipopt.datasets import generate
 from kipopt.deadline import Deadline, call_before
 from kipopt.instance import to_dict
+from processes import marked
 
 KIPOPT = Path(sys.executable).with_name("kipopt")
 MARKER = "KIPOPT_SIGNALS_TEST"
@@ -43,18 +44,7 @@ def standby_instance(tmp_path_factory) -> Path:
 
 def _marked(mark: str) -> list[int]:
     """Live processes whose environment carries ``MARKER=mark`` (zombies have none and do not count)."""
-    needle = f"{MARKER}={mark}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                if needle in handle.read().split(b"\0"):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
+    return [pid for pid, _ in marked(MARKER, mark)]
 
 
 def _children(pid: int) -> list[int]:

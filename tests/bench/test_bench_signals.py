@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from kipopt.bench import pipeline as P
+from processes import marked
 
 KIPOPT = Path(sys.executable).with_name("kipopt")
 MARKER = "KIPOPT_BENCH_SIGNALS_TEST"
@@ -38,21 +39,7 @@ racks = 3
 
 
 def _processes(mark: str) -> list[tuple[int, str]]:
-    """Live processes carrying ``MARKER=mark``, with their command lines."""
-    needle = f"{MARKER}={mark}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as handle:
-                if needle not in handle.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                found.append((int(entry), handle.read().replace(b"\0", b" ").decode(errors="replace")))
-        except OSError:
-            continue
-    return found
+    return marked(MARKER, mark)
 
 
 def _wait_for(mark: str, proc: subprocess.Popen, word: str, seconds: float = 240.0) -> None:
