@@ -297,7 +297,8 @@ class CheckResult:
     def to_dict(self) -> dict:
         return {
             "rule": self.rule, "ok": self.ok, "feasible": self.feasible, "objective": json_number(self.objective),
-            "optimum": json_number(self.optimum), "bound": json_number(self.bound), "gap": self.gap,
+            "optimum": json_number(self.optimum) if self.proven else None, "best_found": json_number(self.optimum),
+            "bound": json_number(self.bound), "gap": self.gap,
             "tolerance": self.tolerance.to_json(),
             "exact_status": self.exact.status.value, "exact_method": self.exact.method,
             "exact_seconds": round(self.exact.seconds, 6),
@@ -313,7 +314,8 @@ class CheckResult:
             return {}
         best = self.optimum_criteria
         excess = None if not best else {k: json_number(v - best[k]) for k, v in self.criteria.items() if k in best}
-        return {"criteria": self.criteria, "optimum_criteria": best, "criteria_excess": excess}
+        return {"criteria": self.criteria, "optimum_criteria": best if self.proven else None,
+                "best_found_criteria": best, "criteria_excess": excess}
 
     def criteria_text(self) -> str:
         """``cross_rack 3 (optimum 1), revoked 0 (optimum 0)``, or "" for a rule without criteria; ``best found``

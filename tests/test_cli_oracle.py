@@ -411,8 +411,12 @@ def test_check_says_best_found_when_the_exact_model_proved_nothing(monkeypatch, 
 
     monkeypatch.setattr(api, "exact_optimum", unproven)
     cli.main(["check", str(path), str(tmp_path / "s.json")])
-    line = capsys.readouterr().err
+    captured = capsys.readouterr()
+    line = captured.err
     assert "best found" in line and "exact.spread feasible" in line and "optimum" not in line, line
+    verdict = _json.loads(captured.out)  # the JSON said "optimum" too: an answer worse than the one checked
+    assert verdict["optimum"] is None and verdict["optimum_criteria"] is None
+    assert verdict["best_found"] == best.objective and verdict["best_found_criteria"] == best.metrics["criteria"]
 
 
 def test_kafkas_cooperative_answers_never_move_an_owned_partition_in_one_round():

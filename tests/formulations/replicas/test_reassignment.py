@@ -233,3 +233,36 @@ def test_a_stopped_rack_model_gives_a_bound_below_the_optimum(monkeypatch, metho
     limited = solve(x, method, time_limit=30)
     assert limited.status.value == "feasible"
     assert limited.bound <= optimum.objective, (limited.bound, optimum.objective)
+
+
+def test_moves_first_without_current_has_a_bound_when_the_rack_model_stops(monkeypatch):
+    """Without ``current`` it answered ``feasible`` with bound null under a 0.001 s limit."""
+    import dataclasses
+    from kipopt.formulations.replicas import spread
+    x = generate("replicas", 1, partitions=60, brokers=7, racks=3)
+    assert x.current is None
+    optimum = solve(x, "exact.spread_moves_first")
+    real = spread.solve_rack_totals
+    monkeypatch.setattr(spread, "solve_rack_totals", lambda c, deadline, threads: dataclasses.replace(
+        real(c, deadline, threads), optimal=False, bound=None))
+    limited = solve(x, "exact.spread_moves_first", time_limit=30)
+    assert limited.status.value == "feasible" and limited.bound is not None
+    assert limited.bound <= optimum.objective
+
+
+def test_moves_first_reads_back_in_a_child_the_deadline_kills(monkeypatch):
+    """With the rack model stopped early its D is far from the optimum's and the read-back walked every level
+    up to it in this process: over 180 s under a 0.01 s limit at 100,000 partitions."""
+    import time
+    from kipopt.formulations.replicas import moves_first
+    x = generate("replicas", 13, partitions=67, brokers=7, added_brokers=2, racks=2)
+
+    def endless(*args, **kwargs):
+        time.sleep(120)
+
+    monkeypatch.setattr(moves_first, "_fewest_moves", endless)
+    began = time.monotonic()
+    answer = solve(x, "exact.spread_moves_first", time_limit=1.0)
+    assert time.monotonic() - began < 5
+    assert answer.status.value == "feasible" and answer.bound <= answer.objective
+    assert "time limit came first" in answer.message and answer.metrics["violations"] == []
