@@ -383,7 +383,7 @@ def active_start(rule: str):
             return current_assignment(instance)
         from kipopt.formulations.tasks.rack.balance_priced import feasible_placement
         return named(placement_assignment(instance, problem, feasible_placement(problem)),
-                     "the starting assignment breaks the rule: an assignment built to meet the rule's bounds")
+                     "an assignment built to meet the rule's bounds (the starting assignment breaks them)")
     return start
 
 
