@@ -327,7 +327,9 @@ class CheckResult:
         return ", ".join(f"{k} {json_number(v)} ({word} {json_number(best.get(k))})" for k, v in self.criteria.items())
 
     def __repr__(self) -> str:
-        """One line: the verdict and the numbers (the exact solution and the evaluation are attributes)."""
+        """One line: the verdict and the numbers (the exact solution and the evaluation are attributes).
+        ``optimum`` is the exact model's best objective, proven only when :attr:`proven` (the JSON prints it
+        as ``best_found``, and ``optimum`` there only when proven)."""
         return (f"CheckResult(rule={self.rule!r}, ok={self.ok}, feasible={self.feasible}, "
                 f"objective={self.objective!r}, optimum={self.optimum!r}, bound={self.bound!r}, gap={self.gap!r}, "
                 f"exact={self.exact.method} {self.exact.status.value})")

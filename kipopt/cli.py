@@ -76,7 +76,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_solve(args: argparse.Namespace) -> int:
     from .api import solve
     from .solution import Status
-    started = time.perf_counter()  # --time-limit counts from here: reading the instance is part of the run
+    started = time.perf_counter()  # reading counts from here: the solution's seconds_reading (not the limit's)
     if args.time_limit is not None and not args.method.startswith("exact."):
         print(f"kipopt: note: {args.method} runs Kafka's algorithm to its end, as Kafka does: --time-limit "
               f"applies to exact methods only", file=sys.stderr)

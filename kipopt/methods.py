@@ -52,8 +52,8 @@ class SolveOptions:
     """What the command line passes to every method.
 
     ``deadline_at`` (a ``time.perf_counter()`` instant) is when the method must
-    be done, set by the caller that started the clock (the command line starts
-    it before reading the instance); without it the method's own start plus
+    be done, set by :func:`kipopt.api.solve` once the instance is read (90 % of
+    the limit from then on); without it the method's own start plus
     ``time_limit``.
     """
 
