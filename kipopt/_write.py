@@ -16,10 +16,11 @@ import contextlib
 import gc
 import json
 import os
+import sys
 from dataclasses import dataclass
 from itertools import chain
 from json.encoder import encode_basestring_ascii as _string
-from typing import Any, Callable, Collection, Iterable, Sequence
+from typing import Any, Callable, Collection, Iterable, Iterator, Sequence
 
 INDENT = "  "
 TABLE_MIN = 8
@@ -200,3 +201,34 @@ def _float(o: float) -> str:
 def unwritable(folder: str, exc: OSError) -> str:
     """Why an output folder (``--out``) could not be made or written: a file in its place is named as such."""
     return f"{folder} is a file, not a folder" if os.path.isfile(folder) else exc.strerror or str(exc)
+
+
+@contextlib.contextmanager
+def json_only_stdout() -> Iterator[None]:
+    """Keep the process's stdout for kipopt's JSON: native code writing to file descriptor 1
+    (HiGHS prints a banner the first time it is used) goes to stderr instead.
+
+    Applies only to a real process stdout (not to a test's captured ``sys.stdout``), and is undone on exit.
+    """
+    real = sys.__stdout__
+    try:
+        usable = sys.stdout is real and real is not None and real.fileno() == 1
+    except (OSError, ValueError, AttributeError):
+        usable = False
+    if not usable:
+        yield
+        return
+    real.flush()
+    saved = os.dup(1)
+    out = open(saved, "w", encoding=real.encoding, errors=real.errors, closefd=False)
+    os.dup2(2, 1)
+    sys.stdout = out
+    try:
+        yield
+    finally:
+        try:
+            out.flush()
+        finally:
+            sys.stdout = real
+            os.dup2(saved, 1)
+            os.close(saved)

@@ -8,14 +8,15 @@ error (one line; ``KIPOPT_DEBUG=1`` shows the traceback).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import errno
 import json
 import os
 import sys
 import time
-from typing import Any, Iterator, NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
+from ._write import json_only_stdout
+from .cli_types import _java_long, _positive_float, _positive_int, _tolerance
 from .errors import KipoptError
 
 
@@ -252,57 +253,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def _number(minimum: float, strict: bool):
-    """An argparse type: a finite float above ``minimum`` (or at least it, when not ``strict``)."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        low_ok = value > minimum if strict else value >= minimum
-        if not (low_ok and value != float("inf")):
-            raise argparse.ArgumentTypeError(f"must be a number {'>' if strict else '>='} {minimum:g}, got {text}")
-        return value
-
-    return parse
-
-
-_positive_float = _number(0, strict=True)
-_nonnegative_float = _number(0, strict=False)
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
-
-
-def _java_long(text: str) -> int:
-    """A seed for ``java.util.Random``: Java's ``new Random(long)`` takes nothing wider, so a larger seed
-    would be answered as if it were reduced (silently) to one Kafka could have used."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if not -2**63 <= value < 2**63:
-        raise argparse.ArgumentTypeError(f"must be a Java long (-2^63 to 2^63-1, java.util.Random's seed), got {text}")
-    return value
-
-
-def _tolerance(text: str) -> Any:
-    """An argparse type: ``--tolerance X`` or ``NAME=V,...`` (:mod:`kipopt.tolerance`), kept as given."""
-    from .tolerance import parse_tolerance
-    try:
-        return parse_tolerance(text)
-    except KipoptError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("--tolerance: ")) from None
-
-
 def build_parser(command: str | None = None, family: str | None = None) -> argparse.ArgumentParser:
     """The full parser; given the ``command`` about to run, commands that do not need them skip the
     generator parameters (importing the generators costs ``validate`` and ``check`` start-up time);
@@ -434,45 +384,13 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-@contextlib.contextmanager
-def _json_only_stdout() -> Iterator[None]:
-    """Keep the process's stdout for kipopt's JSON: native code writing to file descriptor 1
-    (HiGHS prints a banner the first time it is used) goes to stderr instead.
-
-    Applies only to a real process stdout (not to a test's captured ``sys.stdout``), and is undone on exit.
-    """
-    real = sys.__stdout__
-    try:
-        usable = sys.stdout is real and real is not None and real.fileno() == 1
-    except (OSError, ValueError, AttributeError):
-        usable = False
-    if not usable:
-        yield
-        return
-    real.flush()
-    saved = os.dup(1)
-    out = open(saved, "w", encoding=real.encoding, errors=real.errors, closefd=False)
-    os.dup2(2, 1)
-    sys.stdout = out
-    try:
-        yield
-    finally:
-        try:
-            out.flush()
-        finally:
-            sys.stdout = real
-            os.dup2(saved, 1)
-            os.close(saved)
-
-
 _whole_process = False
 """True when this command is the process (the console script: ``argv`` from ``sys.argv``)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     global _whole_process
-    _whole_process = argv is None
-    own = _whole_process
+    _whole_process = own = argv is None
     # bench keeps Python's own exit (PySpark's exit handlers); it ends its Spark processes itself
     early_exit = own and _command(sys.argv[1:]) != "bench"
     if _whole_process and "numpy" not in sys.modules:
@@ -482,7 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if own:
         from .interrupts import install
         install()
-    with _json_only_stdout():
+    with json_only_stdout():
         code = _main(argv)
     if early_exit:
         _exit_now(code)

@@ -1,0 +1,60 @@
+"""The command line's argument types: each parses one option's text or raises
+:class:`argparse.ArgumentTypeError`, which argparse words as ``kipopt: error: --OPTION: ...``."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .errors import KipoptError
+
+
+def _number(minimum: float, strict: bool):
+    """An argparse type: a finite float above ``minimum`` (or at least it, when not ``strict``)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        low_ok = value > minimum if strict else value >= minimum
+        if not (low_ok and value != float("inf")):
+            raise argparse.ArgumentTypeError(f"must be a number {'>' if strict else '>='} {minimum:g}, got {text}")
+        return value
+
+    return parse
+
+
+_positive_float = _number(0, strict=True)
+
+
+def _positive_int(text: str) -> int:
+    """An integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def _java_long(text: str) -> int:
+    """A seed for ``java.util.Random``: Java's ``new Random(long)`` takes nothing wider, so a larger seed
+    would be answered as if it were reduced (silently) to one Kafka could have used."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not -2**63 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"must be a Java long (-2^63 to 2^63-1, java.util.Random's seed), got {text}")
+    return value
+
+
+def _tolerance(text: str) -> Any:
+    """An argparse type: ``--tolerance X`` or ``NAME=V,...`` (:mod:`kipopt.tolerance`), kept as given."""
+    from .tolerance import parse_tolerance
+    try:
+        return parse_tolerance(text)
+    except KipoptError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--tolerance: ")) from None
