@@ -32,14 +32,9 @@ def orjson_usable() -> bool:
     process with SIGSEGV when an allocation fails (a 300,000-partition group under ``ulimit -v`` 150-250 MB:
     exit 139, no message), where Python's own parser, which the same read passes at 150 MB, raises
     ``MemoryError``."""
-    if orjson is None:
-        return False
-    try:
-        import resource
-    except ImportError:  # no rlimits on this platform
-        return True
-    return all(resource.getrlimit(limit)[0] == resource.RLIM_INFINITY
-               for limit in (resource.RLIMIT_AS, resource.RLIMIT_DATA))
+    from .address_space import cap
+    return orjson is not None and cap() is None
+
 
 JAVA_LONG_MAX = 2**63 - 1
 JAVA_INT_MAX = 2**31 - 1

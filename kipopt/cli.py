@@ -397,6 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # one BLAS thread, unless the caller chose: kipopt's numpy work is elementwise, and under a memory cap
         # OpenBLAS's per-thread buffers failed (pthread_create, a raise(SIGINT), malloc retried for ever)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        from .address_space import guard_numpy
+        guard_numpy()  # under a cap, numpy's OpenBLAS would exit(1) where it has no room: a MemoryError instead
     if own:
         from .interrupts import install
         install()
@@ -471,12 +473,16 @@ def _out_of_memory(command: str | None) -> int:
 
 def _memory_failure(exc: Exception) -> bool:
     """Whether ``exc`` is memory running out in another guise: a library that cannot be mapped (a late
-    import under ``ulimit -v``), no memory for a thread's stack, an allocation refused with ENOMEM."""
+    import under ``ulimit -v``), no memory for a thread's stack, an allocation refused with ENOMEM, a C
+    extension's ``SystemError`` under a capped address space ("error return without exception set")."""
     text = str(exc)
     if isinstance(exc, ImportError):
         return "failed to map segment" in text or "Cannot allocate memory" in text
     if isinstance(exc, RuntimeError):
         return "can't start new thread" in text
+    if isinstance(exc, SystemError):  # a C extension's allocation that failed without saying so
+        from .address_space import cap
+        return cap() is not None
     return isinstance(exc, OSError) and exc.errno == errno.ENOMEM
 
 

@@ -425,3 +425,35 @@ def test_reading_under_a_capped_address_space_never_crashes(tmp_path, cap_mb):
     assert done.returncode in (0, 2), (done.returncode, done.stderr[-500:])
     if done.returncode == 2:
         assert "out of memory" in done.stderr
+
+
+@pytest.mark.parametrize("cap_mb", [155, 170])
+def test_numpy_without_room_is_the_memory_line_not_openblas_exit_1(tmp_path, cap_mb):
+    """numpy's OpenBLAS maps about 80 MB when it loads; short of it, it printed "Memory allocation still failed
+    after 10 retries, giving up" and exited 1 (kipopt's "no"), or a C extension raised SystemError (exit 3).
+    Now the import is a MemoryError first: the one memory line, exit 2."""
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+    x = generate("replicas", 1, partitions=40, added_brokers=2)
+    (tmp_path / "r.json").write_text(json.dumps(to_dict(x)))
+    (tmp_path / "s.json").write_text(json.dumps(api.solve(x, "exact.spread").to_dict()))
+    kipopt = Path(sys.executable).with_name("kipopt")
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap_mb * 2**20, cap_mb * 2**20))
+
+    for argv in (["evaluate", "r.json", "s.json"], ["solve", "r.json", "--method", "proposal.sticky_reassign"]):
+        done = subprocess.run([str(kipopt), *argv], capture_output=True, text=True, timeout=120, preexec_fn=cap,
+                              cwd=tmp_path)
+        assert done.returncode == 2, (argv, done.returncode, done.stderr[-300:])
+        assert done.stderr.startswith("kipopt: error: INSTANCE: out of memory"), done.stderr
+
+
+def test_a_system_error_under_a_capped_address_space_is_memory(monkeypatch):
+    from kipopt import address_space, cli
+    monkeypatch.setattr(address_space, "cap", lambda: 200 * 2**20)
+    assert cli._memory_failure(SystemError("error return without exception set"))
+    monkeypatch.setattr(address_space, "cap", lambda: None)
+    assert not cli._memory_failure(SystemError("error return without exception set"))

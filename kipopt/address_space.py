@@ -1,0 +1,61 @@
+"""The address space this process may use, when capped (``ulimit -v``, RLIMIT_AS or RLIMIT_DATA): libraries
+that end the process when an allocation fails are kept from starting without room.
+
+* orjson ends the process with SIGSEGV (:func:`kipopt._read.orjson_usable` uses Python's parser instead);
+* numpy's OpenBLAS maps about 80 MB when it loads and, short of it, prints "Memory allocation still failed
+  after 10 retries, giving up" and calls ``exit(1)``: kipopt's exit status for "no" (a check that failed),
+  with no word of memory. :func:`guard_numpy` makes that import a :class:`MemoryError` instead, which the
+  command line reports as its one memory line (exit 2).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import re
+import sys
+
+NUMPY_BYTES = 88 * 2**20
+"""Address space ``import numpy`` needs, OpenBLAS's buffers included (measured: 81 MB with one BLAS thread)."""
+
+
+def cap() -> int | None:
+    """The smallest finite soft limit on this process's address space or data, in bytes, or ``None``."""
+    try:
+        import resource
+    except ImportError:  # no rlimits on this platform
+        return None
+    limits = [resource.getrlimit(kind)[0] for kind in (resource.RLIMIT_AS, resource.RLIMIT_DATA)]
+    finite = [limit for limit in limits if limit != resource.RLIM_INFINITY]
+    return min(finite) if finite else None
+
+
+def headroom() -> int | None:
+    """Bytes of address space left under :func:`cap` (``None`` when uncapped or unknown)."""
+    limit = cap()
+    if limit is None:
+        return None
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            found = re.search(r"^VmSize:\s+(\d+) kB", handle.read(), re.MULTILINE)
+    except OSError:
+        return None
+    return None if found is None else limit - int(found.group(1)) * 1024
+
+
+class _NumpyGuard(importlib.abc.MetaPathFinder):
+    """Raise :class:`MemoryError` at ``import numpy`` when the room left is less than :data:`NUMPY_BYTES`."""
+
+    def find_spec(self, name, path=None, target=None):  # noqa: ANN001 - the import system's signature
+        if name == "numpy":
+            left = headroom()
+            if left is not None and left < NUMPY_BYTES:
+                raise MemoryError(f"numpy needs about {NUMPY_BYTES >> 20} MB of address space to load; "
+                                  f"{max(0, left) >> 20} MB are left under this process's limit")
+        return None
+
+
+def guard_numpy() -> None:
+    """Install the guard (once) when the address space is capped and numpy is not loaded yet."""
+    if "numpy" in sys.modules or cap() is None or any(isinstance(f, _NumpyGuard) for f in sys.meta_path):
+        return
+    sys.meta_path.insert(0, _NumpyGuard())
