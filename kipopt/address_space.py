@@ -10,6 +10,7 @@ that end the process when an allocation fails are kept from starting without roo
 
 from __future__ import annotations
 
+import errno
 import importlib.abc
 import re
 import sys
@@ -59,3 +60,17 @@ def guard_numpy() -> None:
     if "numpy" in sys.modules or cap() is None or any(isinstance(f, _NumpyGuard) for f in sys.meta_path):
         return
     sys.meta_path.insert(0, _NumpyGuard())
+
+
+def memory_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is memory running out in another guise: a library that cannot be mapped (a late
+    import under ``ulimit -v``), no memory for a thread's stack, an allocation refused with ENOMEM, a C
+    extension's ``SystemError`` under a capped address space ("error return without exception set")."""
+    text = str(exc)
+    if isinstance(exc, ImportError):
+        return "failed to map segment" in text or "Cannot allocate memory" in text
+    if isinstance(exc, RuntimeError):
+        return "can't start new thread" in text
+    if isinstance(exc, SystemError):  # a C extension's allocation that failed without saying so
+        return cap() is not None
+    return isinstance(exc, OSError) and exc.errno == errno.ENOMEM

@@ -87,6 +87,9 @@ class LRU(Generic[K, V]):
     def __iter__(self) -> Iterator[K]:
         return iter(self._data)
 
+    def clear(self) -> None:
+        self._data.clear()
+
 
 class Outcome(enum.IntEnum):
     """How one line ended; the batch's exit status is the worst of them (0, 1, 2 or 3)."""
@@ -153,6 +156,7 @@ class Oracle:
         self.mode = mode
         self.defaults = (rule, parse_tolerance(tolerance), time_limit)
         self.stats = Stats()
+        self._line_id: Any = None  # the id of the line being answered, once read
         self._instances: LRU[str, Any] = LRU(cache_size)
         self._files: LRU[tuple, str] = LRU(cache_size)
         self._exact: LRU[tuple, Any] = LRU(cache_size)
@@ -165,31 +169,48 @@ class Oracle:
         return json.loads(text), outcome
 
     def answer_line(self, raw: bytes | str) -> tuple[str, Outcome]:
-        """The verdict of one input line as one line of JSON (no newline), and how it ended."""
-        line_id = None
+        """The verdict of one input line as one line of JSON (no newline), and how it ended.
+
+        Memory that runs out where no handler can answer (the verdict itself had no room: under ``ulimit -v``
+        a 7-line batch ended after 5 verdicts, its process ended by the error) makes the oracle forget the
+        instances and exact answers it keeps, then answer the line as memory; the next lines go on."""
+        self._line_id = None
+        try:
+            text, outcome = self._answer_line(raw)
+        except MemoryError:
+            self._forget()
+            from .api import out_of_memory
+            text, outcome = _compact(_error(self._line_id, out_of_memory("checking this line"))), Outcome.MALFORMED
+        self.stats.count(outcome)
+        return text, outcome
+
+    def _answer_line(self, raw: bytes | str) -> tuple[str, Outcome]:
         try:
             try:
                 data = r.parse_json(raw, "(json)")
             except r.StrictJsonError as refused:  # named from the line's root; its id still read
-                line_id = _peek_id(refused.document)
+                self._line_id = _peek_id(refused.document)
                 raise
-            line_id = _peek_id(data)
+            self._line_id = _peek_id(data)
             line = self._decode(data)
-            line_id = line.id
+            self._line_id = line.id
             verdict, outcome = self._judge(line)
-            text = _compact(verdict)
+            return _compact(verdict), outcome
         except _Failed as failed:
-            text, outcome = _compact(_error(line_id, failed.error)), Outcome.MALFORMED
+            return _compact(_error(self._line_id, failed.error)), Outcome.MALFORMED
         except KipoptError as exc:
-            text, outcome = _compact(_error(line_id, exc)), Outcome.MALFORMED
-        except MemoryError:
-            from .api import out_of_memory
-            text, outcome = _compact(_error(line_id, out_of_memory("checking this line"))), Outcome.MALFORMED
+            return _compact(_error(self._line_id, exc)), Outcome.MALFORMED
         except Exception as exc:  # noqa: BLE001 - one bad line must not end the batch
-            message = _one_line(f"internal error: {type(exc).__name__}: {exc}")
-            text, outcome = _compact({"id": line_id, "ok": False, "error": message, "field": None}), Outcome.INTERNAL
-        self.stats.count(outcome)
-        return text, outcome
+            if isinstance(exc, MemoryError):
+                self._forget()
+            return _failure(self._line_id, exc)
+
+    def _forget(self) -> None:
+        """Drop the cached instances, files and exact answers (what holds memory between lines)."""
+        import gc
+        for cache in (self._instances, self._files, self._exact):
+            cache.clear()
+        gc.collect()
 
     def _decode(self, data: Any) -> _Line:
         d = r.obj(data, "", required=("solution",), optional=_FIELDS[self.mode])
@@ -308,6 +329,17 @@ class Oracle:
             write_out(out, text + "\n")
             worst = max(worst, outcome)
         return worst
+
+
+def _failure(line_id: Any, exc: Exception) -> tuple[str, Outcome]:
+    """The verdict of a line whose check raised ``exc``: memory in any guise (a library that cannot be mapped
+    under a cap was an internal error) is the memory line, anything else an internal error."""
+    from .address_space import memory_failure
+    if isinstance(exc, MemoryError) or memory_failure(exc):
+        from .api import out_of_memory
+        return _compact(_error(line_id, out_of_memory("checking this line"))), Outcome.MALFORMED
+    message = _one_line(f"internal error: {type(exc).__name__}: {exc}")
+    return _compact({"id": line_id, "ok": False, "error": message, "field": None}), Outcome.INTERNAL
 
 
 def _content_key(data: Any) -> str:

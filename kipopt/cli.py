@@ -8,7 +8,6 @@ error (one line; ``KIPOPT_DEBUG=1`` shows the traceback).
 from __future__ import annotations
 
 import argparse
-import errno
 import json
 import os
 import sys
@@ -472,18 +471,8 @@ def _out_of_memory(command: str | None) -> int:
 
 
 def _memory_failure(exc: Exception) -> bool:
-    """Whether ``exc`` is memory running out in another guise: a library that cannot be mapped (a late
-    import under ``ulimit -v``), no memory for a thread's stack, an allocation refused with ENOMEM, a C
-    extension's ``SystemError`` under a capped address space ("error return without exception set")."""
-    text = str(exc)
-    if isinstance(exc, ImportError):
-        return "failed to map segment" in text or "Cannot allocate memory" in text
-    if isinstance(exc, RuntimeError):
-        return "can't start new thread" in text
-    if isinstance(exc, SystemError):  # a C extension's allocation that failed without saying so
-        from .address_space import cap
-        return cap() is not None
-    return isinstance(exc, OSError) and exc.errno == errno.ENOMEM
+    from .address_space import memory_failure
+    return memory_failure(exc)
 
 
 if __name__ == "__main__":

@@ -374,3 +374,35 @@ def test_a_lines_time_limit_is_positive_or_null(small, value, ok):
     assert ("error" not in verdict) is ok
     if not ok:
         assert verdict["field"] == "time_limit" and verdict["error"] == f"time_limit: must be a number > 0, got {value}"
+
+
+def test_memory_in_any_guise_is_the_memory_verdict_not_an_internal_error(monkeypatch):
+    """Under ``ulimit -v`` a library that cannot be mapped (highspy, scipy) was an internal error per line,
+    and a MemoryError where no handler could answer ended the batch; both are the memory verdict now, with
+    the line's id, and the oracle forgets its cached instances and exact answers."""
+    from kipopt import api
+    from kipopt.batch import Oracle, Outcome
+    from kipopt.datasets import generate
+    from kipopt.instance import to_dict
+    x = to_dict(generate("consumers", 1, partitions=12, members=3, topics=2))
+    line = json.dumps({"id": "a", "instance": x, "solution": {"assignment": {m["id"]: [] for m in x["members"]}},
+                       "rule": "range"})
+
+    def unmappable(*args, **kwargs):
+        raise ImportError("/x/highspy/_core.so: failed to map segment from shared object")
+
+    monkeypatch.setattr(api, "exact_optimum", unmappable)
+    oracle = Oracle("check")
+    verdict, outcome = oracle.answer(line)
+    assert outcome is Outcome.MALFORMED and verdict["id"] == "a"
+    assert verdict["error"].startswith("INSTANCE: out of memory"), verdict
+
+    def no_room(self, raw):
+        self._line_id = "b"
+        raise MemoryError
+
+    monkeypatch.setattr(Oracle, "_answer_line", no_room)
+    oracle._instances.put("k", object())
+    verdict, outcome = oracle.answer(line)
+    assert outcome is Outcome.MALFORMED and verdict["id"] == "b" and "out of memory" in verdict["error"]
+    assert list(oracle._instances) == []
