@@ -163,8 +163,10 @@ def solve_lexicographic(lp: ArrayLP, stages: list[np.ndarray], time_limit: float
             if r.x is not None:
                 x = r.x
             bound = r.bound if r.bound is not None else -np.inf
+            why = "time limit" if r.status == "time_limit" or r.message.lower().startswith("time limit") \
+                else f"HiGHS: {r.message}"  # under a memory cap HiGHS stops too, without a time limit
             return LexResult("feasible", x, tuple(values) + (float(cost @ x),), tuple(bounds) + (bound,), k,
-                             f"time limit in stage {k + 1} of {len(stages)}")
+                             f"{why} in stage {k + 1} of {len(stages)}")
         return LexResult(r.status, x, tuple(values), tuple(bounds), k, r.message)
     return LexResult("optimal", x, tuple(values), tuple(bounds), None)
 

@@ -330,7 +330,7 @@ def run_joint(instance: TasksInstance, options: SolveOptions) -> MethodResult:
     bound = _scalar_bound(scores, rows, solution.order)
     status = Status.OPTIMAL if solution.complete else Status.FEASIBLE
     stopped = next((r["stage"] for r in rows if r["status"] != "optimal"), None)
-    message = None if stopped is None else f"time limit reached in stage {stopped!r}"
+    message = None if stopped is None else _stopped_message(solution.result, stopped)
     return MethodResult(solution.assignment, status, objective=objective, bound=bound, message=message,
                         info={"joint_stages": rows, "joint_order": list(solution.order), "model": "per-client"})
 
@@ -378,7 +378,19 @@ def _grouped_result(instance: TasksInstance, scores: JointScores, grouped) -> Me
         return MethodResult(grouped.assignment, Status.OPTIMAL, objective=objective, bound=objective, info=info)
     stopped = next(r["stage"] for r in rows if r["status"] != "optimal")
     return MethodResult(grouped.assignment, Status.FEASIBLE, objective=objective, bound=min(bound, objective),
-                        message=f"time limit reached in stage {stopped!r}", info=info)
+                        message=_stopped_message(grouped.result, stopped), info=info)
+
+
+def _stopped_message(result, stage: str) -> str:
+    """Why ``stage`` is the first not proven, from the lexicographic solve's own account: the time limit, the
+    solver's status (under a memory cap HiGHS stops without a time limit: it was called "time limit reached"),
+    or an answer whose realization misses a stage the model proved."""
+    said = result.message or ""
+    if said.startswith("time limit"):
+        return f"time limit reached in stage {stage!r}"
+    if result.stopped is None:
+        return f"stage {stage!r} not proven: the assignment realized client by client misses the model's value"
+    return f"the model stopped in stage {stage!r}: {said or result.status}"
 
 
 def _scalar_bound(scores: JointScores, rows: list[dict], order: Sequence[str]) -> int:

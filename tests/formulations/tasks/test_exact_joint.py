@@ -301,3 +301,16 @@ def test_priorities_for_a_rule_other_than_joint_are_refused_not_ignored():
     start = api.solve(x, "kafka.ha")
     with pytest.raises(InstanceError, match="^--priorities: .*on rule lag_active"):
         api.check(x, start, rule="lag_active", priorities="traffic")
+
+
+def test_a_stage_stopped_by_memory_is_not_called_a_time_limit():
+    """Under ``ulimit -v`` HiGHS stopped the 'balance' stage with 'Memory limit reached', and exact.joint said
+    "time limit reached in stage 'balance'" with no time limit given."""
+    from types import SimpleNamespace
+    from kipopt.formulations.tasks.joint import _stopped_message
+    memory = SimpleNamespace(message="Memory limit reached", status="out_of_memory", stopped=3)
+    assert _stopped_message(memory, "balance") == "the model stopped in stage 'balance': Memory limit reached"
+    timed = SimpleNamespace(message="time limit in stage 4 of 6", status="feasible", stopped=3)
+    assert _stopped_message(timed, "balance") == "time limit reached in stage 'balance'"
+    realized = SimpleNamespace(message="", status="optimal", stopped=None)
+    assert "misses the model's value" in _stopped_message(realized, "balance")
