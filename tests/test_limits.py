@@ -457,3 +457,34 @@ def test_a_system_error_under_a_capped_address_space_is_memory(monkeypatch):
     assert cli._memory_failure(SystemError("error return without exception set"))
     monkeypatch.setattr(address_space, "cap", lambda: None)
     assert not cli._memory_failure(SystemError("error return without exception set"))
+
+
+def test_scipys_blas_without_room_is_the_memory_line_not_a_hang(tmp_path):
+    """scipy's own OpenBLAS (loaded by scipy.linalg, through scipy.sparse.csgraph in exact.spread's leaders)
+    retried an allocation for ever under ``ulimit -v`` 250 MB, holding the GIL: --time-limit 10 and SIGTERM
+    did not end it (25 minutes). Now the import is a MemoryError first: the memory line, in seconds."""
+    import resource
+    import subprocess
+    import sys
+    from pathlib import Path
+    (tmp_path / "r.json").write_text(json.dumps(to_dict(generate("replicas", 2, partitions=500, brokers=30,
+                                                                 added_brokers=3))))
+    kipopt = Path(sys.executable).with_name("kipopt")
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (250 * 2**20, 250 * 2**20))
+
+    done = subprocess.run([str(kipopt), "solve", "r.json", "--method", "exact.spread", "--time-limit", "10"],
+                          capture_output=True, text=True, timeout=90, preexec_fn=cap, cwd=tmp_path)
+    assert done.returncode in (0, 2), (done.returncode, done.stderr[-300:])
+    if done.returncode == 2:
+        assert "out of memory" in done.stderr
+
+
+def test_a_thread_highs_cannot_start_under_a_cap_is_memory(monkeypatch):
+    from kipopt import address_space
+    error = RuntimeError("Resource temporarily unavailable")
+    monkeypatch.setattr(address_space, "cap", lambda: 200 * 2**20)
+    assert address_space.memory_failure(error)
+    monkeypatch.setattr(address_space, "cap", lambda: None)
+    assert not address_space.memory_failure(error)  # without a cap it is not known to be memory
