@@ -5,7 +5,7 @@ that end the process when an allocation fails are kept from starting without roo
 * numpy's OpenBLAS maps about 80 MB when it loads and, short of it, prints "Memory allocation still failed
   after 10 retries, giving up" and calls ``exit(1)``: kipopt's exit status for "no" (a check that failed),
   with no word of memory; scipy's own OpenBLAS (loaded by ``scipy.linalg``) retries for ever instead.
-  :func:`guard_numpy` makes those imports a :class:`MemoryError` when the room is short, which the command
+  :func:`guard_imports` makes those imports a :class:`MemoryError` when the room is short, which the command
   line reports as its one memory line (exit 2).
 """
 
@@ -20,7 +20,6 @@ NEEDS = {"numpy": 88 * 2**20, "scipy.linalg": 72 * 2**20}
 """Address space a first import needs, its BLAS's buffers included (measured with one BLAS thread: numpy 81 MB,
 ``scipy.linalg``, which loads scipy's own OpenBLAS, 69 MB; short of it scipy's OpenBLAS retries an allocation
 for ever, holding the GIL: SIGTERM did not end it in 25 minutes)."""
-NUMPY_BYTES = NEEDS["numpy"]
 
 
 def cap() -> int | None:
@@ -61,8 +60,8 @@ class _ImportGuard(importlib.abc.MetaPathFinder):
         return None
 
 
-def guard_numpy() -> None:
-    """Install the guard (once) when the address space is capped and numpy is not loaded yet."""
+def guard_imports() -> None:
+    """Install the guard of :data:`NEEDS` (once) when the address space is capped and numpy is not loaded."""
     if "numpy" in sys.modules or cap() is None or any(isinstance(f, _ImportGuard) for f in sys.meta_path):
         return
     sys.meta_path.insert(0, _ImportGuard())

@@ -396,8 +396,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # one BLAS thread, unless the caller chose: kipopt's numpy work is elementwise, and under a memory cap
         # OpenBLAS's per-thread buffers failed (pthread_create, a raise(SIGINT), malloc retried for ever)
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        from .address_space import guard_numpy
-        guard_numpy()  # under a cap, numpy's OpenBLAS would exit(1) where it has no room: a MemoryError instead
+        from .address_space import guard_imports
+        guard_imports()  # under a cap, numpy and scipy's BLAS fail badly without room: a MemoryError instead
     if own:
         from .interrupts import install
         install()
