@@ -171,16 +171,15 @@ class Oracle:
     def answer_line(self, raw: bytes | str) -> tuple[str, Outcome]:
         """The verdict of one input line as one line of JSON (no newline), and how it ended.
 
-        Memory that runs out where no handler can answer (the verdict itself had no room: under ``ulimit -v``
-        a 7-line batch ended after 5 verdicts, its process ended by the error) makes the oracle forget the
-        instances and exact answers it keeps, then answer the line as memory; the next lines go on."""
+        A :class:`MemoryError`, wherever it comes (also in a handler: the verdict itself had no room, and under
+        ``ulimit -v`` a 7-line batch ended after 5 verdicts), makes the oracle forget the instances and exact
+        answers it keeps, then answer the line as memory; the next lines go on."""
         self._line_id = None
         try:
             text, outcome = self._answer_line(raw)
         except MemoryError:
             self._forget()
-            from .api import out_of_memory
-            text, outcome = _compact(_error(self._line_id, out_of_memory("checking this line"))), Outcome.MALFORMED
+            text, outcome = _memory_verdict(self._line_id)
         self.stats.count(outcome)
         return text, outcome
 
@@ -200,9 +199,9 @@ class Oracle:
             return _compact(_error(self._line_id, failed.error)), Outcome.MALFORMED
         except KipoptError as exc:
             return _compact(_error(self._line_id, exc)), Outcome.MALFORMED
+        except MemoryError:  # answered by answer_line, once the caches are dropped
+            raise
         except Exception as exc:  # noqa: BLE001 - one bad line must not end the batch
-            if isinstance(exc, MemoryError):
-                self._forget()
             return _failure(self._line_id, exc)
 
     def _forget(self) -> None:
@@ -332,14 +331,18 @@ class Oracle:
 
 
 def _failure(line_id: Any, exc: Exception) -> tuple[str, Outcome]:
-    """The verdict of a line whose check raised ``exc``: memory in any guise (a library that cannot be mapped
-    under a cap was an internal error) is the memory line, anything else an internal error."""
+    """The verdict of a line whose check raised ``exc``: memory in another guise (a library that cannot be
+    mapped under a cap was an internal error) is the memory verdict, anything else an internal error."""
     from .address_space import memory_failure
-    if isinstance(exc, MemoryError) or memory_failure(exc):
-        from .api import out_of_memory
-        return _compact(_error(line_id, out_of_memory("checking this line"))), Outcome.MALFORMED
+    if memory_failure(exc):
+        return _memory_verdict(line_id)
     message = _one_line(f"internal error: {type(exc).__name__}: {exc}")
     return _compact({"id": line_id, "ok": False, "error": message, "field": None}), Outcome.INTERNAL
+
+
+def _memory_verdict(line_id: Any) -> tuple[str, Outcome]:
+    from .api import out_of_memory
+    return _compact(_error(line_id, out_of_memory("checking this line"))), Outcome.MALFORMED
 
 
 def _content_key(data: Any) -> str:

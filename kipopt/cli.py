@@ -403,11 +403,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         install()
     with json_only_stdout():
         code = _main(argv)
-    if early_exit:
-        _exit_now(code)
     if own:
         from .interrupts import hold_if_stopping
         hold_if_stopping()  # a signal's exit status, not this one
+    if early_exit:
+        _exit_now(code)
     return code
 
 
@@ -421,8 +421,7 @@ def _exit_now(code: int) -> NoReturn:
     a 10,000 x 1,000 ``exact.balanced`` solve's 0.97 s end to end, and a tenth of a ``kipopt check`` (the
     oracle runs once per test case). Nothing is lost: kipopt registers no exit handler, every file it
     writes is closed by then, and its children are reaped (any left are killed here, as on a signal)."""
-    from .interrupts import flush_streams, hold_if_stopping, kill_children
-    hold_if_stopping()  # a signal's exit status, not this one
+    from .interrupts import flush_streams, kill_children
     code = 0 if code is None else int(code)  # as sys.exit(None)
     if not flush_streams():  # a closed pipe: as Python's own exit, a failure
         code = code or 1

@@ -180,9 +180,8 @@ def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
                                                           threads=options.threads, files=files))
     if solved is not None and solved.status == "infeasible":
         return MethodResult({}, Status.INFEASIBLE, message="no assignment meets the peer's balance band")
-    bound = moves_bound(instance)
     if solved is None or solved.status == "time_limit":
-        assignment, moves = fallback if fallback is not None else balanced_from_current(instance)
+        assignment, moves, bound = fallback if fallback is not None else balanced_from_current(instance)
         return MethodResult(assignment, Status.OPTIMAL if moves <= bound else Status.FEASIBLE, objective=moves,
                             bound=min(moves, bound), info={"model": "greedy"},
                             message="time limit: the peer's model found no assignment in time; returning the current "
@@ -190,7 +189,10 @@ def _run(instance: ReplicasInstance, options: SolveOptions) -> MethodResult:
                                         ", whose moves meet the lower bound (optimal)" if moves <= bound else ""))
     if solved.status not in ("optimal", "feasible"):
         return MethodResult({}, Status.ERROR, message=f"the peer's model ended {solved.status}")
-    bound = solved.moves if solved.status == "optimal" else min(solved.moves, bound)
+    if solved.status == "optimal":
+        bound = solved.moves
+    else:  # CBC's incumbent: the bound of the greedy start holds for it too
+        bound = min(solved.moves, fallback[2] if fallback is not None else moves_bound(instance))
     return MethodResult(solved.assignment, Status.OPTIMAL if bound >= solved.moves else Status.FEASIBLE,
                         objective=solved.moves, bound=bound, info={"peer_seconds": round(solved.seconds, 3)})
 
@@ -232,21 +234,25 @@ def moves_bound(instance: ReplicasInstance) -> int:
     ...     "brokers": [{"id": 0}, {"id": 1}], "current": {"0": [0], "1": [0], "2": [0], "3": [0]}}))
     2
     """
-    low, _ = tight_band(instance)
-    holds, short = _loads(instance)
+    return _bound(tight_band(instance)[0], *_loads(instance))
+
+
+def _bound(low: int, holds: dict[int, set[int]], short: list[int]) -> int:
     return max(len(short), sum(max(0, low - len(held)) for held in holds.values()))
 
 
-def balanced_from_current(instance: ReplicasInstance) -> tuple[dict[int, tuple[int, ...]], int]:
+def balanced_from_current(instance: ReplicasInstance) -> tuple[dict[int, tuple[int, ...]], int, int]:
     """An assignment within the tight band, made from ``current`` by moving replicas one at a time: each
     missing replica to the least loaded broker without its partition, then from the most to the least loaded
     broker while either lies outside the band (the fuller one always holds a partition the other lacks).
-    Each partition lists its brokers in ascending id order, as the peer prints them. Returns it and its moves.
+    Each partition lists its brokers in ascending id order, as the peer prints them. Returns it, its moves
+    and :func:`moves_bound` (read from the same loads before they change).
     """
     import heapq
 
     low, high = tight_band(instance)
     holds, short = _loads(instance)
+    bound = _bound(low, holds, short)
     held = {(p, b) for b, ps in holds.items() for p in ps}
     fewest = [(len(ps), b) for b, ps in holds.items()]
     heapq.heapify(fewest)
@@ -286,7 +292,7 @@ def balanced_from_current(instance: ReplicasInstance) -> tuple[dict[int, tuple[i
         for p in holds[b]:
             assignment[p].append(b)
     moves = sum((p, b) not in held for b, ps in holds.items() for p in ps)
-    return {p: tuple(bs) for p, bs in assignment.items()}, moves
+    return {p: tuple(bs) for p, bs in assignment.items()}, moves, bound
 
 
 METHODS = [

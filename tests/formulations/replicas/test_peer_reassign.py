@@ -106,7 +106,8 @@ def test_the_greedy_balancing_is_in_the_band_and_between_the_bound_and_what_it_c
     from kipopt.formulations.replicas.peer import balanced_from_current, moves_bound
     x = generate("replicas", seed, partitions=30 + 3 * seed, brokers=4 + seed % 5, added_brokers=1 + seed % 2, racks=1,
                  replication_factor=1 + seed % 3)
-    assignment, moves = balanced_from_current(x)
+    assignment, moves, bound = balanced_from_current(x)
+    assert bound == moves_bound(x)
     assert peer_violations(x, assignment) == []
     assert evaluate_replicas(x, assignment).metrics["moves"] == moves
     assert all(list(bs) == sorted(bs) for bs in assignment.values())
