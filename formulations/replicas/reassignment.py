@@ -74,7 +74,8 @@ brokers, targets, forced drops and the read-back that misses; a loaded machine).
 
 @dataclass
 class Fresh:
-    """A placement meeting the optimal imbalances ``d`` and ``l`` (moves ignored), its status and bound.
+    """A placement meeting the optimal imbalances ``d`` and ``l`` (moves ignored), its status, and lower bounds
+    on the imbalances (:meth:`floor` gives the rule's bound in its own scale).
 
     The placement itself is built on first use: a reassignment the target model answers never needs it."""
 
@@ -82,7 +83,6 @@ class Fresh:
     d: int
     l: int
     status: Status
-    bound: float | None
     d_low: int
     """Proven lower bounds on the imbalances (``d`` and ``l`` themselves when ``status`` is optimal): a bound
     that keeps the placement's ``d`` and ``l`` after its model was stopped passed the optimum."""
@@ -164,7 +164,7 @@ def reassign(instance: ReplicasInstance, c: Cluster, fresh: Fresh, deadline: flo
                               f"{c.partitions:,} x {len(c.brokers):,} is past the flows' size")
         return fast_assignment, Status.FEASIBLE, fresh.floor(instance, lexicographic, fast_bound)
     if stuck:
-        return _broker_level_only(present, c, deadline, threads, info)
+        return _broker_level_only(present, c, deadline, threads, info, by_bytes)
     if alongside:
         found = early
     elif inline:
@@ -358,7 +358,7 @@ def _reassign_broker_level(instance: ReplicasInstance, c: Cluster, fresh: Fresh,
 
 
 def _broker_level_only(instance: ReplicasInstance, c: Cluster, deadline: float | None, threads: int | None,
-                       info: dict) -> tuple[dict, Status, float | None]:
+                       info: dict, by_bytes: bool) -> tuple[dict, Status, float | None]:
     """R < RF and the greedy order got stuck: the three-stage broker-level MIP."""
     from kipopt.errors import MethodError
     from kipopt.formulations.replicas.moves import solve_full
@@ -367,4 +367,4 @@ def _broker_level_only(instance: ReplicasInstance, c: Cluster, deadline: float |
     assignment, stages = solve_full(instance, c, deadline, threads)
     if not assignment:
         raise MethodError(f"the broker-level model gave no solution ({stages[-1].status})")
-    return (assignment, *staged_bound(instance, stages))
+    return (assignment, *staged_bound(instance, stages, by_bytes))

@@ -161,15 +161,16 @@ def solve_spread(instance: ReplicasInstance, options: SolveOptions = SolveOption
     fresh = _fresh(instance, c, deadline, options.threads, info)
     if instance.current is not None:
         assignment, status, bound = reassign(instance, c, fresh, deadline, options.threads, info, by_bytes)
-    elif fresh is not None:
-        assignment, status, bound = fresh.assignment, fresh.status, fresh.bound
+    elif fresh is not None:  # the bound in the rule's own scale: bytes weigh otherwise than moves
+        score = lexicographic_bytes if by_bytes else lexicographic
+        assignment, status, bound = fresh.assignment, fresh.status, fresh.floor(instance, score, 0)
     else:
         info["model"] = "broker_level"
         assignment, stages = solve_full(instance, c, deadline, options.threads)
         if not assignment:
             return MethodResult({}, Status.ERROR if stages[-1].status != "infeasible" else Status.INFEASIBLE,
                                 message=f"the broker-level model gave no solution ({stages[-1].status})")
-        status, bound = _staged_bound(instance, stages)
+        status, bound = _staged_bound(instance, stages, by_bytes)
     evaluation = _evaluated(instance, assignment)
     if evaluation.violations:
         raise MethodError("exact.spread built an assignment that breaks "
@@ -203,7 +204,7 @@ def _fresh(instance: ReplicasInstance, c: Cluster, deadline: float | None, threa
     elif c.num_racks == 1:
         info["model"] = "balanced_word"
         d, l = _lower_bounds(c)
-        return Fresh(lambda: balanced_placement(c), d, l, Status.OPTIMAL, lexicographic(instance, d, l, 0), d, l)
+        return Fresh(lambda: balanced_placement(c), d, l, Status.OPTIMAL, d, l)
     else:
         info["model"] = "rack_totals_every_rack"
         totals = solve_rack_totals(c, deadline, threads)
@@ -211,8 +212,7 @@ def _fresh(instance: ReplicasInstance, c: Cluster, deadline: float | None, threa
             return None
         build = lambda: place_every_rack(c, totals)  # noqa: E731
     status, d_low, l_low = _status_and_lows(instance, totals)
-    return Fresh(build, totals.replica_imbalance, totals.leader_imbalance, status,
-                 lexicographic(instance, d_low, l_low, 0), d_low, l_low)
+    return Fresh(build, totals.replica_imbalance, totals.leader_imbalance, status, d_low, l_low)
 
 
 def _status_and_lows(instance: ReplicasInstance, totals: RackTotals) -> tuple[Status, int, int]:

@@ -260,3 +260,14 @@ def test_moves_first_reads_back_in_a_child_the_deadline_kills(monkeypatch):
                                                  "exact.spread_moves_first")
     assert answer.status.value == "feasible" and answer.bound <= answer.objective
     assert "time limit came first" in answer.message and answer.metrics["violations"] == []
+
+
+def test_a_bytes_bound_is_in_the_bytes_rules_own_scale():
+    """Without ``current`` and with sizes of zero, exact.spread_bytes answered optimal at 4 beside a bound of
+    374: the fresh placement's bound was in the moves rule's scale (weights P·RF + 1), not the bytes rule's."""
+    from kipopt.instance import from_dict
+    x = from_dict({"format": 1, "family": "replicas", "partitions": 5, "replication_factor": 2,
+                   "brokers": [{"id": i, "rack": f"r{i % 2}"} for i in range(3)],
+                   "sizes": {str(p): 0 for p in range(5)}})
+    answer = solve(x, "exact.spread_bytes")
+    assert answer.status.value == "optimal" and answer.bound == answer.objective
