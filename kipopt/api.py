@@ -183,11 +183,12 @@ and the caller's warnings stayed silenced for good (reproduced:
 ``test_the_callers_warning_filters_survive_solves_in_threads``)."""
 
 
-def out_of_memory(method: str) -> InstanceError:
-    """What running out of memory is reported as (exit 2 naming the instance, never an internal error and
-    never a time limit): the instance is too large for the memory this process may use."""
-    return InstanceError("INSTANCE", f"out of memory: {method} needs more memory for this instance than this "
-                                     f"process may use (a smaller instance, or more memory)")
+def out_of_memory(method: str, field: str = "INSTANCE") -> InstanceError:
+    """What running out of memory is reported as (exit 2 naming the input, ``field``, never an internal error
+    and never a time limit): the input is too large for the memory this process may use."""
+    what = "instance" if field == "INSTANCE" else "input"
+    return InstanceError(field, f"out of memory: {method} needs more memory for this {what} than this "
+                                f"process may use (a smaller {what}, or more memory)")
 
 
 def _scored(instance: Instance, m: Any, rule: Rule, result: MethodResult, start: float,

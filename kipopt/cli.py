@@ -439,10 +439,10 @@ def _main(argv: Sequence[str] | None) -> int:
         args = build_parser(command, family).parse_args(argv)
         return args.func(args)
     except (KeyboardInterrupt, Exception) as exc:  # SystemExit (argparse's own exits) goes through
-        return _failed(exc, command)
+        return _failed(exc, command, "--batch" in argv)
 
 
-def _failed(exc: BaseException, command: str | None) -> int:
+def _failed(exc: BaseException, command: str | None, batch: bool = False) -> int:
     """The one line and exit status of a command that raised ``exc``."""
     from .interrupts import hold_if_stopping
     hold_if_stopping()  # a signal is ending the process, and ended what failed here: its verdict alone stands
@@ -455,7 +455,7 @@ def _failed(exc: BaseException, command: str | None) -> int:
     if isinstance(exc, BrokenPipeError):
         return 1
     if isinstance(exc, MemoryError) or _memory_failure(exc):  # outside a method too: memory, as inside one
-        return _out_of_memory(command)
+        return _out_of_memory(command, batch)
     if os.environ.get("KIPOPT_DEBUG"):
         import traceback
         traceback.print_exception(exc)
@@ -463,9 +463,15 @@ def _failed(exc: BaseException, command: str | None) -> int:
     return 3
 
 
-def _out_of_memory(command: str | None) -> int:
+_MEMORY_FIELDS = {"reassign": "--current", "vectors": "--count", "generate": "FAMILY's size options",
+                  "bench": "grid"}
+"""What a command that reads no INSTANCE is named by when it runs out of memory: what sets its size."""
+
+
+def _out_of_memory(command: str | None, batch: bool = False) -> int:
     from .api import out_of_memory
-    print(f"kipopt: error: {_one_line(str(out_of_memory(f'kipopt {command}')))}", file=sys.stderr)
+    field = "--batch" if batch else _MEMORY_FIELDS.get(command or "", "INSTANCE")
+    print(f"kipopt: error: {_one_line(str(out_of_memory(f'kipopt {command}', field)))}", file=sys.stderr)
     return 2
 
 

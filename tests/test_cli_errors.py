@@ -309,3 +309,33 @@ def test_a_seed_given_to_a_method_that_draws_nothing_is_said_to_change_nothing(t
     assert "kafka.adminutils draws no random numbers: --seed changes nothing" in capsys.readouterr().err
     assert main(["solve", str(path), "--method", "kafka.striped", "--seed", "3"]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv, field", [
+    (["reassign", "--current", "c.json", "--add-brokers", "4"], "--current"),
+    (["vectors", "--method", "kafka.range", "--count", "1"], "--count"),
+    (["evaluate", "--batch", "b.jsonl"], "--batch"),
+    (["evaluate", "i.json", "s.json"], "INSTANCE"),
+])
+def test_running_out_of_memory_names_what_the_command_reads(argv, field, tmp_path, capsys, monkeypatch):
+    """Out of memory names the command's input (reassign reads no INSTANCE: its --current), exit 2."""
+    import kipopt.cli as cli
+
+    def starved(args):
+        raise MemoryError
+
+    monkeypatch.chdir(tmp_path)
+    parser_of = cli.build_parser
+
+    def build_parser(*a, **k):
+        parser = parser_of(*a, **k)
+        parser.set_defaults(func=starved)
+        for action in parser._subparsers._group_actions[0].choices.values():
+            action.set_defaults(func=starved)
+        return parser
+
+    monkeypatch.setattr(cli, "build_parser", build_parser)
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.startswith(f"kipopt: error: {field}: out of memory") and err.count("\n") == 1, err
