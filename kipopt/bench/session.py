@@ -8,7 +8,8 @@ and a finished run by a few seconds; and a JVM killed without its shutdown hooks
 folders in the temporary directory. So :func:`started_session` gives a local session a scratch folder of
 its own, ends the JVM through its stdin (its own orderly exit) and then whatever is left of the tree, and
 on SIGINT or SIGTERM (through :func:`kipopt.interrupts.at_stop`) kills the tree at once; either way the
-scratch folder goes.
+scratch folder goes. A run killed with SIGKILL cannot remove its folder: the next local run does
+(:func:`sweep_dead_scratch`).
 """
 
 from __future__ import annotations
@@ -55,7 +56,10 @@ def started_session(master: str | None, app_name: str = "kipopt bench") -> Itera
     if SparkContext._active_spark_context is not None:
         yield spark_session(master, app_name)
         return
-    scratch = tempfile.mkdtemp(prefix="kipopt-bench-spark-") if (master or "").startswith("local") else None
+    scratch = None
+    if (master or "").startswith("local"):
+        sweep_dead_scratch(tempfile.gettempdir())
+        scratch = tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-")
     from ..interrupts import at_stop
     withdraw = at_stop(lambda sig: _kill_all(scratch))
     spark = None
@@ -65,6 +69,43 @@ def started_session(master: str | None, app_name: str = "kipopt bench") -> Itera
     finally:
         withdraw()
         _end(spark, scratch)
+
+
+SCRATCH_PREFIX = "kipopt-bench-spark-"
+"""A local session's scratch folder is ``<tmp>/kipopt-bench-spark-<pid>-<random>``: the pid of the run that
+made it, so a later run can tell a dead run's folder (SIGKILL leaves it) from a running one's."""
+
+
+def sweep_dead_scratch(folder: str) -> list[str]:
+    """Remove the scratch folders in ``folder`` that runs no longer alive left behind (killed with SIGKILL,
+    which nothing can answer); a folder whose run is alive, or that is not this user's, stays. The removed
+    folders' names."""
+    removed = []
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            pid = _scratch_pid(entry.name)
+            if pid is None or _alive(pid) or not entry.is_dir(follow_symlinks=False):
+                continue
+            with contextlib.suppress(OSError):
+                if entry.stat(follow_symlinks=False).st_uid == os.getuid():
+                    shutil.rmtree(entry.path)
+                    removed.append(entry.name)
+    return removed
+
+
+def _scratch_pid(name: str) -> int | None:
+    found = re.fullmatch(re.escape(SCRATCH_PREFIX) + r"([1-9][0-9]*)-[^/]+", name)
+    return int(found.group(1)) if found else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def _kill_all(scratch: str | None) -> None:

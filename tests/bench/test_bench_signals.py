@@ -85,3 +85,21 @@ def test_an_interrupted_bench_leaves_no_process_and_no_scratch(tmp_path, sig, co
     assert left == [], f"scratch folders left behind: {left}"
     for item in P.done_items(str(tmp_path / "out")):  # what was finished stays whole
         assert (tmp_path / "out" / P.RESULTS_DIR / f"{item}.parquet").stat().st_size > 0
+
+
+def test_a_later_run_removes_the_scratch_of_a_run_that_was_killed(tmp_path):
+    """SIGKILL leaves a run's scratch folder (nothing can answer it): the next local run removes it, and only
+    it: a live run's folder and anything not named as kipopt's scratch stay."""
+    from kipopt.bench.session import SCRATCH_PREFIX, sweep_dead_scratch
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    killed = tmp_path / f"{SCRATCH_PREFIX}{dead.pid}-abc123"
+    (killed / "blockmgr-1").mkdir(parents=True)
+    (killed / "blockmgr-1" / "shuffle.data").write_bytes(b"x" * 10)
+    running = tmp_path / f"{SCRATCH_PREFIX}{os.getpid()}-def456"
+    running.mkdir()
+    other = tmp_path / f"{SCRATCH_PREFIX}old_random"
+    other.mkdir()
+    assert sweep_dead_scratch(str(tmp_path)) == [killed.name]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([running.name, other.name])
