@@ -118,6 +118,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groups", type=int, default=50)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
+    from kipopt.clients.kafka_python import require_library
+    from kipopt.errors import KipoptError
+    try:
+        require_library()   # before anything runs: a missing library is not 50 crashes per assignor
+    except KipoptError as exc:
+        print(f"case_kafka_python: {exc}", file=sys.stderr)
+        return 2
     result = study(args.groups)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

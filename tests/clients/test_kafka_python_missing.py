@@ -38,3 +38,19 @@ def test_the_line_tool_without_the_library_is_one_line_and_exit_2():
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.strip().splitlines() == [
         "kipopt: error: kafka-python is not installed: pip install 'kipopt[clients]'"]
+
+
+def test_the_papers_case_study_without_the_library_stops_at_once(no_library, tmp_path, capsys):
+    """paper/case_kafka_python.py counted every group as a crash and then ended with a traceback; it now
+    stops before anything runs, with the install line, and writes nothing."""
+    import importlib.util
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[2] / "paper" / "case_kafka_python.py"
+    spec = importlib.util.spec_from_file_location("case_kafka_python", script)
+    case = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(case)
+    out = tmp_path / "k.json"
+    assert case.main(["--groups", "2", "--out", str(out)]) == 2
+    assert not out.exists()
+    assert capsys.readouterr().err.strip() == (
+        "case_kafka_python: kafka-python is not installed: pip install 'kipopt[clients]'")
