@@ -69,9 +69,23 @@ def parse_answer(instance: Instance, data: Any) -> Answer:
     method = data.get("method")
     if method is not None and not isinstance(method, str):
         raise InstanceError("method", f"must be a string, got {r._kind(method)}")
+    _not_another_family(instance, method)
     seed = data.get("seed")  # informational: kept when it can be java.util.Random's seed
     seed = seed if type(seed) is int and -2**63 <= seed < 2**63 else None
     return Answer(assignment, target, method, _joint_order(instance, data.get("metrics")), seed)
+
+
+def _not_another_family(instance: Instance, method: str | None) -> None:
+    """A solution naming a kipopt method of another family is refused, as a solution of another family is
+    (``check`` refused it and ``evaluate`` scored it without the method's rule); another library's name is
+    the caller's own and stays informational."""
+    if method is None or not method.startswith(("kafka.", "exact.", "proposal.")):
+        return
+    from .methods import _named
+    found = _named("METHODS", method, instance.family)
+    if found is not None and found.family != instance.family:
+        raise InstanceError("method", f"{method} is a kipopt method of family {found.family!r}, the instance is "
+                                      f"{instance.family!r}")
 
 
 def _joint_order(instance: Instance, metrics: Any) -> tuple[str, ...] | None:

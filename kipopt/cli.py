@@ -169,6 +169,9 @@ def _run_batch(args: argparse.Namespace, mode: str, **defaults: Any) -> int:
 def cmd_generate(args: argparse.Namespace) -> int:
     from .datasets import generate
     from .instance import to_dict
+    if args.out and (args.out.endswith(("/", os.sep)) or os.path.isdir(args.out)):
+        raise KipoptError(f"--out: {args.out} is a folder; give the file to write (e.g. "
+                          f"{os.path.join(args.out, f'{args.family}-{args.seed}.json')})")
     instance = generate(args.family, args.seed, **_generator_args(args))
     text = json.dumps(to_dict(instance), separators=(",", ":"))
     if args.out:

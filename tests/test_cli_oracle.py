@@ -192,6 +192,19 @@ def test_unknown_method_names_the_rules(cooperative, tmp_path, capsys):
     assert status == 2 and "mylib.sticky" in err and "balanced, range" in err
 
 
+@pytest.mark.parametrize("command", ["evaluate", "check"])
+def test_a_method_of_another_family_is_refused_alike(cooperative, tmp_path, capsys, command):
+    """A consumers solution naming a tasks method: check refused it while evaluate scored it without the
+    method's rule (exit 0); both refuse it now, naming the field, as a solution of another family is."""
+    _, solution, inst, _, _ = cooperative[1]
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(dict(solution.to_dict(), method="kafka.rack_active")))
+    status, out, err = _run([command, inst, str(path)], capsys)
+    assert status == 2 and out is None
+    assert err.strip() == ("kipopt: error: SOLUTION method: kafka.rack_active is a kipopt method of family 'tasks', "
+                           "the instance is 'consumers'")
+
+
 def test_evaluate_exits_alike_alone_and_in_batch(cooperative, capsys):
     inst_obj, _, inst, sol, partial = cooperative[1]
     for path, status_expected in ((sol, 0), (partial, 1)):
@@ -292,6 +305,18 @@ def test_generate_out_creates_the_folder(tmp_path, capsys):
     blocked.write_text("")
     status = main(["generate", "consumers", "--seed", "3", "--out", str(blocked / "g.json")])
     assert status == 2 and capsys.readouterr().err.endswith(f"{blocked} is a file, not a folder\n")
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_generate_out_naming_a_folder_is_refused_before_anything_is_made(tmp_path, capsys, existing):
+    """--out new/ made the folder and then failed on it ("Is a directory"), leaving it behind."""
+    folder = tmp_path / "new"
+    if existing:
+        folder.mkdir()
+    status = main(["generate", "consumers", "--seed", "3", "--out", f"{folder}/"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.startswith(f"kipopt: error: --out: {folder}/ is a folder") and err.count("\n") == 1
+    assert folder.exists() is existing and (not existing or not any(folder.iterdir()))
 
 
 def test_generate_family_help_lists_its_options_with_defaults(capsys):
