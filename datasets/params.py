@@ -11,6 +11,7 @@ generate`` and a benchmark grid report it in one line.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -198,15 +199,27 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+MAX_SKEW = 10.0
+"""The largest Zipf exponent: at 10 the first of 50 topics already holds all but a 10^-10 share (the
+weights ``1/(k+1)^skew`` overflowed at 1,000, exit 3)."""
+
+
 def _need(ok: bool, name: str, message: str) -> None:
     if not ok:
         raise InstanceError(_flag(name), message)
 
 
+def _racks_used(racks: int, parties: int, what: str) -> None:
+    """More racks than anything to put on them is refused (the generator would hold every name: 2^31 racks ran
+    out of memory)."""
+    _need(racks <= parties, "racks", f"must be at most the {what} to put on them ({parties:,}), got {racks:,}")
+
+
 def _at_least(p: Any, minimum: int, *names: str) -> None:
     for name in names:
         value = getattr(p, name)
-        _need(value >= minimum, name, f"must be >= {minimum}, got {value}")
+        _need(value >= minimum and value != math.inf, name, f"must be a finite number >= {minimum}, got {value}"
+              if isinstance(value, float) else f"must be >= {minimum}, got {value}")
 
 
 def _between(p: Any, name: str, low: float, high: float, what: str) -> None:
@@ -260,7 +273,8 @@ def rack_sizes(p: ReplicasParams) -> list[int]:
 
 def _check_consumers(p: ConsumersParams) -> None:
     _at_least(p, 1, "racks", "topics", "replication_factor", "members")
-    _at_least(p, 0, "skew")
+    _between(p, "skew", 0.0, MAX_SKEW, f"0 and {MAX_SKEW:g}")
+    _racks_used(p.racks, max(p.members, p.partitions * p.replication_factor), "members or replicas")
     _need(p.partitions >= p.topics, "partitions", f"must be at least topics ({p.topics}), got {p.partitions}")
     _one_of(p, "subscriptions", SUBSCRIPTIONS)
     _one_of(p, "owner_draw", OWNER_DRAWS)
@@ -270,7 +284,9 @@ def _check_consumers(p: ConsumersParams) -> None:
 def _check_tasks(p: TasksParams) -> None:
     _at_least(p, 1, "racks", "subtopologies", "inputs", "changelogs", "replication_factor", "clients",
               "min_capacity", "tag_values")
-    _at_least(p, 0, "skew", "acceptable_recovery_lag", "num_standby_replicas", "traffic_cost", "non_overlap_cost")
+    _between(p, "skew", 0.0, MAX_SKEW, f"0 and {MAX_SKEW:g}")
+    _racks_used(p.racks, max(p.clients, p.tasks * p.replication_factor), "clients or replicas")
+    _at_least(p, 0, "acceptable_recovery_lag", "num_standby_replicas", "traffic_cost", "non_overlap_cost")
     _need(p.tasks >= p.subtopologies, "tasks", f"must be at least subtopologies ({p.subtopologies}), got {p.tasks}")
     _need(p.max_capacity >= p.min_capacity, "max_capacity",
           f"must be >= min_capacity ({p.min_capacity}), got {p.max_capacity}")

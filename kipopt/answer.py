@@ -75,22 +75,39 @@ def parse_answer(instance: Instance, data: Any) -> Answer:
     return Answer(assignment, target, method, _joint_order(instance, data.get("metrics")), seed)
 
 
+KIPOPT_PREFIXES = ("kafka.", "exact.", "proposal.")
+"""The names of kipopt's methods; a solution's ``method`` outside them is another library's, informational."""
+
+
 def _not_another_family(instance: Instance, method: str | None) -> None:
     """A solution naming a kipopt method of another family is refused, as a solution of another family is
-    (``check`` refused it and ``evaluate`` scored it without the method's rule); another library's name is
-    the caller's own and stays informational."""
-    if method is None or not method.startswith(("kafka.", "exact.", "proposal.")):
+    (``check`` refused it and ``evaluate`` scored it without the method's rule), and so is a name in kipopt's
+    namespaces that is no kipopt method (a typo dropped the method's rule silently); another library's name
+    is the caller's own and stays informational."""
+    if method == "":
+        raise InstanceError("method", "must be a non-empty string (or left out)")
+    if method is None or not method.startswith(KIPOPT_PREFIXES):
         return
-    from .methods import _named
+    from .methods import _named, methods
     found = _named("METHODS", method, instance.family)
-    if found is not None and found.family != instance.family:
+    if found is None:
+        import difflib
+        mine = sorted(m for m, x in methods().items() if x.family == instance.family)
+        close = difflib.get_close_matches(method, mine, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise InstanceError("method", f"{method!r} is not a kipopt method ({hint}kipopt's {instance.family} "
+                                      f"methods: {', '.join(mine)}; another library's answers name their own)")
+    if found.family != instance.family:
         raise InstanceError("method", f"{method} is a kipopt method of family {found.family!r}, the instance is "
                                       f"{instance.family!r}")
 
 
 def _joint_order(instance: Instance, metrics: Any) -> tuple[str, ...] | None:
     """The joint rule's order a tasks solution was solved in (``metrics.joint_order``, as ``solve
-    --priorities`` records it), for ``check`` to score it in that order; ``None`` when it records none."""
+    --priorities`` records it), for ``check`` to score it in that order; ``None`` when it records none.
+    ``metrics`` that is not an object is refused (a list hid a recorded order)."""
+    if metrics is not None and not isinstance(metrics, Mapping):
+        raise InstanceError("metrics", f"must be an object, got {r._kind(metrics)}")
     if not isinstance(instance, TasksInstance) or not isinstance(metrics, Mapping) or "joint_order" not in metrics:
         return None
     return read_priorities(metrics["joint_order"], "metrics.joint_order")

@@ -15,8 +15,8 @@ import time
 from typing import Any, NoReturn, Sequence
 
 from ._write import json_only_stdout
-from .cli_types import _java_long, _positive_float, _positive_int, _tolerance
-from .errors import KipoptError
+from .cli_types import _java_long, _positive_float, _positive_int, _process_count, _tolerance
+from .errors import InstanceError, KipoptError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -280,7 +280,7 @@ def build_parser(command: str | None = None, family: str | None = None) -> argpa
     p.add_argument("instance")
     p.add_argument("--method", required=True)
     p.add_argument("--time-limit", type=_positive_float, default=None, help="seconds")
-    p.add_argument("--threads", type=_positive_int, default=None)
+    p.add_argument("--threads", type=_process_count, default=None)
     p.add_argument("--seed", type=_java_long, default=None, help="java.util.Random's seed (methods that draw)")
     _add_priorities(p)
     p.set_defaults(func=cmd_solve)
@@ -341,7 +341,7 @@ def _add_batch(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", nargs="?", const="-", default=None, metavar="FILE",
                    help="JSON lines {id, instance | instance_path, solution, ...} from FILE or - (stdin, the "
                         "default): one verdict line each, in order, streamed")
-    p.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--jobs", type=_process_count, default=None, metavar="N",
                    help="with --batch: worker processes, each line routed by its instance (default: the "
                         "usable cores, at most 4; 1 answers every line in this process)")
 
@@ -439,10 +439,23 @@ def _main(argv: Sequence[str] | None) -> int:
         words = [a for a in argv if not a.startswith("-")]
         command = words[0] if words else None
         family = next((w for w in words[1:] if w in ("tasks", "replicas", "consumers")), None)
-        args = build_parser(command, family).parse_args(argv)
+        parser = build_parser(command, family)
+        args = parser.parse_args(argv)
+        _refuse_empty_options(parser, args)
         return args.func(args)
     except (KeyboardInterrupt, Exception) as exc:  # SystemExit (argparse's own exits) goes through
         return _failed(exc, command, "--batch" in argv)
+
+
+def _refuse_empty_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An option given an empty value (``--rule=``, ``--brokers ""``) is refused naming it: read as absent,
+    it chose a default rule or planned as if the option were not there."""
+    commands = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    sub = None if commands is None else commands.choices.get(getattr(args, "command", None))
+    for action in () if sub is None else sub._actions:
+        if action.option_strings and action.nargs != 0 and getattr(args, action.dest, None) == "":
+            option = max(action.option_strings, key=len)
+            raise InstanceError(option, "is empty: give a value, or leave the option out")
 
 
 def _failed(exc: BaseException, command: str | None, batch: bool = False) -> int:

@@ -39,6 +39,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+MAX_PROCESSES = 256
+"""The most ``--jobs`` (worker processes, all started at once) and ``--threads`` a command takes: far past
+any machine's use, and short of a fork storm (``--jobs 10**20`` forked thousands of workers)."""
+
+
+def _process_count(text: str) -> int:
+    """An integer from 1 to :data:`MAX_PROCESSES`."""
+    value = _positive_int(text)
+    if value > MAX_PROCESSES:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_PROCESSES}, got {text}")
+    return value
+
+
 def _java_long(text: str) -> int:
     """A seed for ``java.util.Random``: Java's ``new Random(long)`` takes nothing wider, so a larger seed
     would be answered as if it were reduced (silently) to one Kafka could have used."""

@@ -221,9 +221,11 @@ def _replicas(x: ReplicasInstance, value: Any, path: str) -> dict[int, tuple[int
     known = set(x.broker_ids)
     for key, brokers in r.mapping(value, path).items():
         kpath = f"{path}.{key}"
-        if not (len(key) <= 10 and key.isascii() and key.isdigit()) or int(key) not in x.partition_ids:
+        canonical = len(key) <= 10 and key.isascii() and key.isdigit() and (key[0] != "0" or key == "0")
+        if not canonical or int(key) not in x.partition_ids:  # "00" would be read as, and overwrite, "0"
+            zero = " (written without leading zeros)" if key[:1] == "0" and key.isdigit() else ""
             raise InstanceError(kpath, f"{key!r} is not a partition id of this instance "
-                                       f"({x.partition_ids.start}..{x.partition_ids.stop - 1})")
+                                       f"({x.partition_ids.start}..{x.partition_ids.stop - 1}){zero}")
         ids = tuple(r.integer(b, f"{kpath}[{j}]", 0) for j, b in enumerate(r.array(brokers, kpath)))
         for j, b in enumerate(ids):
             if b not in known:

@@ -270,6 +270,19 @@ def test_running_out_of_memory_outside_a_method_is_exit_2(tmp_path, capsys, monk
     (["solve", "i.json", "--method", "exact.range", "--time-limit", "-1"], "--time-limit"),
     (["generate", "consumers", "--members", "many"], "--members"),
     (["solve", "i.json"], "kipopt solve"),  # no one option at fault: the command is named
+    # an empty value was read as the option left out: check chose the balanced rule, generate wrote stdout
+    (["check", "i.json", "s.json", "--rule="], "--rule"),
+    (["check", "i.json", "s.json", "--rule", ""], "--rule"),
+    (["generate", "consumers", "--seed", "1", "--out", ""], "--out"),
+    (["evaluate", "--batch", ""], "--batch"),
+    # every worker is started at once: --jobs 10**20 forked thousands before SIGTERM could end it
+    (["check", "--batch", "b.jsonl", "--jobs", "257"], "--jobs"),
+    (["solve", "i.json", "--method", "exact.range", "--threads", "100000"], "--threads"),
+    # Zipf weights overflowed (exit 3), inf was taken; 2^31 racks ran out of memory naming no option
+    (["generate", "tasks", "--seed", "1", "--skew", "1000"], "--skew"),
+    (["generate", "consumers", "--seed", "1", "--skew", "inf"], "--skew"),
+    (["generate", "tasks", "--seed", "1", "--racks", "2147483648"], "--racks"),
+    (["generate", "consumers", "--seed", "1", "--racks", "100000000"], "--racks"),
 ])
 def test_a_bad_option_is_named_first(argv, field, capsys):
     """An option argparse refuses is the field of the one error line, as every other field is."""
@@ -339,3 +352,35 @@ def test_running_out_of_memory_names_what_the_command_reads(argv, field, tmp_pat
     out, err = capsys.readouterr()
     assert code == 2 and out == ""
     assert err.startswith(f"kipopt: error: {field}: out of memory") and err.count("\n") == 1, err
+
+
+
+@pytest.mark.parametrize("method, words", [
+    ("kafka.roundrobin", "did you mean kafka.round_robin?"),   # a typo dropped the method's rule: exit 0
+    ("", "must be a non-empty string"),
+])
+def test_a_method_name_in_kipopts_namespace_that_is_no_method_is_refused(method, words, tmp_path, capsys):
+    inst = generate("consumers", 1, members=4, topics=2, partitions=8)
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps(to_dict(inst)))
+    solution = tmp_path / "s.json"
+    assert main(["solve", str(path), "--method", "kafka.range"]) == 0
+    solution.write_text(json.dumps(dict(json.loads(capsys.readouterr().out), method=method)))
+    code = main(["evaluate", str(path), str(solution)])
+    captured = capsys.readouterr()
+    assert words in assert_one_error_line(code, captured.out, captured.err, "SOLUTION method")
+
+
+def test_a_replicas_key_with_a_leading_zero_is_refused(tmp_path, capsys):
+    """"00" was read as partition 0 (and would have overwritten "0" silently)."""
+    inst = generate("replicas", 1, partitions=3, brokers=4, racks=2, replication_factor=2)
+    path = tmp_path / "i.json"
+    path.write_text(json.dumps(to_dict(inst)))
+    assert main(["solve", str(path), "--method", "kafka.adminutils"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    doc["assignment"]["00"] = doc["assignment"].pop("0")
+    solution = tmp_path / "s.json"
+    solution.write_text(json.dumps(doc))
+    code = main(["evaluate", str(path), str(solution)])
+    captured = capsys.readouterr()
+    assert "leading zeros" in assert_one_error_line(code, captured.out, captured.err, "SOLUTION assignment.00")

@@ -162,6 +162,10 @@ GOOD = {"version": 1, "partitions": [{"topic": "t", "partition": 0, "replicas": 
      "--current.partitions[0].partition"),
     ({"version": 1, "partitions": GOOD["partitions"] * 2}, "--current.partitions[1]"),
     ({"partitions": [{"topic": "t", "partition": 0, "replicas": ["1"]}]}, "--current.partitions[0].replicas[0]"),
+    # a topic name Kafka refuses (it could not have printed it) went into the plan
+    ({"partitions": [{"topic": "a b", "partition": 0, "replicas": [1]}]}, "--current.partitions[0].topic"),
+    ({"partitions": [{"topic": "..", "partition": 0, "replicas": [1]}]}, "--current.partitions[0].topic"),
+    ({"partitions": [{"topic": "t" * 250, "partition": 0, "replicas": [1]}]}, "--current.partitions[0].topic"),
 ])
 def test_malformed_current_is_one_line(doc, field, tmp_path, capsys):
     code, _, err = run(tmp_path, capsys, doc)
@@ -181,6 +185,13 @@ def test_malformed_current_is_one_line(doc, field, tmp_path, capsys):
     (["--pin", "nope"], "--pin"),
     (["--topics", "nope"], "--topics"),
     (["--minimize", "bytes"], "--minimize"),
+    (["--exclude-brokers", "0,1"], "--exclude-brokers"),  # named --decommission, which was not given
+    # an empty value was read as the option left out (exit 0, planned as without it)
+    (["--brokers", ""], "--brokers"), (["--pin", ""], "--pin"), (["--topics", ""], "--topics"),
+    (["--add-brokers="], "--add-brokers"), (["--sizes", ""], "--sizes"), (["--out", ""], "--out"),
+    (["--topics", ","], "--topics"), (["--brokers", "0,,1"], "--brokers"), (["--pin", "t,"], "--pin"),
+    (["--time-limit", "inf"], "--time-limit"), (["--time-limit", "1e400"], "--time-limit"),
+    (["--threads", "100000"], "--threads"),
 ])
 def test_bad_options_are_one_line(options, field, tmp_path, capsys):
     code, _, err = run(tmp_path, capsys, GOOD, *options)
@@ -195,6 +206,14 @@ def test_bad_options_are_one_line(options, field, tmp_path, capsys):
 def test_malformed_rack_map_is_one_line(doc, field, tmp_path, capsys):
     code, _, err = run(tmp_path, capsys, GOOD, racks=doc)
     assert_one_error_line(code, "", err, field)
+
+
+def test_a_size_past_the_formats_bound_names_the_sizes_file(tmp_path, capsys):
+    """It named the internal instance path sizes.0."""
+    huge = {"version": 1, "brokers": [{"broker": 0, "logDirs": [{"partitions": [
+        {"partition": "t-0", "size": 2**63 - 1}]}]}]}
+    code, _, err = run(tmp_path, capsys, GOOD, "--add-brokers", "2", "--minimize", "bytes", sizes=huge)
+    assert_one_error_line(code, "", err, "--sizes.brokers[0].logDirs[0].partitions[0].size")
 
 
 def test_malformed_log_dirs_is_one_line(tmp_path, capsys):

@@ -8,9 +8,10 @@ import os
 from typing import Any
 
 from kipopt._write import unwritable
+from kipopt.cli_types import _positive_float, _positive_int, _process_count
 from kipopt.errors import InstanceError
 from kipopt.reassign.kafka_files import load_json, read_assignment, read_log_dirs, read_rack_map
-from kipopt.reassign.plan import (Scenario, brokers_with_racks, int_list, make_plan, rack_and_brokers)
+from kipopt.reassign.plan import (Scenario, brokers_with_racks, int_list, make_plan, name_list, rack_and_brokers)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--decommission", default=None, metavar="ID,ID", help="every replica on them moves")
     p.add_argument("--exclude-brokers", default=None, metavar="ID,ID",
                    help="left out of the placement (as left out of Kafka's --broker-list)")
-    p.add_argument("--replication-factor", type=int, default=None)
+    p.add_argument("--replication-factor", type=_positive_int, default=None)
     p.add_argument("--pin", default=None, metavar="TOPIC[:PARTITION],...", help="left exactly as they are")
     p.add_argument("--topics", default=None, metavar="TOPIC,...", help="only these topics")
     p.add_argument("--minimize", choices=("moves", "bytes"), default="moves",
@@ -38,8 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "balance, moves, then leaders (spread_moves_first: a leader change moves no data)")
     p.add_argument("--out", default=None, metavar="DIR", help="write DIR/reassignment.json (for --execute) and "
                    "DIR/rollback.json; without it both documents go into the printed summary")
-    p.add_argument("--time-limit", type=float, default=None, help="seconds, for all topics together")
-    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--time-limit", type=_positive_float, default=None, help="seconds, for all topics together")
+    p.add_argument("--threads", type=_process_count, default=None)
 
 
 def scenario_of(args: argparse.Namespace) -> Scenario:
@@ -52,12 +53,6 @@ def scenario_of(args: argparse.Namespace) -> Scenario:
                 raise InstanceError("--add-rack", f"broker {b} is also in --add-brokers")
             add[b] = rack
             added_by[b] = "--add-rack"
-    if args.threads is not None and args.threads < 1:
-        raise InstanceError("--threads", f"must be >= 1, got {args.threads}")
-    if args.replication_factor is not None and args.replication_factor < 1:
-        raise InstanceError("--replication-factor", f"must be >= 1, got {args.replication_factor}")
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise InstanceError("--time-limit", f"must be > 0, got {args.time_limit}")
     if args.minimize == "bytes" and not args.sizes:
         raise InstanceError("--minimize", "bytes needs --sizes (kafka-log-dirs.sh --describe JSON)")
     if args.order == "operators" and args.minimize == "bytes":
@@ -67,8 +62,8 @@ def scenario_of(args: argparse.Namespace) -> Scenario:
         decommission=int_list(args.decommission, "--decommission") if args.decommission else (),
         exclude=int_list(args.exclude_brokers, "--exclude-brokers") if args.exclude_brokers else (),
         replication_factor=args.replication_factor,
-        pin=tuple(x.strip() for x in args.pin.split(",") if x.strip()) if args.pin else (),
-        topics=tuple(x.strip() for x in args.topics.split(",") if x.strip()) if args.topics else None,
+        pin=name_list(args.pin, "--pin") if args.pin else (),
+        topics=name_list(args.topics, "--topics") if args.topics else None,
         by_bytes=args.minimize == "bytes", moves_first=args.order == "operators", time_limit=args.time_limit,
         threads=args.threads, rack_aware=not args.disable_rack_aware, added_by=added_by)
 

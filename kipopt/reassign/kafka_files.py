@@ -67,9 +67,7 @@ def read_assignment(doc: Any, field: str = "current") -> list[PartitionReplicas]
     for i, p in enumerate(r.array(d["partitions"], f"{field}.partitions")):
         path = f"{field}.partitions[{i}]"
         p = r.obj(p, path, required=("topic", "partition", "replicas"), optional=("log_dirs",))
-        topic = r.string(p["topic"], f"{path}.topic")
-        if not topic:
-            raise InstanceError(f"{path}.topic", "must not be empty")
+        topic = r.topic_name(p["topic"], f"{path}.topic")  # a name Kafka could not have printed is refused
         number = r.integer(p["partition"], f"{path}.partition", 0, JAVA_INT_MAX)
         rpath = f"{path}.replicas"
         replicas = [r.integer(b, f"{rpath}[{j}]", 0, JAVA_INT_MAX) for j, b in enumerate(r.array(p["replicas"], rpath))]
@@ -111,6 +109,10 @@ def read_rack_map(doc: Any, field: str = "racks") -> dict[int, str | None]:
     return out
 
 
+MAX_BYTES = 2**62
+"""The largest partition size read (the instance format's bound on ``sizes``: their sums stay exact)."""
+
+
 def read_log_dirs(doc: Any, field: str = "sizes") -> dict[tuple[str, int], int]:
     """Bytes per (topic, partition) from ``kafka-log-dirs.sh --describe``: the largest replica
     (a lagging follower is smaller; future replicas of an in-flight move are skipped)."""
@@ -130,7 +132,7 @@ def read_log_dirs(doc: Any, field: str = "sizes") -> dict[tuple[str, int], int]:
                 topic, dash, number = name.rpartition("-")
                 if not dash or not topic or not number.isdigit():
                     raise InstanceError(f"{ppath}.partition", f"{name!r} is not <topic>-<partition>")
-                size = r.integer(p["size"], f"{ppath}.size", 0)
+                size = r.integer(p["size"], f"{ppath}.size", 0, MAX_BYTES)
                 if p.get("isFuture") is True:
                     continue
                 key = (topic, int(number))

@@ -62,15 +62,21 @@ class Plan:
 # --------------------------------------------------------------------------- option values
 
 
+def name_list(text: str, option: str) -> tuple[str, ...]:
+    """``a,b`` as names; an empty item (``a,,b``, ``,``) is refused, as Kafka's tools refuse it."""
+    out = tuple(x.strip() for x in text.split(","))
+    if "" in out:
+        raise InstanceError(option, f"{text!r} has an empty item")
+    return out
+
+
 def int_list(text: str, option: str) -> tuple[int, ...]:
     """``1,2,3`` as broker ids."""
     out = []
-    for item in filter(None, (x.strip() for x in text.split(","))):
+    for item in name_list(text, option):
         if not item.isdigit() or int(item) > JAVA_INT_MAX:
             raise InstanceError(option, f"{item!r} is not a broker id")
         out.append(int(item))
-    if not out:
-        raise InstanceError(option, "lists no broker")
     if len(set(out)) != len(out):
         raise InstanceError(option, "lists a broker twice")
     return tuple(out)
@@ -79,14 +85,12 @@ def int_list(text: str, option: str) -> tuple[int, ...]:
 def brokers_with_racks(text: str, option: str) -> dict[int, str | None]:
     """``7,8`` or ``7:rack-c,8:rack-c``."""
     out: dict[int, str | None] = {}
-    for item in filter(None, (x.strip() for x in text.split(","))):
+    for item in name_list(text, option):
         bid, _, rack = item.partition(":")
         (b,) = int_list(bid, option)
         if b in out:
             raise InstanceError(option, f"broker {b} is listed twice")
         out[b] = rack or None
-    if not out:
-        raise InstanceError(option, "lists no broker")
     return out
 
 
@@ -118,7 +122,9 @@ def _cluster(current: list[PartitionReplicas], s: Scenario) -> tuple[list[int], 
             raise InstanceError(option, f"broker {unknown[0]} is not in the cluster")
     final = sorted((base | set(s.add_brokers)) - gone)
     if not final:
-        raise InstanceError("--decommission", "no broker would be left")
+        named = " and ".join(o for o, ids in (("--decommission", s.decommission), ("--exclude-brokers", s.exclude))
+                             if ids) or "--brokers"
+        raise InstanceError(named, "no broker would be left")
     if not s.rack_aware:
         return final, {}
     rackless = [b for b in final if racks.get(b) is None]
