@@ -209,10 +209,16 @@ def _need(ok: bool, name: str, message: str) -> None:
         raise InstanceError(_flag(name), message)
 
 
+RACKS_ANYWAY = 100
+"""Racks a generated group may have whatever its size (some then hold nothing: a small group's default)."""
+
+
 def _racks_used(racks: int, parties: int, what: str) -> None:
-    """More racks than anything to put on them is refused (the generator would hold every name: 2^31 racks ran
-    out of memory)."""
-    _need(racks <= parties, "racks", f"must be at most the {what} to put on them ({parties:,}), got {racks:,}")
+    """Racks past :data:`RACKS_ANYWAY` and past anything to put on them are refused (the generator holds every
+    name: 2^31 racks ran out of memory)."""
+    most = max(RACKS_ANYWAY, parties)
+    _need(racks <= most, "racks", f"must be at most {most:,} (the {what} to put on them, or "
+                                  f"{RACKS_ANYWAY}), got {racks:,}")
 
 
 def _at_least(p: Any, minimum: int, *names: str) -> None:
