@@ -444,7 +444,7 @@ def _main(argv: Sequence[str] | None) -> int:
         _refuse_empty_options(parser, args)
         return args.func(args)
     except (KeyboardInterrupt, Exception) as exc:  # SystemExit (argparse's own exits) goes through
-        return _failed(exc, command, "--batch" in argv)
+        return _failed(exc, command, any(a == "--batch" or a.startswith("--batch=") for a in argv or ()))
 
 
 def _refuse_empty_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
