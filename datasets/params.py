@@ -181,6 +181,7 @@ def make_params(family: str, params: dict[str, Any]):
             raise InstanceError(_flag(name), f"does not apply to family {family}")
         checked[name] = _typed(name, value, kinds[name])
     p = cls(**checked)
+    _ints_within(p)
     _CHECKS[family](p)
     _within_caps(family, p)
     return p
@@ -211,6 +212,27 @@ def _need(ok: bool, name: str, message: str) -> None:
 
 RACKS_ANYWAY = 100
 """Racks a generated group may have whatever its size (some then hold nothing: a small group's default)."""
+
+
+JAVA_INT_MAX = 2**31 - 1
+PARTIES_MAX = 1_000_000
+"""The most members, clients, brokers, inputs or changelogs per task, and replicas per partition, a generator
+makes: far past any instance the models take, and short of what runs out of memory before the instance's
+own caps are checked (2^31 members or brokers did, naming no option)."""
+_INT_LIMITS = {"members": PARTIES_MAX, "clients": PARTIES_MAX, "brokers": PARTIES_MAX, "added_brokers": PARTIES_MAX,
+               "inputs": PARTIES_MAX, "changelogs": PARTIES_MAX, "replication_factor": PARTIES_MAX,
+               "max_end_offset": 2**62}
+
+
+def _ints_within(p: Any) -> None:
+    """Every integer parameter within its bound: Kafka's ints (capacities, standby counts, costs, start ids)
+    at 2^31 - 1, the sizes at :data:`PARTIES_MAX`, so that the option is named (a too large value was refused
+    under the generated instance's field, with a value drawn from it, and only for some seeds)."""
+    for f in fields(p):
+        value = getattr(p, f.name)
+        if type(value) is int:
+            most = _INT_LIMITS.get(f.name, JAVA_INT_MAX)
+            _need(value <= most, f.name, f"must be at most {most:,}, got {value:,}")
 
 
 def _racks_used(racks: int, parties: int, what: str) -> None:
@@ -245,6 +267,8 @@ def _one_of(p: Any, name: str, allowed: tuple[str, ...]) -> None:
 
 def _check_replicas(p: ReplicasParams) -> None:
     _at_least(p, 1, "racks", "brokers", "partitions")
+    _need(p.start_partition_id + p.partitions - 1 <= JAVA_INT_MAX, "start_partition_id",
+          f"must leave room for {p.partitions:,} partition ids below 2^31, got {p.start_partition_id:,}")
     _at_least(p, 0, "start_index", "start_partition_id", "added_brokers")
     _between(p, "rackless_brokers", 0, p.brokers, f"0 and brokers ({p.brokers})")
     racked = p.brokers - p.rackless_brokers

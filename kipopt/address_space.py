@@ -71,8 +71,12 @@ def memory_failure(exc: BaseException) -> bool:
     """Whether ``exc`` is memory running out in another guise: a library that cannot be mapped (a late
     import under ``ulimit -v``), no memory for a thread's stack, an allocation refused with ENOMEM, a C
     extension's ``SystemError`` under a capped address space ("error return without exception set"), a
-    thread HiGHS cannot start under a cap (C++ ``std::system_error``, EAGAIN)."""
-    text = str(exc)
+    thread HiGHS cannot start under a cap (C++ ``std::system_error``, EAGAIN). An exception whose text cannot
+    be had (py4j's, once Spark's JVM is gone) is not one."""
+    try:
+        text = str(exc)
+    except Exception:
+        return False
     if isinstance(exc, ImportError):
         return "failed to map segment" in text or "Cannot allocate memory" in text
     if isinstance(exc, RuntimeError):

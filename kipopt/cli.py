@@ -15,7 +15,8 @@ import time
 from typing import Any, NoReturn, Sequence
 
 from ._write import json_only_stdout
-from .cli_types import _java_long, _positive_float, _positive_int, _process_count, _tolerance
+from .cli_types import (_generator_seed, _java_long, _positive_float, _positive_int, _process_count, _tolerance,
+                        _vector_count)
 from .errors import InstanceError, KipoptError
 
 
@@ -199,7 +200,18 @@ def cmd_reassign(args: argparse.Namespace) -> int:
 
 def cmd_vectors(args: argparse.Namespace) -> int:
     from . import vectors
+    if args.method is not None and args.family is not None:
+        from .methods import _named
+        found = _named("METHODS", args.method, args.family)
+        if found is not None and found.family != args.family:  # as a filter it matched nothing: 0 vectors, exit 0
+            raise InstanceError("--method", f"{args.method} is for family {found.family!r}, not {args.family!r}")
     if args.list:
+        others = [flag for flag, given in (("--out", args.out), ("--seed", args.seed), ("--count", args.count),
+                                           ("--curated", args.curated or None), ("generator parameters",
+                                                                                  _generator_args(args) or None))
+                  if given is not None]
+        if others:
+            raise KipoptError(f"kipopt vectors: --list takes only FAMILY and --method, not {', '.join(others)}")
         listing = vectors.listing(args.family, args.method)
         _note_skipped([vectors.Skipped(v["name"], v["method"], f"{v['method']} is not registered in this kipopt")
                        for v in listing["vectors"] if not v["available"]])
@@ -300,7 +312,7 @@ def build_parser(command: str | None = None, family: str | None = None) -> argpa
 
     p = sub.add_parser("generate", help="write one seeded, generated instance")
     p.add_argument("family", choices=FAMILIES)
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--seed", type=_generator_seed, required=True)
     p.add_argument("--out", default=None, help="file to write (default stdout)")
     _add_generator_params(p, command, family)
     p.set_defaults(func=cmd_generate)
@@ -308,8 +320,9 @@ def build_parser(command: str | None = None, family: str | None = None) -> argpa
     p = sub.add_parser("vectors", help="conformance vectors: instances with a kafka.* port's answer")
     p.add_argument("family", nargs="?", choices=FAMILIES, help="family (with --list/--curated: a filter)")
     p.add_argument("--method", default=None, help="a kafka.* port (with --list/--curated: a filter)")
-    p.add_argument("--count", type=_positive_int, default=None, help="number of vectors (default 10)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the first instance (then seed+1, ...)")
+    p.add_argument("--count", type=_vector_count, default=None, help="number of vectors (default 10, at most 100,000)")
+    p.add_argument("--seed", type=_generator_seed, default=None,
+                   help="seed of the first instance (then seed+1, ...)")
     p.add_argument("--out", default=None, help="folder for the vector files and manifest.json")
     p.add_argument("--curated", action="store_true", help="write the curated set shipped in the package")
     p.add_argument("--list", action="store_true", help="list the curated set (JSON)")
@@ -475,13 +488,21 @@ def _failed(exc: BaseException, command: str | None, batch: bool = False) -> int
     if os.environ.get("KIPOPT_DEBUG"):
         import traceback
         traceback.print_exception(exc)
-    print(f"kipopt: internal error: {type(exc).__name__}: {_one_line(str(exc))}", file=sys.stderr)
+    print(f"kipopt: internal error: {type(exc).__name__}: {_one_line(_text_of(exc))}", file=sys.stderr)
     return 3
 
 
 _MEMORY_FIELDS = {"reassign": "--current", "vectors": "--count", "generate": "FAMILY's size options",
                   "bench": "grid"}
 """What a command that reads no INSTANCE is named by when it runs out of memory: what sets its size."""
+
+
+def _text_of(exc: BaseException) -> str:
+    """``str(exc)``, or what can be said when that raises (py4j's errors once Spark's JVM is gone)."""
+    try:
+        return str(exc)
+    except Exception:
+        return "(its message could not be read)"
 
 
 def _out_of_memory(command: str | None, batch: bool = False) -> int:

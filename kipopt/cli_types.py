@@ -52,6 +52,34 @@ def _process_count(text: str) -> int:
     return value
 
 
+MAX_VECTORS = 100_000
+"""The most vectors one ``kipopt vectors`` run writes (2^31 wrote files until the disk filled)."""
+
+
+def _vector_count(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_VECTORS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_VECTORS:,}, got {text}")
+    return value
+
+
+MAX_SEED = 2**63 - 1
+"""The largest seed of a generated instance. Seeds are non-negative: Python's ``random.Random`` seeds -n as n,
+so a negative seed gave its positive twin's instance under another name."""
+
+
+def _generator_seed(text: str) -> int:
+    """A generator's seed: an integer from 0 to :data:`MAX_SEED`."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2^63 - 1, got {text} (a negative seed "
+                                         f"would give its positive twin's instance)")
+    return value
+
+
 def _java_long(text: str) -> int:
     """A seed for ``java.util.Random``: Java's ``new Random(long)`` takes nothing wider, so a larger seed
     would be answered as if it were reduced (silently) to one Kafka could have used."""

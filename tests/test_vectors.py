@@ -239,3 +239,20 @@ def test_a_port_failing_on_one_case_costs_only_that_vector(tmp_path, capsys, mon
     assert [s["name"] for s in manifest["skipped"]] == ["replicas_one_broker"]
     assert "one broker is not supported" in manifest["skipped"][0]["reason"] and "warning: replicas_one_broker" in err
     assert len(vectors) == sum("kafka.adminutils" in c.methods and c.family == "replicas" for c in curated.CASES) - 1
+
+
+@pytest.mark.parametrize("argv, words", [
+    # --list printed the list and ignored every other option, bad values included
+    (["vectors", "--list", "--seed", "5", "--count", "3"], "--list takes only FAMILY and --method"),
+    # another family's method filtered the list (or the curated set) down to nothing, exit 0
+    (["vectors", "replicas", "--list", "--method", "kafka.ha"], "--method: kafka.ha is for family 'tasks'"),
+    (["vectors", "consumers", "--curated", "--method", "kafka.adminutils", "--out", "d"],
+     "--method: kafka.adminutils is for family 'replicas'"),
+])
+def test_vectors_options_that_would_be_ignored_are_refused(argv, words, capsys, tmp_path, monkeypatch):
+    from kipopt.cli import main
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and words in captured.err and captured.err.count("\n") == 1
+    assert not (tmp_path / "d").exists()

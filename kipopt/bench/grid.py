@@ -47,11 +47,14 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Callable, Mapping
 
+from ..cli_types import MAX_SEED
 from ..errors import InstanceError
 from ..instance import FAMILIES
 
@@ -114,6 +117,9 @@ def load_grid(path: str | None = None) -> Grid:
         source = "default_grid.toml"
     else:
         try:
+            if os.path.exists(path) and not os.path.isdir(path) and not stat.S_ISREG(os.stat(path).st_mode):
+                raise InstanceError("GRID", f"cannot read {path}: not a regular file (a FIFO or device would "
+                                            f"block or never end)")
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
         except OSError as exc:
@@ -143,11 +149,13 @@ def parse_grid(data: Mapping[str, Any], source: str = "<dict>") -> Grid:
     families = data.get("families", {})
     if not isinstance(families, Mapping):
         raise GridError("families", "must be a table of families")
+    if not families:
+        raise GridError("families", "names no family: a grid runs at least one (see the module docstring)")
     parsed = tuple(_family(name, spec, registry, default_limit, generator == DEFAULT_GENERATOR)
                    for name, spec in families.items())
     threads = data.get("threads", 1)
-    if type(threads) is not int or threads < 1:
-        raise GridError("threads", f"must be an integer >= 1, got {threads!r}")
+    if type(threads) is not int or not 1 <= threads <= MAX_THREADS:
+        raise GridError("threads", f"must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
     grace = _seconds(data.get("grace", DEFAULT_GRACE), "grace", allow_zero=True)
     return Grid(parsed, grace, threads, providers, generator, source)
 
@@ -274,16 +282,26 @@ def _generator_params() -> Mapping[str, Any]:
     return generator_params()
 
 
+MAX_SEEDS = 100_000
+"""The most seeds a family or size may list or count (10^7 kept a dry run busy for minutes, 10^9 ran out of
+memory naming the grid only)."""
+MAX_THREADS = 256
+"""The most solver threads per run, as the command line's ``--threads``."""
+
+
 def _seeds(value: Any, path: str) -> tuple[int, ...]:
     if type(value) is int:
-        if value < 1:
-            raise GridError(path, f"a count of seeds must be >= 1, got {value}")
+        if not 1 <= value <= MAX_SEEDS:
+            raise GridError(path, f"a count of seeds must be from 1 to {MAX_SEEDS:,}, got {value}")
         return tuple(range(value))
     if not isinstance(value, list) or not value:
         raise GridError(path, "must be a non-empty list of integer seeds, or a count")
+    if len(value) > MAX_SEEDS:
+        raise GridError(path, f"lists {len(value):,} seeds, at most {MAX_SEEDS:,}")
     for i, s in enumerate(value):
-        if type(s) is not int:
-            raise GridError(f"{path}[{i}]", f"must be an integer, got {s!r}")
+        if type(s) is not int or not 0 <= s <= MAX_SEED:
+            raise GridError(f"{path}[{i}]", f"must be an integer seed from 0 to {MAX_SEED}, got {s!r} (a "
+                                            f"negative seed gave its positive twin's instance)")
     if len(set(value)) != len(value):
         raise GridError(path, "a seed is listed twice")
     return tuple(value)

@@ -29,7 +29,8 @@ MASTER_FORMS = "local, local[N], local[*], local[N,F], local-cluster[N,C,M], spa
 # Spark's own forms (SparkContext.createTaskScheduler, SparkSubmit): anything else fails inside the JVM
 _MASTER = re.compile(r"local(\[([1-9][0-9]*|\*)(,[1-9][0-9]*)?\])?"
                      r"|local-cluster\[\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*\]"
-                     r"|yarn|spark://\S+|k8s://\S+")
+                     r"|yarn|spark://[^\s:/]+:([0-9]+)(,[^\s:/]+:[0-9]+)*|k8s://\S+")
+JAVA_INT_MAX = 2**31 - 1
 JVM_EXIT_SECONDS = 10.0
 """How long a finished run waits for Spark's JVM to end by itself (its shutdown hooks) before killing it."""
 
@@ -38,12 +39,17 @@ def check_master(master: str) -> None:
     """Refuse a master URL Spark would refuse, before anything starts.
 
     >>> check_master("local[2]"); check_master("local-cluster[2,1,1024]"); check_master("spark://h:7077")
+    >>> check_master("spark://a:7077,b:7078")
     >>> check_master("locla[2]")
     Traceback (most recent call last):
     ...
     kipopt.errors.InstanceError: --master: 'locla[2]' is not a Spark master URL: use local, ...
     """
-    if not _MASTER.fullmatch(master):
+    found = _MASTER.fullmatch(master)
+    # Spark reads each count as a Java int and a port as a TCP port: past them it failed inside the JVM
+    counts = [int(n) for n in re.findall(r"[0-9]+", master[:master.find("]") + 1])] if master.startswith("local") else []
+    ports = [int(p) for p in re.findall(r":([0-9]+)(?=,|$)", master)] if master.startswith("spark://") else []
+    if not found or any(n > JAVA_INT_MAX for n in counts) or any(not 0 < p < 65536 for p in ports):
         raise InstanceError("--master", f"{master!r} is not a Spark master URL: use {MASTER_FORMS}")
 
 

@@ -36,7 +36,10 @@ def test_own_seeds_are_not_a_generator_parameter_and_keep_item_ids():
 
 @pytest.mark.parametrize("seeds, field", [(0, "grid: families.tasks.sizes[0].seeds"),
                                           ([1, 1], "grid: families.tasks.sizes[0].seeds"),
-                                          (["a"], "grid: families.tasks.sizes[0].seeds[0]")])
+                                          (["a"], "grid: families.tasks.sizes[0].seeds[0]"),
+                                          # Random(-1) is Random(1): two items, one instance
+                                          ([-1, 1], "grid: families.tasks.sizes[0].seeds[0]"),
+                                          (10_000_000, "grid: families.tasks.sizes[0].seeds")])
 def test_bad_own_seeds_name_the_entry(seeds, field):
     with pytest.raises(G.GridError) as info:
         _grid([{"tasks": 48, "clients": 6, "seeds": seeds}])
@@ -67,3 +70,24 @@ def test_a_grid_that_is_not_text_or_an_out_that_is_a_file_is_one_line(tmp_path, 
         assert main(["bench", "--out", str(tmp_path / out)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("kipopt: error: --out: cannot write results to") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("grid, field", [
+    ({"threads": 257, "families": {"tasks": {"seeds": 1, "methods": ["kafka.ha"]}}}, "grid: threads"),
+    ({"families": {}}, "grid: families"),
+    ({}, "grid: families"),
+])
+def test_grid_threads_are_bounded_and_a_grid_names_a_family(grid, field):
+    with pytest.raises(G.GridError) as info:
+        G.parse_grid(grid)
+    assert info.value.field == field
+
+
+def test_a_grid_that_is_a_fifo_is_refused_without_waiting(tmp_path, capsys):
+    """Reading a FIFO nobody writes blocked bench --dry-run for good."""
+    import os
+    from kipopt.cli import main
+    fifo = tmp_path / "grid.toml"
+    os.mkfifo(fifo)
+    assert main(["bench", str(fifo), "--dry-run"]) == 2
+    assert "not a regular file" in capsys.readouterr().err

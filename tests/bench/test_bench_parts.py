@@ -60,7 +60,11 @@ def test_spark_master_urls_are_accepted(master):
 
 
 @pytest.mark.parametrize("master", ["foo", "local[0]", "local[]", "locla", "local[2", "yarn-client", "spark://",
-                                    "mesos://h:5050", ""])
+                                    "mesos://h:5050", "",
+                                    # Spark reads counts as Java ints and ports as TCP ports: these passed the
+                                    # check, Spark refused them and kipopt ended with py4j's traceback (exit 1)
+                                    "local[2147483648]", "local[*,2147483648]", "spark://host:notaport",
+                                    "spark://host:99999", "spark://host:0", "spark://host"])
 def test_other_master_urls_are_refused_naming_the_option(master):
     with pytest.raises(InstanceError, match=r"^--master: .* is not a Spark master URL"):
         check_master(master)
