@@ -114,7 +114,8 @@ def parse_tolerance(value: Any, where: str = FIELD) -> Tolerance:
                 raise InstanceError(where, f"criterion {name!r} given twice")
             pairs[name] = _allowance(amount.strip(), f"{where}: {name}")
         return Tolerance(criteria=pairs, where=where)
-    raise InstanceError(where, f"must be a number >= 0 or NAME=V,...; got {type(value).__name__}")
+    from ._read import _kind
+    raise InstanceError(where, f"must be a number >= 0 or NAME=V,...; got {_kind(value)}")
 
 
 def _relative(number: float, where: str) -> float:

@@ -406,3 +406,12 @@ def test_memory_in_any_guise_is_the_memory_verdict_not_an_internal_error(monkeyp
     verdict, outcome = oracle.answer(line)
     assert outcome is Outcome.MALFORMED and verdict["id"] == "b" and "out of memory" in verdict["error"]
     assert list(oracle._instances) == []
+
+
+def test_a_tolerance_of_thousands_of_digits_is_named_as_such():
+    """The verdict said "got HugeNumber", the reader's internal name."""
+    from kipopt.tolerance import parse_tolerance
+    from kipopt._read import HugeNumber
+    from kipopt.errors import InstanceError
+    with pytest.raises(InstanceError, match=r"^tolerance: .*got a number of 5,000 digits$"):
+        parse_tolerance(HugeNumber("9" * 5000), "tolerance")
