@@ -104,8 +104,8 @@ class Grid:
     def size(self) -> int:
         """The number of work items.
 
-        >>> parse_grid({"families": {}}).size
-        0
+        >>> parse_grid({"families": {"tasks": {"seeds": 2, "methods": ["kafka.ha"]}}}).size
+        2
         """
         return sum(len(seeds) for f in self.families for _, seeds in f.cells())
 
