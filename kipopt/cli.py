@@ -15,7 +15,7 @@ import time
 from typing import Any, NoReturn, Sequence
 
 from ._write import json_only_stdout
-from .cli_types import (_generator_seed, _java_long, _positive_float, _positive_int, _process_count, _tolerance,
+from .cli_types import (_generator_seed, _java_long, _positive_float, _process_count, _tolerance,
                         _vector_count)
 from .errors import InstanceError, KipoptError
 
