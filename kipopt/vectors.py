@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
 
@@ -183,15 +185,30 @@ def write_vectors(out: str, vectors: Iterable[tuple[str, dict]], skipped: list[S
     except OSError as exc:
         raise InstanceError("--out", f"cannot create {out}: {exc.strerror or exc}") from None
     _remove_listed(out)
-    entries = []
-    for file, vector in vectors:
-        _write(os.path.join(out, file), vector)
-        entries.append({"file": file, "name": vector["name"], "family": vector["instance"]["family"],
-                        "method": vector["method"], "status": vector["expected"]["status"]})
+    for name in os.listdir(out):  # an interrupted run's vectors, never listed by any manifest
+        if name.startswith(PARTIAL):
+            shutil.rmtree(os.path.join(out, name), ignore_errors=True)
+    partial = tempfile.mkdtemp(prefix=PARTIAL, dir=out)
+    try:
+        entries = []
+        for file, vector in vectors:
+            _write(os.path.join(partial, file), vector)
+            entries.append({"file": file, "name": vector["name"], "family": vector["instance"]["family"],
+                            "method": vector["method"], "status": vector["expected"]["status"]})
+        for entry in entries:
+            os.replace(os.path.join(partial, entry["file"]), os.path.join(out, entry["file"]))
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
     manifest = {"kipopt_version": _version(), "kafka_commit": KAFKA_COMMIT, "kind": kind, **about,
                 "vectors": entries, "skipped": [s.to_dict() for s in skipped]}
     _write(os.path.join(out, MANIFEST), manifest)
     return manifest
+
+
+PARTIAL = ".kipopt-vectors-partial-"
+"""The hidden folder under ``--out`` a run writes its vectors into, moved into place once all are made: an
+interrupted run left hundreds of vector files beside no manifest, which no later run removed; now it leaves
+this folder, which the next run into the same ``--out`` removes."""
 
 
 def _remove_listed(out: str) -> None:

@@ -256,3 +256,30 @@ def test_vectors_options_that_would_be_ignored_are_refused(argv, words, capsys, 
     captured = capsys.readouterr()
     assert captured.out == "" and words in captured.err and captured.err.count("\n") == 1
     assert not (tmp_path / "d").exists()
+
+
+def test_an_interrupted_run_leaves_no_vector_beside_the_next_runs_manifest(tmp_path):
+    """Vectors were written into --out one by one before the manifest: an interrupted run left hundreds of
+    files no later run removed. They are written aside and moved into place once all are made."""
+    from kipopt.vectors import PARTIAL, write_vectors
+
+    def interrupted():
+        for seed in range(3):
+            yield from write_ready(seed)
+        raise KeyboardInterrupt
+
+    def write_ready(seed):
+        inst = generate("consumers", seed, members=3, topics=2, partitions=4)
+        solution = api.solve(inst, "kafka.range")
+        yield f"v{seed}.json", {"name": f"v{seed}", "method": "kafka.range", "instance": to_dict(inst),
+                                "expected": {"status": solution.status.value}}
+
+    out = tmp_path / "vectors"
+    with pytest.raises(KeyboardInterrupt):
+        write_vectors(str(out), interrupted(), [], "generated")
+    assert sorted(p.name for p in out.iterdir()) == []
+    (out / f"{PARTIAL}dead").mkdir()   # as a SIGKILLed run leaves it
+    (out / f"{PARTIAL}dead" / "v9.json").write_text("{}")
+    manifest = write_vectors(str(out), write_ready(5), [], "generated")
+    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "v5.json"]
+    assert [v["file"] for v in manifest["vectors"]] == ["v5.json"]
