@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any
 
+from kipopt._read import JAVA_INT_MAX
 from kipopt.errors import InstanceError
 from kipopt.instance import STRATEGIES
 
@@ -214,7 +215,6 @@ RACKS_ANYWAY = 100
 """Racks a generated group may have whatever its size (some then hold nothing: a small group's default)."""
 
 
-JAVA_INT_MAX = 2**31 - 1
 PARTIES_MAX = 1_000_000
 """The most members, clients, brokers, inputs or changelogs per task, and replicas per partition, a generator
 makes: far past any instance the models take, and short of what runs out of memory before the instance's

@@ -206,10 +206,9 @@ def cmd_vectors(args: argparse.Namespace) -> int:
         if found is not None and found.family != args.family:  # as a filter it matched nothing: 0 vectors, exit 0
             raise InstanceError("--method", f"{args.method} is for family {found.family!r}, not {args.family!r}")
     if args.list:
-        others = [flag for flag, given in (("--out", args.out), ("--seed", args.seed), ("--count", args.count),
-                                           ("--curated", args.curated or None), ("generator parameters",
-                                                                                  _generator_args(args) or None))
-                  if given is not None]
+        given = {"--out": args.out is not None, "--seed": args.seed is not None, "--count": args.count is not None,
+                 "--curated": args.curated, "generator parameters": bool(_generator_args(args))}
+        others = [flag for flag, used in given.items() if used]
         if others:
             raise KipoptError(f"kipopt vectors: --list takes only FAMILY and --method, not {', '.join(others)}")
         listing = vectors.listing(args.family, args.method)

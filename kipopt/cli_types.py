@@ -28,12 +28,16 @@ def _number(minimum: float, strict: bool):
 _positive_float = _number(0, strict=True)
 
 
-def _positive_int(text: str) -> int:
-    """An integer of at least 1."""
+def _integer(text: str) -> int:
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    """An integer of at least 1."""
+    value = _integer(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
     return value
@@ -44,23 +48,25 @@ MAX_PROCESSES = 256
 any machine's use, and short of a fork storm (``--jobs 10**20`` forked thousands of workers)."""
 
 
-def _process_count(text: str) -> int:
-    """An integer from 1 to :data:`MAX_PROCESSES`."""
-    value = _positive_int(text)
-    if value > MAX_PROCESSES:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_PROCESSES}, got {text}")
-    return value
+def _at_most(most: int):
+    """An argparse type: an integer from 1 to ``most``."""
+
+    def parse(text: str) -> int:
+        value = _positive_int(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:,}, got {text}")
+        return value
+
+    return parse
+
+
+_process_count = _at_most(MAX_PROCESSES)
 
 
 MAX_VECTORS = 100_000
 """The most vectors one ``kipopt vectors`` run writes (2^31 wrote files until the disk filled)."""
 
-
-def _vector_count(text: str) -> int:
-    value = _positive_int(text)
-    if value > MAX_VECTORS:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_VECTORS:,}, got {text}")
-    return value
+_vector_count = _at_most(MAX_VECTORS)
 
 
 MAX_SEED = 2**63 - 1
@@ -70,10 +76,7 @@ so a negative seed gave its positive twin's instance under another name."""
 
 def _generator_seed(text: str) -> int:
     """A generator's seed: an integer from 0 to :data:`MAX_SEED`."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    value = _integer(text)
     if not 0 <= value <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2^63 - 1, got {text} (a negative seed "
                                          f"would give its positive twin's instance)")
@@ -83,10 +86,7 @@ def _generator_seed(text: str) -> int:
 def _java_long(text: str) -> int:
     """A seed for ``java.util.Random``: Java's ``new Random(long)`` takes nothing wider, so a larger seed
     would be answered as if it were reduced (silently) to one Kafka could have used."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    value = _integer(text)
     if not -2**63 <= value < 2**63:
         raise argparse.ArgumentTypeError(f"must be a Java long (-2^63 to 2^63-1, java.util.Random's seed), got {text}")
     return value

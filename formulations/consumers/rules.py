@@ -76,6 +76,7 @@ from collections import OrderedDict, defaultdict
 from typing import Mapping
 
 from kipopt.evaluation.consumers import cross_and_unknown, group_index
+from kipopt.evaluation.cooperative import claim_owners
 from kipopt.instance import ConsumersInstance
 from kipopt.methods import Rule, Violation
 
@@ -120,18 +121,10 @@ def owners(instance: ConsumersInstance) -> dict[str, str]:
 
 
 def _owners(instance: ConsumersInstance) -> dict[str, str]:
+    """The claims resolved as Kafka resolves them (:func:`~kipopt.evaluation.cooperative.claim_owners`), for
+    the partitions of topics some member subscribes to."""
     subscribed = {t for m in instance.members for t in m.topics}
-    best: dict[str, tuple[int, str | None]] = {}
-    for m in instance.members:
-        for p in m.owned:
-            if topic_of(p) not in subscribed:
-                continue
-            found = best.get(p)
-            if found is None or m.generation > found[0]:
-                best[p] = (m.generation, m.id)
-            elif m.generation == found[0]:
-                best[p] = (found[0], None)
-    return {p: owner for p, (_, owner) in best.items() if owner is not None}
+    return {p: owner for p, owner in claim_owners(instance).items() if topic_of(p) in subscribed}
 
 
 def revoked(instance: ConsumersInstance, assignment: Assignment) -> int:

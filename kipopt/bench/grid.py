@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Callable, Mapping
 
-from ..cli_types import MAX_SEED
+from ..cli_types import MAX_PROCESSES, MAX_SEED
 from ..errors import InstanceError
 from ..instance import FAMILIES
 
@@ -285,8 +285,8 @@ def _generator_params() -> Mapping[str, Any]:
 MAX_SEEDS = 100_000
 """The most seeds a family or size may list or count (10^7 kept a dry run busy for minutes, 10^9 ran out of
 memory naming the grid only)."""
-MAX_THREADS = 256
-"""The most solver threads per run, as the command line's ``--threads``."""
+MAX_THREADS = MAX_PROCESSES
+"""The most solver threads per run: the command line's ``--threads`` bound."""
 
 
 def _seeds(value: Any, path: str) -> tuple[int, ...]:

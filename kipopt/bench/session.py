@@ -22,6 +22,7 @@ import sys
 import tempfile
 from typing import Any, Callable, Iterator
 
+from .._read import JAVA_INT_MAX
 from ..errors import InstanceError
 from .items import stable_hash
 
@@ -30,7 +31,6 @@ MASTER_FORMS = "local, local[N], local[*], local[N,F], local-cluster[N,C,M], spa
 _MASTER = re.compile(r"local(\[([1-9][0-9]*|\*)(,[1-9][0-9]*)?\])?"
                      r"|local-cluster\[\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*,\s*[1-9][0-9]*\s*\]"
                      r"|yarn|spark://[^\s:/]+:([0-9]+)(,[^\s:/]+:[0-9]+)*|k8s://\S+")
-JAVA_INT_MAX = 2**31 - 1
 JVM_EXIT_SECONDS = 10.0
 """How long a finished run waits for Spark's JVM to end by itself (its shutdown hooks) before killing it."""
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from kipopt import _read as r
+from kipopt._read import JAVA_INT_MAX
 from kipopt.errors import InstanceError
 
 ANY_LOG_DIR = "any"
-JAVA_INT_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)

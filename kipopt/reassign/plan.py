@@ -26,10 +26,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from kipopt._read import JAVA_INT_MAX
 from kipopt.errors import InstanceError
 from kipopt.reassign.kafka_files import PartitionReplicas, reassignment_json
 
-JAVA_INT_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True)
