@@ -124,7 +124,7 @@ def consumers_child(spec: dict) -> dict:
     s = solve(inst, spec["method"], time_limit=limit, threads=2)
     m = s.metrics
     return {"status": s.status.value, "seconds": s.seconds, "cross_rack": m["cross_rack"],
-            "imbalance": m["imbalance"], "worst_topic_imbalance": m["worst_topic_imbalance"], "revoked": m["revoked"]}
+            "imbalance": m["imbalance"], "worst_topic_imbalance": m["worst_topic_imbalance"], "revoked": m["claims_revoked"]}
 
 
 # --------------------------------------------------------------------------- driver
@@ -173,8 +173,8 @@ def replicas_table(sizes: list[int], limit: float, timeout: float, scenarios=("a
 
 
 def consumers_table(limit: float, timeout: float) -> None:
-    head = ("| partitions × members | RF | owned | method | status | s | cross-rack | imbalance | revoked "
-            "| Δ cross-rack | Δ revoked |")
+    head = ("| partitions × members | RF | owned | method | status | s | cross-rack | imbalance | claims revoked "
+            "| Δ cross-rack | Δ claims revoked |")
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for size in CONSUMER_SIZES:

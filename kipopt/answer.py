@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from . import _read as r
-from .errors import InstanceError
+from .errors import InputTypeError, InstanceError
 from .instance import Instance, TasksInstance, from_dict, load_instance, read_priorities
 from .solution import Assignment, Solution, parse_assignment, parse_solution
 
@@ -122,14 +122,15 @@ def _looks_bare(instance: Instance, data: Mapping) -> bool:
 
 
 def as_instance(value: Instance | Mapping | str | os.PathLike) -> Instance:
-    """An instance from a typed instance, a decoded JSON object or a path; else :class:`TypeError`."""
+    """An instance from a typed instance, a decoded JSON object or a path; else
+    :class:`~kipopt.errors.InputTypeError` (an :class:`InstanceError` and a :class:`TypeError`)."""
     if isinstance(value, Mapping):
         return from_dict(value)
     if isinstance(value, (str, os.PathLike)):
         return load_instance(os.fspath(value))
     if getattr(value, "family", None) in ("replicas", "consumers", "tasks") and hasattr(value, "__dataclass_fields__"):
         return value
-    raise TypeError(f"not an instance, a JSON object or a path: {type(value).__name__}")
+    raise InputTypeError("instance", f"not an instance, a JSON object or a path: {type(value).__name__}")
 
 
 def as_answer(instance: Instance, value: Answer | Solution | Assignment | Mapping | str) -> Answer:

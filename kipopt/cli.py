@@ -133,7 +133,8 @@ def _batch_mode(args: argparse.Namespace) -> bool:
                               f"lines of {args.batch}; unexpected argument {args.instance!r}")
         return True
     if args.instance is None or args.solution is None:
-        raise KipoptError(f"kipopt {args.command}: the following arguments are required: instance, solution "
+        missing = "instance, solution" if args.instance is None else "solution"
+        raise KipoptError(f"kipopt {args.command}: the following arguments are required: {missing} "
                           f"(or --batch [FILE|-])")
     return False
 

@@ -78,8 +78,8 @@ def _generator_seed(text: str) -> int:
     """A generator's seed: an integer from 0 to :data:`MAX_SEED`."""
     value = _integer(text)
     if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2^63 - 1, got {text} (a negative seed "
-                                         f"would give its positive twin's instance)")
+        why = " (a negative seed would give its positive twin's instance)" if value < 0 else ""
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2^63 - 1, got {text}{why}")
     return value
 
 

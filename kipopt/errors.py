@@ -20,6 +20,15 @@ class InstanceError(KipoptError, ValueError):
         super().__init__(f"{field}: {message}")
 
 
+class InputTypeError(InstanceError, TypeError):
+    """A Python argument of the wrong type (a list where an instance or a solution goes): an
+    :class:`InstanceError` for the caller of ``kipopt.testing``, and a :class:`TypeError` as Python's own are.
+
+    >>> str(InputTypeError("instance", "not an instance, a JSON object or a path: list"))
+    'instance: not an instance, a JSON object or a path: list'
+    """
+
+
 class MethodError(KipoptError):
     """A method that cannot run on a valid instance (e.g. no unique current owner)."""
 

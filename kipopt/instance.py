@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from . import _read as r
-from .errors import InstanceError
+from .errors import InputTypeError, InstanceError
 # the readers below find the fast readers, _known_rack_sets and the MAX_* caps here, where tests patch them
 from .instance_fields import (PARTITION_NUMBERS, _check_partition, _group_instance_id, _partition_key,
                               _partition_layout, _read_client, _read_config, _read_sizes, _read_task, _valid_client,
@@ -303,7 +303,11 @@ def from_dict(data: Any) -> Instance:
 
 def to_dict(instance: Instance) -> dict:
     """The canonical JSON object of an instance (Kafka's defaults written out)."""
-    return _WRITERS[type(instance)](instance)
+    writer = _WRITERS.get(type(instance))
+    if writer is None:
+        hint = " (a solution's JSON object is solution.to_dict())" if hasattr(instance, "to_document") else ""
+        raise InputTypeError("instance", f"not an instance: {type(instance).__name__}{hint}")
+    return writer(instance)
 
 
 def load_instance(source: str | Mapping) -> Instance:

@@ -367,9 +367,10 @@ def test_a_line_that_runs_out_of_memory_gets_a_memory_verdict_and_the_batch_goes
     assert verdicts[1]["ok"] is True and worst == Outcome.MALFORMED
 
 
-@pytest.mark.parametrize("value, ok", [(0, False), (-3, False), (None, True), (5, True)])
+@pytest.mark.parametrize("value, ok", [(0, False), (-3, False), (None, True), (5, True), (1e100, True), (1e300, True)])
 def test_a_lines_time_limit_is_positive_or_null(small, value, ok):
-    """``time_limit`` is optional: null is none given (it was refused); 0 and negatives say the same thing."""
+    """``time_limit`` is optional: null is none given (it was refused); 0 and negatives say the same thing; any
+    finite float is a limit, as on the command line (1e100 was \"not a finite number\")."""
     verdict = run([{"id": 1, "instance": small["instance"], "solution": small["best"], "time_limit": value}])[0][0]
     assert ("error" not in verdict) is ok
     if not ok:

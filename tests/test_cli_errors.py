@@ -121,6 +121,22 @@ def test_usage_errors_are_one_line(argv, field, capsys):
     assert_one_error_line(code, captured.out, captured.err, field)
 
 
+@pytest.mark.parametrize("seed,twin", [("99999999999999999999", False), ("-3", True)])
+def test_a_seed_out_of_range_is_told_why(seed, twin, capsys):
+    """The note on negative seeds only where the seed is negative."""
+    line = assert_one_error_line(main(["generate", "consumers", "--seed", seed]), *capsys.readouterr(), "--seed")
+    assert ("positive twin" in line) == twin
+
+
+def test_evaluate_names_only_the_argument_missing(tmp_path, capsys):
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(to_dict(generate("consumers", 1, members=2, partitions=4))))
+    line = assert_one_error_line(main(["evaluate", str(path)]), *capsys.readouterr())
+    assert "required: solution (or --batch" in line
+    line = assert_one_error_line(main(["evaluate"]), *capsys.readouterr())
+    assert "required: instance, solution (or --batch" in line
+
+
 # --------------------------------------------------------------------------- real processes
 
 

@@ -185,3 +185,39 @@ def test_a_bad_bare_assignment_names_its_field_once():
     with pytest.raises(InstanceError) as caught:
         assert_feasible(inst, {"0": [0, 99], "1": [1, 0]})
     assert caught.value.field == "assignment.0[1]"  # it read "assignment assignment.0[1]"
+
+
+def test_a_member_named_assignment_is_read_from_a_solution_object_and_from_a_bare_assignment():
+    """A group with a member called "assignment": the solution object ``{"assignment": {...}}`` and the
+    bare assignment ``{"assignment": [...], ...}`` are each read as what they are (a path always was)."""
+    doc = to_dict(generate("consumers", 3, members=3, topics=2, partitions=12))
+    doc["members"][0]["id"] = "assignment"
+    inst = api.as_instance(doc)
+    solved = api.solve(inst, "kafka.range").to_dict()
+    assert "assignment" in solved["assignment"]
+    assert_same_as_kafka(inst, solved, "kafka.range")
+    assert_same_as_kafka(inst, solved["assignment"], "kafka.range")
+    assert_feasible(inst, solved, rule="range")
+    wrong = dict(solved["assignment"], assignment=[])
+    with pytest.raises(AssertionError, match="unassigned_partition"):
+        assert_feasible(inst, wrong)
+    with pytest.raises(AssertionError, match="unassigned_partition"):
+        assert_feasible(inst, {"assignment": wrong})
+
+
+@pytest.mark.parametrize("value", [[], None, 42, "".join])
+def test_an_argument_of_the_wrong_type_is_an_instance_error(value):
+    """As documented: bad input raises kipopt.InstanceError naming the argument (also a TypeError)."""
+    with pytest.raises(InstanceError, match="^instance: not an instance") as caught:
+        assert_feasible(value, START)
+    assert isinstance(caught.value, TypeError)
+    with pytest.raises(InstanceError, match="^assignment: not an assignment"):
+        assert_feasible(INSTANCE, value)
+    with pytest.raises(InstanceError, match="^instance: not an instance: Solution .*to_dict"):
+        to_dict(PORT)
+
+
+def test_assert_optimal_takes_a_time_limit():
+    assert_optimal(INSTANCE, PORT.assignment, "rack_active", time_limit=30)
+    with pytest.raises(InstanceError, match="^time_limit: must be a number of seconds > 0, got 0"):
+        assert_optimal(INSTANCE, PORT.assignment, "rack_active", time_limit=0)

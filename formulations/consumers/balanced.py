@@ -132,6 +132,7 @@ from kipopt.formulations.consumers.level_bounds import Tree
 from kipopt.formulations.consumers.level_start import StartWhile, start_beside, start_while
 from kipopt.formulations.consumers.level_tree import search_tree
 from kipopt.formulations.consumers.member_milp import solve_members
+from kipopt.formulations.consumers.parts import parts, solve_parts
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations, owners
 from kipopt.formulations.highs import Deadline, call_highs_before
 
@@ -318,8 +319,18 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     by :func:`layout_objective` (linear, no evaluator index: the façade re-evaluates every answer
     after the method and reports a mismatch as an error). With mixed subscriptions and a second core
     allowed, the level tree's start is made in a thread beside the dec-min stages
-    (:mod:`~kipopt.formulations.consumers.level_start`), and joined before the method returns.
+    (:mod:`~kipopt.formulations.consumers.level_start`), and joined before the method returns. A group of
+    independent parts (no topic shared between them) is solved part by part
+    (:mod:`~kipopt.formulations.consumers.parts`).
     """
+    found = parts(instance)
+    if len(found) > 1:
+        return solve_parts(instance, found, options, _run_whole)
+    return _run_whole(instance, options)
+
+
+def _run_whole(instance: ConsumersInstance, options: SolveOptions) -> MethodResult:
+    """:func:`run_balanced` on the group as one part."""
     t0 = time.perf_counter()
     lay = layout(instance)
     if not any(g.size for g in lay.groups):  # no subscribed topic has a partition: one assignment, the empty one

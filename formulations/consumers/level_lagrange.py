@@ -132,7 +132,12 @@ def _fill(pair: np.ndarray, cost: np.ndarray, cap: np.ndarray, least: np.ndarray
     cheapest units first, every negative one up to ``most``, then the cheapest others up to ``least``
     (``inf`` where the caps cannot reach ``least``)."""
     order = np.lexsort((cost, pair))
-    p, c, k = pair[order], cost[order], cap[order]
+    return fill_sorted(pair[order], cost[order], cap[order], least, most, pairs)
+
+
+def fill_sorted(p: np.ndarray, c: np.ndarray, k: np.ndarray, least: np.ndarray, most: np.ndarray,
+                pairs: int) -> np.ndarray:
+    """:func:`_fill` for units already in order: by pair, the cheapest first within each."""
     done = np.cumsum(k)
     starts = np.searchsorted(p, np.arange(pairs))
     before = done - k - np.r_[0.0, done][starts][p]

@@ -13,6 +13,18 @@ bounds alone and adds the relaxations late (:data:`BOX_LP_LATE_BOXES`): on the 1
 group (16,000 columns) its proof took 5.9 s with them from the start (76 boxes, 70 box LPs) against 1.6 s
 without (156 boxes); a 100-member, 20-topic group has about 2,000 to 5,000."""
 
+ENUM_MAX_VECTORS = 256
+"""A box of at most this many level vectors goes in line as its vectors, each bounded by the Lagrangian at the
+duals in hand and again at those the leaves leave later (:mod:`~kipopt.formulations.consumers.level_enum`),
+instead of being split further. 10,000 x 1,000 seed 2: 3.41 s with none, 0.98-1.07 s at 64 and 256, 1.6-2.2 s at
+1,024 (a 1,024-vector box costs 220 ms per pricing)."""
+
+ENUM_AFTER_BOXES = 20
+"""Boxes are enumerated only once the tree has popped this many: pricing a 256-vector box costs 30-40 ms, more
+than the few splits that settle an easy group. On the 10,000 x 1,000 benchmark groups (seeds 1-3, 2026-12-02,
+in process): seed 2 proven in 1.16 s (64 boxes) where splitting took 3.41 s (459 boxes); seeds 1 and 3
+0.70 and 1.61 s either way (1.03 and 1.82 s when enumerating from the first box)."""
+
 BOX_LP_MAX_COLUMNS = 50_000
 """Above this many columns, no box relaxations (a solve there runs interior point in a child, seconds each)."""
 
