@@ -339,8 +339,10 @@ def _run_whole(instance: ConsumersInstance, options: SolveOptions) -> MethodResu
         return MethodResult(empty, Status.OPTIMAL, value, value, info={"stages": "none: nothing to assign"})
     limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
     deadline = options.deadline_at if options.deadline_at is not None else t0 + limit
-    early = None if _uniform(lay) else (start_beside(instance, lay, options.threads, deadline)
-                                        or start_while(instance, lay, options.threads, deadline))
+    total = sum(g.size for g in lay.groups)
+    hurried = deadline - time.perf_counter() - FALLBACK_SECONDS_PER_PARTITION * total <= STAGES_LEAST_SECONDS
+    early = None if _uniform(lay) or hurried else (start_beside(instance, lay, options.threads, deadline)
+                                                   or start_while(instance, lay, options.threads, deadline))
     try:
         return _run_balanced(instance, options, t0, lay, deadline, early)
     finally:

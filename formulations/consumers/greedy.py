@@ -56,6 +56,10 @@ def _deal_topic(t: str, subscribers: np.ndarray, lay: Layout, fits: np.ndarray, 
         held[o][t][0].append(p)
         load[o] += 1
     rest = ~keep
+    if len(subscribers) == 1:  # the lone subscriber takes every other one (no fill; many-topic groups)
+        held[int(subscribers[0])][t][1].extend(np.flatnonzero(rest).tolist())
+        load[int(subscribers[0])] += int(rest.sum())
+        return
     racks = lay.member_rack[subscribers]
     for g in lay.groups_of_topic[t]:
         ps = np.flatnonzero(rest & (groups == g))

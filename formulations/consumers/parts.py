@@ -151,9 +151,10 @@ def solve_parts(instance: ConsumersInstance, found: list[Part], options: SolveOp
             low_cross, low_rest = low_cross + q, low_rest + r
     objective = balanced_objective(instance, assignment)
     bound = float((len(owner_of) + 1) * low_cross + low_rest + outside)
-    proven = statuses.get(Status.OPTIMAL.value, 0) == len(found)
-    if bound > objective + 1e-9 or (proven and bound != objective):
+    all_proven = statuses.get(Status.OPTIMAL.value, 0) == len(found)
+    if bound > objective + 1e-9 or (all_proven and bound != objective):
         raise RuntimeError(f"exact.balanced by parts: bound {bound} against the joined objective {objective}")
+    proven = bound == objective   # also where a part's fallback answer meets its bound
     info = {"parts": len(found), "part_statuses": statuses}
     return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound,
                         message="; ".join(messages[:3]) or None, info=info)

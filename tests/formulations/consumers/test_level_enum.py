@@ -36,6 +36,15 @@ def _box(tr, rnd, most: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def _root_leaf(inst):
+    """``(root tree, leaf LP family)`` of a group with topics, else ``None``."""
+    setting = _leaf_setting(inst)
+    if setting is None:
+        return None
+    space, tr, net = setting
+    return tr, leaf_lp(space, net)
+
+
 def _one(leaf, vector, price) -> float:
     terms = box_terms(leaf, vector[None], vector[None])
     return lagrangian_bound(leaf, vector, terms.mu_lo[0], terms.mu_hi[0], price)
@@ -46,11 +55,10 @@ def _one(leaf, vector, price) -> float:
 def test_every_vectors_bound_equals_its_own_lagrangian(inst, rnd):
     """At random prices and at a leaf LP's supply duals: the table bound of each vector of a random box
     (at most 64 vectors, each listed once, in the box) equals ``lagrangian_bound`` at that vector."""
-    setting = _leaf_setting(inst)
-    if setting is None:
+    case = _root_leaf(inst)
+    if case is None:
         return
-    space, tr, net = setting
-    leaf = leaf_lp(space, net)
+    tr, leaf = case
     lo, hi = _box(tr, rnd, 64)
     st_ = states(leaf, lo, hi)
     assert st_ is not None
@@ -72,11 +80,10 @@ def test_an_item_hands_out_its_vectors_least_bound_first(inst, rnd):
     """Priced at a leaf optimum's duals, an item keeps exactly the vectors bounded below the best, each
     with the greater of the box's bound and its own; taken out one at a time, least bound first, until
     none is left (``floor`` then ``inf``); duals already applied are not applied again."""
-    setting = _leaf_setting(inst)
-    if setting is None:
+    case = _root_leaf(inst)
+    if case is None:
         return
-    space, tr, net = setting
-    leaf = leaf_lp(space, net)
+    tr, leaf = case
     lo, hi = _box(tr, rnd, 32)
     result = relax(leaf, _vector(tr, rnd))
     if result.status != "optimal":

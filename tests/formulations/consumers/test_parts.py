@@ -110,3 +110,19 @@ def test_an_owner_outside_its_topics_part_is_a_constant(monkeypatch):
     by_parts, whole = _both(inst, monkeypatch)
     assert by_parts.info["parts"] == 2
     assert by_parts.objective == by_parts.bound == whole.objective == whole.bound
+
+
+@pytest.mark.parametrize("limit", [0.02, 0.3])
+def test_parts_at_a_short_limit_answer_validly_with_a_valid_bound(limit, monkeypatch):
+    """Every part gets its share of the limit; parts left with too little answer by the fallback. The joined
+    answer is valid and its bound at most the proven optimum (optimal where the bound meets it)."""
+    rnd = random.Random(11)
+    inst = from_dict(joined(list(range(5)), rnd, cross_claims=4, partitions=300, members=20, topics=6,
+                            subscriptions="mixed", conflicts=0.1))
+    monkeypatch.setattr(parts_module, "PART_CELLS", 1)
+    short = run_balanced(inst, SolveOptions(time_limit=limit))
+    best = run_balanced(inst, SolveOptions(time_limit=60))
+    assert best.status == Status.OPTIMAL
+    assert not balanced_violations(inst, short.assignment)
+    assert short.bound <= best.objective <= short.objective == balanced_objective(inst, short.assignment)
+    assert (short.status == Status.OPTIMAL) == (short.bound == short.objective)
