@@ -100,7 +100,9 @@ cross-checks. Under a long time limit (:data:`~kipopt.formulations.consumers.lev
 a large mixed group whose optimum the count coupling decides gets a certificate between two turns of
 the tree (:mod:`~kipopt.formulations.consumers.level_prove`): a bound over every level vector that the
 tree's relaxations cannot reach. The rule is strongly
-NP-hard in each criterion (stated there; :mod:`kipopt.theory.balanced_reduction`).
+NP-hard in each criterion (stated there; :mod:`kipopt.theory.balanced_reduction`). All of this runs per
+independent part of the group (the member-topic graph's components, packed: :mod:`~kipopt.formulations.consumers.parts`),
+the parts' bounds joined exactly.
 
 >>> from kipopt.instance import from_dict
 >>> x = from_dict({"format": 1, "family": "consumers",
