@@ -19,6 +19,12 @@ Run: ``nice python benchmarks/bench_exact_balanced.py [--sizes small,medium,larg
 scaling; 2026-12-02: 0.35, 1.19, 2.41 and 4.67 s in process at 625, 2,500, 5,000 and 10,000 members,
 where 2,500 took 6.9 s solved whole).
 
+2026-12-02, the machine fast (a 10^7-step loop 0.21 s), after small boxes were enumerated: 10,000 x 1,000
+seed 1 optimal in 1.01 s end to end, seeds 2 and 3 ``feasible`` at the 1 s limit (gaps 2.6 and 11.3 %; proven
+in process in 1.16 and 1.6 s); 100,000 x 5,000 ``feasible`` at 10 s (gaps 1.2-4.1 %, beside other work), at a
+60 s limit proven in 15.0, 29.4 and 14.9 s (seeds 1-3, in process): the sweep's leaf LPs (interior point in
+children) take about 7 s of seed 1's 15, the dec-min stages 2.3 s, the enumerated boxes' pricing 2.5 s.
+
 Across seeds, with conflicting claims (2026-12-01, the machine at its slowest: a 10^7-step loop 1.37-1.6 s
 against 0.77 s usual). The targets hold on seed 1 without conflicting claims (below), not across seeds:
 
