@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "CheckResult": "api", "check": "api", "evaluate": "api", "load_assignment": "api", "solve": "api",
-    "InstanceError": "errors", "KipoptError": "errors",
+    "InputTypeError": "errors", "InstanceError": "errors", "KipoptError": "errors",
     "Evaluation": "evaluation",
     "ConsumersInstance": "instance", "ReplicasInstance": "instance", "TasksInstance": "instance",
     "from_dict": "instance", "load_instance": "instance", "to_dict": "instance",

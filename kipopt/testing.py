@@ -24,6 +24,7 @@ AssertionError: the assignment breaks 2 rules of the replicas instance:
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Mapping
 
@@ -190,8 +191,8 @@ def as_answer(instance: Instance, value: Any) -> Any:
 
 def _seconds(value: Any) -> float:
     """A time limit: a number > 0, else :class:`InstanceError` naming ``time_limit``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value != value:
-        raise InstanceError("time_limit", f"must be a number of seconds > 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise InstanceError("time_limit", f"must be a finite number of seconds > 0, got {value!r}")
     return float(value)
 
 

@@ -219,5 +219,6 @@ def test_an_argument_of_the_wrong_type_is_an_instance_error(value):
 
 def test_assert_optimal_takes_a_time_limit():
     assert_optimal(INSTANCE, PORT.assignment, "rack_active", time_limit=30)
-    with pytest.raises(InstanceError, match="^time_limit: must be a number of seconds > 0, got 0"):
-        assert_optimal(INSTANCE, PORT.assignment, "rack_active", time_limit=0)
+    for bad in (0, -1.0, float("inf"), float("nan"), "5", True):
+        with pytest.raises(InstanceError, match="^time_limit: must be a finite number of seconds > 0, got "):
+            assert_optimal(INSTANCE, PORT.assignment, "rack_active", time_limit=bad)
