@@ -30,30 +30,59 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kipopt.formulations.consumers.level_lagrange import fill_sorted, prices
-from kipopt.formulations.consumers.level_search import _mu
 from kipopt.formulations.consumers.level_warm import LeafLP
 
 MAX_UNIT_STATES = 3_000_000
 """A box whose (node, state) pairs hold more units than this in all is split as before: on the
-10,000 x 1,000 groups the box ``{9, 10}^10`` holds about 900,000 (one pricing 30-60 ms)."""
+10,000 x 1,000 group of seed 2 the box ``{9, 10}^10`` holds 1,085,310 (its states made once in about 80 ms,
+then one pricing 70-80 ms, 150 ms before the caps were kept with the states). Each unit holds 40 bytes
+while its box is in line (the tree keeps at most ``level_policy.ENUM_MAX_LIVE_UNITS`` in all)."""
 
 
 @dataclass(frozen=True)
 class States:
     """A box's node states: per node its class's free topics in mixed radix (the first one most
-    significant), the pairs node-major; and the units of each pair (its node's, repeated)."""
+    significant), the pairs node-major; and the units of each pair (its node's, repeated), with their caps
+    in either mode, which do not depend on the prices."""
 
     lo: np.ndarray
     vectors: np.ndarray        # (V, T) every vector of the box, in mixed radix
     place: np.ndarray          # (T, classes): the radix place of each free topic within each class
     pair_start: np.ndarray     # per node: its first pair
-    pair_node: np.ndarray
-    pair_levels: np.ndarray    # (P, T): the levels at each pair's state
     pair_mu: np.ndarray        # per pair: its node's base level there
     pair_size: np.ndarray      # per pair: its node's members
     pair_single: np.ndarray
     unit_pair: np.ndarray      # per unit of a pair: the pair
-    unit_rank: np.ndarray      # per unit of a pair: its rank among its node's units
+    unit_slot: np.ndarray      # per unit of a pair: its place among all units, node-major
+    unit_base: np.ndarray      # per unit of a pair: where its pair's units start
+    cap: np.ndarray            # per unit of a pair, in its node's units' own order: its cap (mode 0)
+    high_cap: np.ndarray       # the same one level up (mode 1)
+    reach: np.ndarray          # per pair: its units' total cap (mode 0)
+    high_reach: np.ndarray     # the same one level up (mode 1)
+    units: "_Units"
+
+
+@dataclass(frozen=True)
+class _Units:
+    """The arcs' units (an arc's pool flow, an owner's keep), in their own order and node-major."""
+
+    node: np.ndarray
+    group: np.ndarray
+    cost: np.ndarray           # before prices
+    natural: np.ndarray        # node-major: the units by node, in their own order within each
+    slot: np.ndarray           # per unit: its place in ``natural``
+    first: np.ndarray          # per node: its first place
+
+
+def _units(leaf: LeafLP) -> _Units:
+    net, ka = leaf.net, leaf.keep_arc
+    node = np.r_[net.arc_node, net.arc_node[ka]]
+    natural = np.argsort(node, kind="stable")
+    slot = np.empty_like(natural)
+    slot[natural] = np.arange(len(natural))
+    return _Units(node, np.r_[net.arc_group, net.arc_group[ka]],
+                  np.r_[net.arc_cost.astype(np.float64), net.arc_cost[ka] - 1.0], natural, slot,
+                  np.searchsorted(node[natural], np.arange(len(net.nodes))))
 
 
 def vector_count(lo: np.ndarray, hi: np.ndarray) -> int:
@@ -61,8 +90,8 @@ def vector_count(lo: np.ndarray, hi: np.ndarray) -> int:
     return math.prod(int(w) for w in (hi - lo + 1))
 
 
-def states(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray) -> States | None:
-    """The box's :class:`States`, ``None`` above :data:`MAX_UNIT_STATES`."""
+def states(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, most: int = MAX_UNIT_STATES) -> States | None:
+    """The box's :class:`States`, ``None`` above ``most`` units of its pairs in all."""
     sp, net = leaf.space, leaf.net
     width = (hi - lo + 1).astype(np.int64)
     free = sp.member_of & (width > 1)[None, :]                          # (classes, T)
@@ -72,8 +101,9 @@ def states(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray) -> States | None:
     place = np.where(free, suffix // w, 0).T
     class_states = suffix[:, 0] if w.shape[1] else np.ones(len(w), dtype=np.int64)
     node_states = class_states[net.node_class]
-    units = np.bincount(np.r_[net.arc_node, net.arc_node[leaf.keep_arc]], minlength=len(net.nodes))
-    if int((node_states * units).sum()) > MAX_UNIT_STATES:
+    un = _units(leaf)
+    units = np.bincount(un.node, minlength=len(net.nodes))
+    if int((node_states * units).sum()) > most:
         return None
     pair_node = np.repeat(np.arange(len(net.nodes)), node_states)
     pair_start = np.cumsum(node_states) - node_states
@@ -81,37 +111,41 @@ def states(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray) -> States | None:
     cls = net.node_class[pair_node]
     digits = (state[:, None] // np.maximum(place[:, cls].T, 1)) % width[None, :]
     pair_levels = lo[None, :] + np.where(free[cls], digits, 0)
-    pair_mu = np.maximum(np.where(sp.member_of[cls], pair_levels, -1).max(axis=1), 0)
+    pair_mu = np.maximum(np.where(sp.member_of[cls], pair_levels, -1).max(axis=1), 0).astype(np.float64)
     reps = units[pair_node]
     unit_pair = np.repeat(np.arange(len(pair_node)), reps)
-    unit_rank = np.arange(len(unit_pair)) - np.repeat(np.cumsum(reps) - reps, reps)
-    grid = np.indices(tuple(int(w) for w in width)).reshape(len(width), -1).T
+    unit_base = np.repeat(np.cumsum(reps) - reps, reps)
+    unit_slot = un.first[pair_node[unit_pair]] + np.arange(len(unit_pair)) - unit_base
+    unit = un.natural[unit_slot]
     size = net.node_size[pair_node].astype(np.float64)
-    return States(lo, lo[None, :] + grid, place, pair_start, pair_node, pair_levels, pair_mu.astype(np.float64), size,
-                  size == 1, unit_pair, unit_rank)
+    mu, n = pair_mu[unit_pair], size[unit_pair]
+    level = pair_levels[unit_pair, sp.group_topic[un.group[unit]]].astype(np.float64)
+    owned = np.r_[np.full(len(net.arc_node), np.inf), net.arc_owned[leaf.keep_arc].astype(np.float64)]
+    cap = np.minimum(np.minimum(leaf.group_sizes[un.group[unit]], n * (np.minimum(mu, level) + 1.0)), owned[unit])
+    cap = np.where(level >= mu - 1, cap, 0.0)
+    high = np.where(level >= mu, cap, 0.0)
+    grid = np.indices(tuple(int(w) for w in width)).reshape(len(width), -1).T
+    pairs = len(pair_node)
+    return States(lo, lo[None, :] + grid, place, pair_start, pair_mu, size, size == 1, unit_pair, unit_slot,
+                  unit_base, cap, high, np.bincount(unit_pair, weights=cap, minlength=pairs),
+                  np.bincount(unit_pair, weights=high, minlength=pairs), un)
 
 
 def pair_terms(leaf: LeafLP, st: States, price: np.ndarray) -> np.ndarray:
     """Each (node, state) pair's least cost at ``price``, over its modes (``inf``: it cannot fill one)."""
-    net, sp, ka = leaf.net, leaf.space, leaf.keep_arc
-    node = np.r_[net.arc_node, net.arc_node[ka]]
-    group = np.r_[net.arc_group, net.arc_group[ka]]
-    cost = np.r_[net.arc_cost.astype(np.float64), net.arc_cost[ka] - 1.0] - price[group]
-    owned = np.r_[np.full(len(net.arc_node), np.inf), net.arc_owned[ka].astype(np.float64)]
-    order = np.lexsort((cost, node))                                  # node-major, cheapest first
-    first = np.searchsorted(node[order], np.arange(len(net.nodes)))
-    p = st.unit_pair
-    unit = order[first[st.pair_node[p]] + st.unit_rank]
-    mu, n = st.pair_mu[p], st.pair_size[p]
-    level = st.pair_levels[p, sp.group_topic[group[unit]]].astype(np.float64)
-    cap = np.minimum(np.minimum(leaf.group_sizes[group[unit]], n * (np.minimum(mu, level) + 1.0)), owned[unit])
-    cap = np.where(level >= mu - 1, cap, 0.0)
-    c = cost[unit]
-    pairs = len(st.pair_mu)
+    un = st.units
+    cost = un.cost - price[un.group]
+    order = np.lexsort((cost, un.node))                    # node-major, cheapest first
+    # the k-th cheapest unit of a node, as a place among its node's units in their own order
+    rank = un.slot[order] - un.first[un.node[order]]
+    src = st.unit_base + rank[st.unit_slot]
+    c = cost[order][st.unit_slot]
     least = st.pair_size * st.pair_mu
     most = np.where(st.pair_single, least, least + st.pair_size)
-    low = fill_sorted(p, c, cap, least, most, pairs)
-    high = fill_sorted(p, c, np.where(level >= mu, cap, 0.0), st.pair_mu + 1.0, st.pair_mu + 1.0, pairs)
+    pairs = len(st.pair_mu)
+    low = fill_sorted(st.unit_pair, c, st.cap[src], least, most, pairs, st.unit_base, st.reach)
+    high = fill_sorted(st.unit_pair, c, st.high_cap[src], st.pair_mu + 1.0, st.pair_mu + 1.0, pairs, st.unit_base,
+                       st.high_reach)
     return np.where(st.pair_single, np.minimum(low, high), low)
 
 
@@ -137,12 +171,19 @@ class Enumerated:
     priced: list = field(default_factory=list)
 
     @classmethod
-    def of(cls, leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, bound: float) -> "Enumerated | None":
-        """The box's vectors at its bound ``bound`` (none priced yet), ``None`` where it is too large."""
-        st = states(leaf, lo, hi)
+    def of(cls, leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, bound: float,
+           most: int = MAX_UNIT_STATES) -> "Enumerated | None":
+        """The box's vectors at its bound ``bound`` (none priced yet), ``None`` where its pairs hold more than
+        ``most`` units."""
+        st = states(leaf, lo, hi, most)
         if st is None:
             return None
         return cls(st, st.vectors, np.full(len(st.vectors), float(bound)))
+
+    @property
+    def size(self) -> int:
+        """The units of its pairs: what it holds in memory, 40 bytes each."""
+        return len(self.states.unit_pair)
 
     def reprice(self, leaf: LeafLP, duals: list[np.ndarray | None], best: float) -> None:
         """Raise the bounds by the supply prices of ``duals`` not applied yet, and drop the vectors they put at

@@ -136,15 +136,19 @@ def _fill(pair: np.ndarray, cost: np.ndarray, cap: np.ndarray, least: np.ndarray
 
 
 def fill_sorted(p: np.ndarray, c: np.ndarray, k: np.ndarray, least: np.ndarray, most: np.ndarray,
-                pairs: int) -> np.ndarray:
-    """:func:`_fill` for units already in order: by pair, the cheapest first within each."""
+                pairs: int, unit_start: np.ndarray | None = None, reach: np.ndarray | None = None) -> np.ndarray:
+    """:func:`_fill` for units already in order: by pair, the cheapest first within each. A caller that
+    prices one set of units many times may pass what does not depend on the order within a pair: each
+    unit's pair's first unit (``unit_start``) and each pair's total cap (``reach``)."""
     done = np.cumsum(k)
-    starts = np.searchsorted(p, np.arange(pairs))
-    before = done - k - np.r_[0.0, done][starts][p]
+    if unit_start is None:
+        unit_start = np.searchsorted(p, np.arange(pairs))[p]
+    before = done - k - np.r_[0.0, done][unit_start]
     want = np.clip(np.bincount(p, weights=np.where(c < 0, k, 0.0), minlength=pairs), least, most)
     take = np.clip(want[p] - before, 0.0, k)
     value = np.bincount(p, weights=take * c, minlength=pairs)
-    reach = np.bincount(p, weights=k, minlength=pairs)
+    if reach is None:
+        reach = np.bincount(p, weights=k, minlength=pairs)
     return np.where(reach >= least - 1e-9, value, np.inf)
 
 

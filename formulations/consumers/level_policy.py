@@ -19,6 +19,10 @@ duals in hand and again at those the leaves leave later (:mod:`~kipopt.formulati
 instead of being split further. 10,000 x 1,000 seed 2: 3.41 s with none, 0.98-1.07 s at 64 and 256, 1.6-2.2 s at
 1,024 (a 1,024-vector box costs 220 ms per pricing)."""
 
+ENUM_MAX_LIVE_UNITS = 6_000_000
+"""The most units of the enumerated boxes in line at once (40 bytes each: 240 MB); a box that would pass
+it is split as before."""
+
 ENUM_AFTER_BOXES = 20
 """Boxes are enumerated only once the tree has popped this many: pricing a 256-vector box costs 30-40 ms, more
 than the few splits that settle an easy group. On the 10,000 x 1,000 benchmark groups (seeds 1-3, 2026-12-02,

@@ -126,7 +126,7 @@ from kipopt.formulations.consumers.level_box import (CUBE_HIGHS_OPTIONS, CUBE_TI
                                                      worth_a_milp)
 from kipopt.formulations.consumers.level_answers import better, box_value, least_loads_of, rule_units
 from kipopt.formulations.consumers.level_duals import carried_bound, split
-from kipopt.formulations.consumers.level_enum import Enumerated, vector_count
+from kipopt.formulations.consumers.level_enum import MAX_UNIT_STATES, Enumerated, vector_count
 from kipopt.formulations.consumers import level_local as local, level_policy as policy
 from kipopt.formulations.consumers.level_coupling import coupled_vector
 from kipopt.formulations.consumers.level_hot_local import hot_vector
@@ -190,6 +190,7 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     large_leaves = columns > WarmLP.WARM_COLUMNS and deadline is not None and not in_guarded_child()
     workers = policy.leaf_workers(threads) if large_leaves else 1   # leaf LPs at once, each in a child of its own
     known: dict[tuple[int, ...], float] = {}   # vectors whose leaf LP the sweep or the descent solved
+    live_units = 0                              # held by the enumerated boxes in line (level_enum)
 
     def remember(vector: np.ndarray, value: float | None) -> None:
         if value is not None:
@@ -408,12 +409,13 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     def enumerated(bound: float, lo: np.ndarray, hi: np.ndarray, start) -> bool:
         """A small box in line as its vectors (:mod:`~kipopt.formulations.consumers.level_enum`), priced at
         the duals in hand; ``False`` where it is too large for that."""
-        nonlocal warm
+        nonlocal warm, live_units
         warm = warm or leaf_lp(sp, net, threads)
-        items = Enumerated.of(warm, lo, hi, bound)
+        items = Enumerated.of(warm, lo, hi, bound, min(MAX_UNIT_STATES, policy.ENUM_MAX_LIVE_UNITS - live_units))
         if items is None:
             return False
         stats["level_enumerated"] += 1
+        live_units += items.size
         items.reprice(warm, [None if start is None else start.row_dual], best_value)
         push(items.floor, ENUMERATED, lo, hi, start=items)
         return True
@@ -421,11 +423,15 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
     def next_of(item: Enumerated, lo: np.ndarray, hi: np.ndarray) -> None:
         """An enumerated box come up: priced at the duals the leaves left since, its least vector in line
         as a leaf, the rest back in line."""
+        nonlocal live_units
         item.reprice(warm, warm.warm.carried, best_value)
         if len(item.vectors):
             vector, bound = item.least()
             push(bound, LEAF, vector, vector)
+        if len(item.vectors):
             push(item.floor, ENUMERATED, lo, hi, start=item)
+        else:
+            live_units -= item.size
 
     beside = boxes_beside if policy.BOXES_BESIDE and workers > 1 and not box_lps else None
     sweeping = answer is not None

@@ -142,3 +142,25 @@ def test_enumerating_small_boxes_proves_the_same_optimum(seed, monkeypatch):
     assert split.bound == listed.bound == min(value, split.value or value)
     assert (listed.value or value) == (split.value or value)
     assert listed.info["level_enumerated"] > 0 == split.info["level_enumerated"]
+
+
+def test_the_live_budget_bounds_what_enumerated_boxes_hold(monkeypatch):
+    """No room: no box is enumerated, the same optimum; little room: every box made fits what the boxes in
+    line leave (their units come back as they run out), and the optimum is the same again."""
+    import kipopt.formulations.consumers.level_enum as level_enum
+    real = level_enum.Enumerated.of.__func__
+    runs = {}
+    for budget in (0, 20_000, 6_000_000):
+        made = []
+
+        def spy(cls, leaf, lo, hi, bound, most=level_enum.MAX_UNIT_STATES):
+            item = real(cls, leaf, lo, hi, bound, most)
+            made.append((most, None if item is None else item.size))
+            return item
+
+        monkeypatch.setattr(level_enum.Enumerated, "of", classmethod(spy))
+        _, found = tree_per_setting(monkeypatch, 2, "ENUM_MAX_LIVE_UNITS", (budget,), ENUM_AFTER_BOXES=0)
+        runs[budget] = found[budget]
+        assert all(0 <= most <= budget and (size is None or size <= most) for most, size in made)
+    assert runs[0].info["level_enumerated"] == 0 < runs[20_000].info["level_enumerated"]
+    assert runs[0].bound == runs[20_000].bound == runs[6_000_000].bound
