@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from ._shared import SharedSetting
 from .deadline import MIN_SOLVER_SECONDS
-from .errors import InstanceError, MethodError, NotApplicableError
+from .errors import InputTypeError, InstanceError, MethodError, NotApplicableError
 from .evaluation import Evaluation, evaluate as _evaluate
 from .evaluation.cooperative import partial_violations
 from .answer import Answer, as_answer, as_instance, load_answer, load_assignment, parse_answer  # noqa: F401
@@ -362,6 +362,8 @@ def resolve_rule(instance: Instance, rule: str | None, method: str | None = None
     """The rule ``check`` uses: ``rule`` when given, else the rule of the solution's ``method``, else the
     family's only rule; otherwise an :class:`InstanceError` naming the choices."""
     if rule is not None:
+        if not isinstance(rule, str):
+            raise InputTypeError(field, f"must be a rule's name (a string), got {type(rule).__name__}")
         try:
             return get_rule(rule, instance.family)
         except InstanceError as exc:

@@ -126,6 +126,8 @@ def assert_same_as_kafka(instance: Any, assignment: Any, method: str, seed: int 
         m = port(method, inst.family)
     except InstanceError as exc:
         raise InstanceError("method", exc.message) from None
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not -2**63 <= seed < 2**63):
+        raise InputTypeError("seed", f"must be java.util.Random's seed, an integer from -2^63 to 2^63-1, got {seed!r:.40}")
     given = as_answer(inst, assignment)
     kafka = solve(inst, m.name, seed=seed if seed is not None else given.seed)
     if kafka.status.value in ("infeasible", "error"):
@@ -190,9 +192,12 @@ def as_answer(instance: Instance, value: Any) -> Any:
 
 
 def _seconds(value: Any) -> float:
-    """A time limit: a number > 0, else :class:`InstanceError` naming ``time_limit``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
-        raise InstanceError("time_limit", f"must be a finite number of seconds > 0, got {value!r}")
+    """A time limit: a finite number > 0, else :class:`InstanceError` naming ``time_limit`` (also a
+    :class:`TypeError` where it is no number)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputTypeError("time_limit", f"must be a finite number of seconds > 0, got {type(value).__name__}")
+    if isinstance(value, int) and value > 10**18 or not 0 < value < math.inf:
+        raise InstanceError("time_limit", f"must be a finite number of seconds > 0, got {value!r:.40}")
     return float(value)
 
 
@@ -203,12 +208,19 @@ def _is_owner(instance: Instance, key: str) -> bool:
 
 def _is_solution(instance: Instance, value: Mapping) -> bool:
     """Whether ``value``, which has a key ``"assignment"``, is a solution object rather than a bare assignment
-    of a member or client named ``assignment``: so where it has a key no owner has (``method``, ``target``,
-    ...) or its ``assignment`` maps owners (a bare one gives that owner partitions or roles)."""
-    if not _is_owner(instance, "assignment") or any(not _is_owner(instance, str(k)) for k in value):
+    of a member or client named ``assignment``. Where that name is an owner's: a bare assignment has no key
+    but owners' and gives the owner ``assignment`` partitions (a list) or roles (an object of ``active``,
+    ``standby``, ``warmup``); anything else is a solution object."""
+    if not _is_owner(instance, "assignment"):
         return True
+    if any(not _is_owner(instance, str(k)) for k in value):
+        return True
+    if len(value) > 1:
+        return False
     inner = value["assignment"]
-    return isinstance(inner, Mapping) and all(_is_owner(instance, str(k)) for k in inner)
+    if isinstance(inner, TaskRoles) or not isinstance(inner, Mapping):
+        return False
+    return instance.family != "tasks" or not inner or not set(map(str, inner)) <= {"active", "standby", "warmup"}
 
 
 def _to_json(value: Mapping) -> dict:

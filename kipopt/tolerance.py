@@ -119,6 +119,8 @@ def parse_tolerance(value: Any, where: str = FIELD) -> Tolerance:
 
 
 def _relative(number: float, where: str) -> float:
+    if isinstance(number, int) and number > 10**18:   # beyond float: a relative gap that large allows anything
+        raise InstanceError(where, f"must be a finite number >= 0 of at most 18 digits, got {len(str(number))} digits")
     if not (number >= 0 and math.isfinite(number)):
         raise InstanceError(where, f"must be a finite number >= 0, got {number}")
     return float(number)

@@ -222,3 +222,34 @@ def test_assert_optimal_takes_a_time_limit():
     for bad in (0, -1.0, float("inf"), float("nan"), "5", True):
         with pytest.raises(InstanceError, match="^time_limit: must be a finite number of seconds > 0, got "):
             assert_optimal(INSTANCE, PORT.assignment, "rack_active", time_limit=bad)
+
+
+def test_a_client_named_assignment_beside_others_is_a_bare_assignment():
+    """Tasks: ``{"assignment": {}, "p2": {...}}`` gives client ``assignment`` nothing (it was read as a solution
+    object, "p2: unknown field"); ``{"assignment": {"assignment": [...], "nobody": [...]}}`` of a group is a
+    solution object whose unknown member is named."""
+    doc = to_dict(INSTANCE)
+    first = next(iter(doc["clients"]))
+    doc["clients"]["assignment"] = doc["clients"].pop(first)
+    inst = api.as_instance(doc)
+    bare = {c: {"active": []} for c in doc["clients"]}
+    bare["assignment"] = {}
+    with pytest.raises(AssertionError, match="unassigned_active"):
+        assert_feasible(inst, bare)
+    group = to_dict(generate("consumers", 3, members=3, topics=2, partitions=12))
+    group["members"][0]["id"] = "assignment"
+    with pytest.raises(InstanceError, match="nobody"):
+        assert_feasible(group, {"assignment": {"assignment": [], "nobody": []}})
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: assert_optimal(INSTANCE, PORT.assignment, "rack_active", time_limit=10**400), "time_limit"),
+    (lambda: assert_optimal(INSTANCE, PORT.assignment, "rack_active", tolerance=10**400), "tolerance"),
+    (lambda: assert_optimal(INSTANCE, PORT.assignment, ["rack_active"]), "rule"),
+    (lambda: assert_same_as_kafka(INSTANCE, PORT.assignment, "kafka.rack_active", seed="x"), "seed"),
+    (lambda: assert_optimal(INSTANCE, PORT.assignment, "rack_active", time_limit="5"), "time_limit"),
+])
+def test_odd_arguments_are_instance_errors_naming_them(call, field):
+    with pytest.raises(InstanceError) as caught:
+        call()
+    assert caught.value.field == field

@@ -327,7 +327,7 @@ def run_balanced(instance: ConsumersInstance, options: SolveOptions) -> MethodRe
     """
     found = parts(instance)
     if len(found) > 1:
-        return solve_parts(instance, found, options, _run_whole)
+        return solve_parts(instance, found, options, _run_whole, MILP_DEFAULT_SECONDS)
     return _run_whole(instance, options)
 
 

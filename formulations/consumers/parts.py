@@ -10,9 +10,10 @@ The level machinery holds dense (subscription class x topic) and (node x partiti
 group of many small components (10,000 topics, 2,500 members each alone on four) those grow with the
 square of the group where its structure does not (3.9 s, then 50.8 s at four times the size). The
 components are therefore packed, in order of their first topic, into parts of at most
-:data:`PART_CELLS` (classes x topics) each, and each part is solved alone, the whole time limit shared in
-proportion to partitions; a component above the limit is a part of its own, and a group that packs into
-one part is solved whole, as before.
+:data:`PART_CELLS` (classes x topics) each, and each part is solved alone, the whole time limit (the
+method's default when none is given) shared in proportion to partitions, then the time the proven parts
+left shared among the unproven ones for a second turn; a component above the limit is a part of its own,
+and a group that packs into one part is solved whole, as before.
 
 Ownership is resolved once, over every claim of the group (:func:`~kipopt.formulations.consumers.rules.owners`):
 each part's members claim exactly the partitions they own, so every part resolves them alike. A partition
@@ -105,13 +106,10 @@ def _packed(components: list[tuple[list[int], list[str]]], instance: ConsumersIn
     return out
 
 
-def sub_instance(instance: ConsumersInstance, part: Part, owner_of: dict[str, str]) -> ConsumersInstance:
+def sub_instance(instance: ConsumersInstance, part: Part, owned: dict[str, list[str]]) -> ConsumersInstance:
     """The part as a group of its own: its topics, its members subscribed to those alone, each claiming
-    exactly the partitions of the part it owns in the whole group."""
+    exactly the partitions of the part it owns in the whole group (``owned``: member -> what it owns)."""
     mine = set(part.topics)
-    owned: dict[str, list[str]] = {}
-    for p, m in owner_of.items():
-        owned.setdefault(m, []).append(p)
     members = []
     for i in part.members:
         m = instance.members[i]
@@ -120,15 +118,67 @@ def sub_instance(instance: ConsumersInstance, part: Part, owner_of: dict[str, st
     return ConsumersInstance({t: instance.topics[t] for t in part.topics}, tuple(members))
 
 
+@dataclass
+class _Solved:
+    """A part's best answer and best bound over its turns, both in its own units."""
+
+    sub: ConsumersInstance
+    size: int
+    result: MethodResult | None = None
+    bound: float = 0.0
+
+    def take(self, result: MethodResult) -> None:
+        if self.result is None or (result.objective is not None and self.result.objective is not None
+                                   and result.objective < self.result.objective):
+            self.result = result
+        if result.bound is not None and math.isfinite(result.bound):
+            self.bound = max(self.bound, float(result.bound))
+
+    @property
+    def proven(self) -> bool:
+        return self.result is not None and self.result.objective is not None and self.bound >= self.result.objective
+
+
 def solve_parts(instance: ConsumersInstance, found: list[Part], options: SolveOptions,
-                solve_one: Callable[[ConsumersInstance, SolveOptions], MethodResult]) -> MethodResult:
-    """``solve_one(sub_instance, options)`` on each part, the time limit shared by partitions, and the answers
-    joined with the bound of the module docstring (raised where all parts are proven and it misses the
-    joined answer's objective: a defect, never a silent answer)."""
+                solve_one: Callable[[ConsumersInstance, SolveOptions], MethodResult],
+                default_seconds: float) -> MethodResult:
+    """``solve_one(sub_instance, options)`` on each part, the time limit (``default_seconds`` when none is
+    given) shared by partitions; then, with the time the proven parts left, the unproven ones once more
+    (each keeps its better answer and bound). The answers are joined with the bound of the module
+    docstring (raised where all parts are proven and it misses the joined answer's objective: a defect,
+    never a silent answer)."""
     owner_of = owners(instance)
-    deadline = options.deadline_at if options.deadline_at is not None else (
-        None if options.time_limit is None else time.perf_counter() + options.time_limit)
-    sizes = [sum(instance.topics[t].partitions for t in part.topics) for part in found]
+    owned: dict[str, list[str]] = {}
+    for p, m in owner_of.items():
+        owned.setdefault(m, []).append(p)
+    deadline = options.deadline_at if options.deadline_at is not None else \
+        time.perf_counter() + (default_seconds if options.time_limit is None else options.time_limit)
+    solved = [_Solved(sub_instance(instance, part, owned), sum(instance.topics[t].partitions for t in part.topics))
+              for part in found]
+    _turns(solved, list(range(len(solved))), options, solve_one, deadline)
+    again = [k for k, one in enumerate(solved) if not one.proven]
+    if again and deadline - time.perf_counter() > RETRY_LEAST_SECONDS:
+        _turns(solved, again, options, solve_one, deadline)
+    return _joined(instance, found, solved, owner_of)
+
+
+RETRY_LEAST_SECONDS = 0.5
+"""The unproven parts get a second turn only with at least this much time left for them all."""
+
+
+def _turns(solved: list[_Solved], order: list[int], options: SolveOptions,
+           solve_one: Callable[[ConsumersInstance, SolveOptions], MethodResult], deadline: float) -> None:
+    """A turn for each part of ``order``, the time to ``deadline`` shared by partitions."""
+    for at, k in enumerate(order):
+        left = sum(solved[j].size for j in order[at:])
+        share = max(0.01, deadline - time.perf_counter()) * solved[k].size / max(1, left)
+        solved[k].take(solve_one(solved[k].sub, replace(options, time_limit=share,
+                                                         deadline_at=time.perf_counter() + share)))
+
+
+def _joined(instance: ConsumersInstance, found: list[Part], solved: list[_Solved],
+            owner_of: dict[str, str]) -> MethodResult:
+    """The parts' answers as one, with the joined bound."""
     member_part = {instance.members[i].id: k for k, part in enumerate(found) for i in part.members}
     topic_part = {t: k for k, part in enumerate(found) for t in part.topics}
     outside = sum(1 for p, m in owner_of.items() if member_part.get(m) != topic_part.get(topic_of(p)))
@@ -136,19 +186,14 @@ def solve_parts(instance: ConsumersInstance, found: list[Part], options: SolveOp
     low_cross = low_rest = 0
     statuses: dict[str, int] = {}
     messages = []
-    for k, part in enumerate(found):
-        sub = sub_instance(instance, part, owner_of)
-        share = None if deadline is None else \
-            max(0.01, deadline - time.perf_counter()) * sizes[k] / max(1, sum(sizes[k:]))
-        done = solve_one(sub, replace(options, time_limit=share,
-                                      deadline_at=None if share is None else time.perf_counter() + share))
-        assignment.update(done.assignment)
-        statuses[done.status.value] = statuses.get(done.status.value, 0) + 1
-        if done.message:
-            messages.append(f"part {k + 1}: {done.message}")
-        if done.bound is not None and math.isfinite(done.bound):
-            q, r = divmod(max(0, math.floor(done.bound + 1e-9)), len(owners(sub)) + 1)
-            low_cross, low_rest = low_cross + q, low_rest + r
+    for k, one in enumerate(solved):
+        assignment.update(one.result.assignment)
+        status = Status.OPTIMAL if one.proven else Status.FEASIBLE
+        statuses[status.value] = statuses.get(status.value, 0) + 1
+        if one.result.message and not one.proven:
+            messages.append(f"part {k + 1}: {one.result.message}")
+        q, r = divmod(max(0, math.floor(one.bound + 1e-9)), len(owners(one.sub)) + 1)
+        low_cross, low_rest = low_cross + q, low_rest + r
     objective = balanced_objective(instance, assignment)
     bound = float((len(owner_of) + 1) * low_cross + low_rest + outside)
     all_proven = statuses.get(Status.OPTIMAL.value, 0) == len(found)
@@ -157,4 +202,4 @@ def solve_parts(instance: ConsumersInstance, found: list[Part], options: SolveOp
     proven = bound == objective   # also where a part's fallback answer meets its bound
     info = {"parts": len(found), "part_statuses": statuses}
     return MethodResult(assignment, Status.OPTIMAL if proven else Status.FEASIBLE, objective, bound,
-                        message="; ".join(messages[:3]) or None, info=info)
+                        message=None if proven else "; ".join(messages[:3]) or None, info=info)

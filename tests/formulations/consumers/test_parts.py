@@ -5,6 +5,7 @@ generations, static members included), also against brute force."""
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -126,3 +127,30 @@ def test_parts_at_a_short_limit_answer_validly_with_a_valid_bound(limit, monkeyp
     assert not balanced_violations(inst, short.assignment)
     assert short.bound <= best.objective <= short.objective == balanced_objective(inst, short.assignment)
     assert (short.status == Status.OPTIMAL) == (short.bound == short.objective)
+
+
+def test_without_a_limit_the_parts_share_the_methods_default_and_the_unproven_get_a_second_turn():
+    """No time limit: the parts' turns share the method's default (each took the whole default before); a
+    part that ends unproven (here: its first answer's bound withheld) gets a second turn with the time
+    left, and its better answer and bound count."""
+    from dataclasses import replace
+    from kipopt.formulations.consumers.parts import solve_parts
+    rnd = random.Random(5)
+    inst = from_dict(joined([1, 2, 3], rnd, cross_claims=2, partitions=60, members=6, topics=3,
+                            subscriptions="mixed", conflicts=0.1))
+    found = parts(inst, cells=1)
+    calls = []
+
+    def one(sub, options):
+        done = _run_whole(sub, options)
+        calls.append((sub, options.deadline_at))
+        first = sum(1 for s, _ in calls if s is sub) == 1
+        return replace(done, bound=0.0, status=Status.FEASIBLE) if first else done
+
+    start = time.perf_counter()
+    joined_result = solve_parts(inst, found, SolveOptions(), one, default_seconds=30.0)
+    turns = len(found)
+    assert all(at <= start + 30.0 + 0.05 for _, at in calls)      # every turn ends by the method's default
+    assert len(calls) == 2 * turns
+    whole = _run_whole(inst, SolveOptions(time_limit=60))
+    assert joined_result.status == Status.OPTIMAL and joined_result.objective == whole.objective
