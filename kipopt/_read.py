@@ -383,7 +383,7 @@ def _read_file(source: str, regular_only: bool) -> bytes:
 def finite_number(value: Any, path: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InstanceError(path, f"must be a finite number, got {_kind(value)}")
-    if abs(value) >= 10**MAX_DIGITS:
+    if isinstance(value, int) and abs(value) >= 10**MAX_DIGITS:   # a literal too long; any finite float is fine
         raise InstanceError(path, f"must be a number below 10^{MAX_DIGITS} in size, got {_kind(value)}")
     if not math.isfinite(value):
         raise InstanceError(path, f"must be a finite number, got {_kind(value)}")

@@ -33,7 +33,6 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-import math
 import os
 import stat
 from collections import OrderedDict
@@ -376,8 +375,6 @@ def _id(value: Any) -> Any:
 
 def _positive(value: Any, field: str) -> float:
     """A number > 0: any finite float (``1e300`` seconds as on the command line), an integer below 10^100."""
-    if type(value) is float and math.isfinite(value) and value > 0:
-        return value
     number = r.finite_number(value, field)
     if not number > 0:
         raise InstanceError(field, f"must be a number > 0, got {number:g}")

@@ -341,10 +341,8 @@ def _run_whole(instance: ConsumersInstance, options: SolveOptions) -> MethodResu
         return MethodResult(empty, Status.OPTIMAL, value, value, info={"stages": "none: nothing to assign"})
     limit = MILP_DEFAULT_SECONDS if options.time_limit is None else options.time_limit
     deadline = options.deadline_at if options.deadline_at is not None else t0 + limit
-    total = sum(g.size for g in lay.groups)
-    hurried = deadline - time.perf_counter() - FALLBACK_SECONDS_PER_PARTITION * total <= STAGES_LEAST_SECONDS
-    early = None if _uniform(lay) or hurried else (start_beside(instance, lay, options.threads, deadline)
-                                                   or start_while(instance, lay, options.threads, deadline))
+    early = None if _uniform(lay) or _no_stages(_stage_seconds(options, t0, lay)) else \
+        (start_beside(instance, lay, options.threads, deadline) or start_while(instance, lay, options.threads, deadline))
     try:
         return _run_balanced(instance, options, t0, lay, deadline, early)
     finally:
@@ -352,14 +350,26 @@ def _run_whole(instance: ConsumersInstance, options: SolveOptions) -> MethodResu
             early.drop()
 
 
+def _stage_seconds(options: SolveOptions, t0: float, lay: Layout) -> float | None:
+    """What the time limit leaves the dec-min stages once the time for the fallback, its bound and its price
+    is kept (``None``: no limit)."""
+    if options.time_limit is None:
+        return None
+    total = sum(g.size for g in lay.groups)
+    return max(0.01, options.time_limit - (time.perf_counter() - t0) - FALLBACK_SECONDS_PER_PARTITION * total)
+
+
+def _no_stages(stages: float | None) -> bool:
+    """Whether the dec-min stages (and so the level tree's start beside them) are skipped for the fallback."""
+    return stages is not None and stages <= STAGES_LEAST_SECONDS
+
+
 def _run_balanced(instance: ConsumersInstance, options: SolveOptions, t0: float, lay: Layout, deadline: float,
                   early: StartWhile | None) -> MethodResult:
     """:func:`run_balanced` from its layout on (the level tree's start being made beside)."""
     total = sum(g.size for g in lay.groups)
-    stages = None
-    if options.time_limit is not None:  # keep time for the fallback, its bound and its price
-        stages = max(0.01, options.time_limit - (time.perf_counter() - t0) - FALLBACK_SECONDS_PER_PARTITION * total)
-    if stages is not None and stages <= STAGES_LEAST_SECONDS:  # no time for the LPs: the fallback answers
+    stages = _stage_seconds(options, t0, lay)
+    if _no_stages(stages):  # no time for the LPs: the fallback answers
         assignment, status, info = None, "time_limit", {"stages": "skipped: the time limit leaves them nothing"}
     else:
         assignment, status, info = solve_balanced(instance, stages, options.threads, lay,

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kipopt.formulations.consumers.level_lagrange import fill_sorted, prices
+from kipopt.formulations.consumers.level_lagrange import ArcUnits, arc_units, fill_sorted, prices, repeated, unit_caps
 from kipopt.formulations.consumers.level_warm import LeafLP
 
 MAX_UNIT_STATES = 3_000_000
@@ -59,30 +59,7 @@ class States:
     high_cap: np.ndarray       # the same one level up (mode 1)
     reach: np.ndarray          # per pair: its units' total cap (mode 0)
     high_reach: np.ndarray     # the same one level up (mode 1)
-    units: "_Units"
-
-
-@dataclass(frozen=True)
-class _Units:
-    """The arcs' units (an arc's pool flow, an owner's keep), in their own order and node-major."""
-
-    node: np.ndarray
-    group: np.ndarray
-    cost: np.ndarray           # before prices
-    natural: np.ndarray        # node-major: the units by node, in their own order within each
-    slot: np.ndarray           # per unit: its place in ``natural``
-    first: np.ndarray          # per node: its first place
-
-
-def _units(leaf: LeafLP) -> _Units:
-    net, ka = leaf.net, leaf.keep_arc
-    node = np.r_[net.arc_node, net.arc_node[ka]]
-    natural = np.argsort(node, kind="stable")
-    slot = np.empty_like(natural)
-    slot[natural] = np.arange(len(natural))
-    return _Units(node, np.r_[net.arc_group, net.arc_group[ka]],
-                  np.r_[net.arc_cost.astype(np.float64), net.arc_cost[ka] - 1.0], natural, slot,
-                  np.searchsorted(node[natural], np.arange(len(net.nodes))))
+    units: ArcUnits
 
 
 def vector_count(lo: np.ndarray, hi: np.ndarray) -> int:
@@ -101,9 +78,8 @@ def states(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, most: int = MAX_UNIT_ST
     place = np.where(free, suffix // w, 0).T
     class_states = suffix[:, 0] if w.shape[1] else np.ones(len(w), dtype=np.int64)
     node_states = class_states[net.node_class]
-    un = _units(leaf)
-    units = np.bincount(un.node, minlength=len(net.nodes))
-    if int((node_states * units).sum()) > most:
+    un = arc_units(leaf)
+    if int((node_states * un.count).sum()) > most:
         return None
     pair_node = np.repeat(np.arange(len(net.nodes)), node_states)
     pair_start = np.cumsum(node_states) - node_states
@@ -112,18 +88,11 @@ def states(leaf: LeafLP, lo: np.ndarray, hi: np.ndarray, most: int = MAX_UNIT_ST
     digits = (state[:, None] // np.maximum(place[:, cls].T, 1)) % width[None, :]
     pair_levels = lo[None, :] + np.where(free[cls], digits, 0)
     pair_mu = np.maximum(np.where(sp.member_of[cls], pair_levels, -1).max(axis=1), 0).astype(np.float64)
-    reps = units[pair_node]
-    unit_pair = np.repeat(np.arange(len(pair_node)), reps)
-    unit_base = np.repeat(np.cumsum(reps) - reps, reps)
-    unit_slot = un.first[pair_node[unit_pair]] + np.arange(len(unit_pair)) - unit_base
+    unit_pair, unit_slot, unit_base = repeated(un, pair_node)
     unit = un.natural[unit_slot]
     size = net.node_size[pair_node].astype(np.float64)
-    mu, n = pair_mu[unit_pair], size[unit_pair]
     level = pair_levels[unit_pair, sp.group_topic[un.group[unit]]].astype(np.float64)
-    owned = np.r_[np.full(len(net.arc_node), np.inf), net.arc_owned[leaf.keep_arc].astype(np.float64)]
-    cap = np.minimum(np.minimum(leaf.group_sizes[un.group[unit]], n * (np.minimum(mu, level) + 1.0)), owned[unit])
-    cap = np.where(level >= mu - 1, cap, 0.0)
-    high = np.where(level >= mu, cap, 0.0)
+    cap, high = unit_caps(leaf, un, unit, size[unit_pair], pair_mu[unit_pair], level)
     grid = np.indices(tuple(int(w) for w in width)).reshape(len(width), -1).T
     pairs = len(pair_node)
     return States(lo, lo[None, :] + grid, place, pair_start, pair_mu, size, size == 1, unit_pair, unit_slot,

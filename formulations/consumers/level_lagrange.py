@@ -78,37 +78,73 @@ class _Units:
     node_starts: np.ndarray   # per node: its first pair
 
 
+@dataclass(frozen=True)
+class ArcUnits:
+    """A leaf family's units: each arc's pool flow, then each keep arc's keep (its owner's own partitions);
+    with their node-major order (by node, in their own order within each)."""
+
+    node: np.ndarray
+    group: np.ndarray
+    cost: np.ndarray           # before prices
+    owned: np.ndarray          # the keep's cap (``inf`` for a pool flow)
+    natural: np.ndarray        # the units, node-major
+    slot: np.ndarray           # per unit: its place in ``natural``
+    first: np.ndarray          # per node: its first place
+    count: np.ndarray          # per node: its units
+
+
+def arc_units(leaf: LeafLP) -> ArcUnits:
+    """The family's :class:`ArcUnits`."""
+    net, ka = leaf.net, leaf.keep_arc
+    node = np.r_[net.arc_node, net.arc_node[ka]]
+    natural = np.argsort(node, kind="stable")
+    slot = np.empty_like(natural)
+    slot[natural] = np.arange(len(natural))
+    return ArcUnits(node, np.r_[net.arc_group, net.arc_group[ka]],
+                    np.r_[net.arc_cost.astype(np.float64), net.arc_cost[ka] - 1.0],
+                    np.r_[np.full(len(net.arc_node), np.inf), net.arc_owned[ka].astype(np.float64)], natural, slot,
+                    np.searchsorted(node[natural], np.arange(len(net.nodes))),
+                    np.bincount(node, minlength=len(net.nodes)))
+
+
+def repeated(units: ArcUnits, pair_node: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every unit of a node, repeated for each of the node's pairs (``pair_node``: each pair's node), in the
+    node-major order: per repeated unit its pair, its place in that order and where its pair's units start."""
+    reps = units.count[pair_node]
+    pair = np.repeat(np.arange(len(pair_node)), reps)
+    base = np.repeat(np.cumsum(reps) - reps, reps)
+    return pair, units.first[pair_node[pair]] + np.arange(len(pair)) - base, base
+
+
+def unit_caps(leaf: LeafLP, units: ArcUnits, unit: np.ndarray, n: np.ndarray, mu: np.ndarray,
+              level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The caps of units ``unit`` of nodes of ``n`` members at base level ``mu``, their topics at ``level``: in
+    mode 0 (open where the topic may sit at ``μ - 1`` or ``μ``) and one level up (mode 1: topics at ``μ`` or more)."""
+    cap = np.minimum(np.minimum(leaf.group_sizes[units.group[unit]], n * (np.minimum(mu, level) + 1.0)),
+                     units.owned[unit])
+    cap = np.where(level >= mu - 1, cap, 0.0)
+    return cap, np.where(level >= mu, cap, 0.0)
+
+
 def _units(leaf: LeafLP, hi: np.ndarray, mu_lo: np.ndarray, mu_hi: np.ndarray) -> _Units | None:
     """The box's :class:`_Units`, or ``None`` above :data:`MAX_UNITS`."""
     net, sp = leaf.net, leaf.space
     mu_lo, mu_hi = np.asarray(mu_lo, dtype=np.int64), np.asarray(mu_hi, dtype=np.int64)
     width = mu_hi - mu_lo + 1
-    ka = leaf.keep_arc
-    unit_node = np.r_[net.arc_node, net.arc_node[ka]]
-    count = np.bincount(unit_node, minlength=len(net.nodes))
-    if int((width * count).sum()) > MAX_UNITS:
+    un = arc_units(leaf)
+    if int((width * un.count).sum()) > MAX_UNITS:
         return None
     node_starts = np.cumsum(width) - width
     pair_node = np.repeat(np.arange(len(net.nodes)), width)
     pair_mu = mu_lo[pair_node] + (np.arange(len(pair_node)) - np.repeat(node_starts, width))
-    groups = np.r_[net.arc_group, net.arc_group[ka]]
-    cost = np.r_[net.arc_cost.astype(np.float64), net.arc_cost[ka] - 1.0]
-    owned = np.r_[np.full(len(net.arc_node), np.inf), net.arc_owned[ka].astype(np.float64)]
-    top = hi[sp.group_topic[groups]].astype(np.int64)      # each unit's topic at its highest level
-    # every unit of a node, repeated for each of the node's pairs
-    order = np.argsort(unit_node, kind="stable")
-    first = np.searchsorted(unit_node[order], np.arange(len(net.nodes)))
-    reps = count[pair_node]
-    pair = np.repeat(np.arange(len(pair_node)), reps)
-    unit = order[np.repeat(first[pair_node], reps) + (np.arange(len(pair)) - np.repeat(np.cumsum(reps) - reps, reps))]
-    mu = pair_mu[pair]
+    pair, place, _ = repeated(un, pair_node)
+    unit = un.natural[place]
     n = net.node_size[pair_node].astype(np.float64)
-    size = leaf.group_sizes[groups[unit]]
-    cap = np.minimum(np.minimum(size, n[pair] * (np.minimum(mu, top[unit]) + 1.0)), owned[unit])
-    cap = np.where(top[unit] >= mu - 1, cap, 0.0)           # open: its topic may sit at μ - 1 or μ
+    top = hi[sp.group_topic[un.group[unit]]].astype(np.int64)   # each unit's topic at its highest level
+    cap, high_cap = unit_caps(leaf, un, unit, n[pair], pair_mu[pair], top)
     base = n * pair_mu
     single = n == 1
-    return _Units(groups[unit], cost[unit], pair, cap, np.where(top[unit] >= mu, cap, 0.0), pair_mu, base,
+    return _Units(un.group[unit], un.cost[unit], pair, cap, high_cap, pair_mu, base,
                   np.where(single, base, base + n), single, node_starts)
 
 
