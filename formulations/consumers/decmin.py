@@ -333,9 +333,11 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     lost = len(owners(instance))
     weight = lost + 1
     best = cheapest(lay)
-    for t, owner in owner_of(instance, lay).items():
+    if lay.topics:  # every topic's partitions at once
+        owner = np.concatenate(list(owner_of(instance, lay).values()))
+        group = np.concatenate([lay.group_of_partition[t] for t in lay.topics])
         owned = np.flatnonzero(owner >= 0)
-        g = lay.group_of_partition[t][owned]
+        g = group[owned]
         lost -= int(np.count_nonzero(lay.cross[g, lay.member_rack[owner[owned]]] <= best[g]))
     return float(weight * least_cross(lay, best) + lost)
 

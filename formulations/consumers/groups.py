@@ -50,16 +50,24 @@ class Layout:
     @cached_property
     def cross(self) -> np.ndarray:
         """``cross[g, r]`` = 1 when a member on rack ``racks[r]`` reads group g's partitions cross-rack."""
-        return np.array([[is_cross_rack(r, g.racks) for r in self.racks] for g in self.groups],
-                        dtype=np.int64).reshape(len(self.groups), len(self.racks))
+        row: dict[frozenset[str], tuple[bool, ...]] = {}  # per replica-rack set: few, however many groups
+        for g in self.groups:
+            if g.racks not in row:
+                row[g.racks] = tuple(is_cross_rack(r, g.racks) for r in self.racks)
+        return np.array([row[g.racks] for g in self.groups], dtype=np.int64).reshape(len(self.groups), len(self.racks))
 
     @cached_property
     def least_cost(self) -> np.ndarray:
         """Per partition group, the least cross-rack cost over its topic's subscribers' racks
         (:func:`cheapest`)."""
-        racks = {t: self.member_rack[members] for t, members in self.subscribers.items()}
-        least = np.array([int(self.cross[g, racks[group.topic]].min()) for g, group in enumerate(self.groups)],
-                         dtype=np.int64)
+        at = {t: i for i, t in enumerate(self.topics)}
+        pairs = np.fromiter((at[t] for ts in self.member_topics for t in ts), dtype=np.int64)
+        rack = np.repeat(self.member_rack, [len(ts) for ts in self.member_topics])
+        present = np.zeros((len(self.topics), len(self.racks)), dtype=bool)  # some subscriber of t on rack r
+        present[pairs, rack] = True
+        topic = np.fromiter((at[g.topic] for g in self.groups), dtype=np.int64, count=len(self.groups))
+        big = np.iinfo(np.int64).max
+        least = np.where(present[topic], self.cross, big).min(axis=1, initial=big)
         least.flags.writeable = False
         return least
 
@@ -211,19 +219,28 @@ def owner_of(instance: ConsumersInstance, lay: Layout) -> dict[str, np.ndarray]:
     hit = _OWNER_OF.get("last")
     if hit is not None and hit[0] is instance and hit[1] is lay:
         return hit[2]
-    out = {t: np.full(instance.topics[t].partitions, -1, dtype=np.int64) for t in lay.topics}
+    sizes = [instance.topics[t].partitions for t in lay.topics]
+    start = dict(zip(lay.topics, np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).tolist()))
+    owner = np.full(sum(sizes), -1, dtype=np.int64)   # every topic's partitions, one after another
     index = lay.member_index
     for name, member in owners(instance).items():
         t, _, number = name.rpartition("-")
-        found = out.get(t)
-        if found is not None:
-            found[int(number)] = index[member]
-    for t, found in out.items():
-        subscribes = np.zeros(len(lay.members), dtype=bool)
-        subscribes[lay.subscribers[t]] = True
-        owned = np.flatnonzero(found >= 0)
-        found[owned[~subscribes[found[owned]]]] = -1
-        found.flags.writeable = False
+        at = start.get(t)
+        if at is not None:
+            owner[at + int(number)] = index[member]
+    # an owner that does not subscribe to the topic cannot keep it: one sorted lookup of (member, topic) keys
+    T = max(1, len(lay.topics))
+    topic = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
+    at = {t: i for i, t in enumerate(lay.topics)}
+    subscribed = np.sort(np.fromiter((m * T + at[t] for m, ts in enumerate(lay.member_topics) for t in ts),
+                                     dtype=np.int64))
+    owned = np.flatnonzero(owner >= 0)
+    keys = owner[owned] * T + topic[owned]
+    hit = np.searchsorted(subscribed, keys)
+    hit[hit == len(subscribed)] = 0
+    owner[owned[subscribed[hit] != keys] if len(subscribed) else owned] = -1
+    owner.flags.writeable = False
+    out = {t: owner[start[t]:start[t] + n] for t, n in zip(lay.topics, sizes)}
     _OWNER_OF["last"] = (instance, lay, out)
     return out
 

@@ -23,6 +23,7 @@ rose on both sides of one minimum in ``r``, so a walk from a first guess finds i
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable
 
@@ -112,14 +113,17 @@ def first_guess(sizes: np.ndarray, share: float = 0.6) -> int:
     return max(1, int(np.searchsorted(mass, share * mass[-1])) + 1) if len(mass) and mass[-1] > 0 else 1
 
 
-def sweep(score: Callable[[list[int]], list[float]], topics: int, until: float, r: int = 1,
+def sweep(score: Callable[[list[int], float], list[float]], topics: int, until: float, r: int = 1,
           workers: int = 1) -> dict:
-    """Seek the ``r`` in ``1 .. topics - 1`` with the least score (``score(rs)``: for each ``r`` of ``rs`` the
-    leaf LP of :func:`lowered`'s vector; the caller keeps any answer it finds): from ``r``
+    """Seek the ``r`` in ``1 .. topics - 1`` with the least score (``score(rs, beat)``: for each ``r`` of ``rs``
+    the leaf LP of :func:`lowered`'s vector; the caller keeps any answer it finds): from ``r``
     (:func:`first_guess`), both neighbours, then on in the direction that improved until a step does
     not improve or ``until``. Exact for a score with one minimum. ``score`` gets up to ``workers``
     values at a time, which it may solve at once: ``r`` with ``r - 1`` first (the side the measured
-    minima lay on), and ``workers`` steps ahead at a time. Returns counts for the search's statistics."""
+    minima lay on), and ``workers`` steps ahead at a time. ``beat`` is the score an ``r`` must be below
+    to be walked to (``inf`` for the first guess): the caller may score an ``r`` whose answers it knows
+    to cost at least ``beat`` by that bound instead of solving (the walk does not go there). Returns
+    counts for the search's statistics."""
     if topics < 2 or time.perf_counter() >= until:
         return {"sweep_scores": 0}
     r = min(max(r, 1), topics - 1)
@@ -131,7 +135,7 @@ def sweep(score: Callable[[list[int]], list[float]], topics: int, until: float, 
             if time.perf_counter() >= until:
                 return
             chunk = rs[at:at + workers]
-            tried.update(zip(chunk, score(chunk)))
+            tried.update(zip(chunk, score(chunk, tried.get(r, math.inf))))
 
     run([r, r - 1][:workers])
     run([r - 1, r + 1])

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from scipy.optimize import linprog
 
 from kipopt.formulations.consumers.groups import layout
-from kipopt.formulations.consumers.level_lagrange import _fill, lagrangian_bound, prices
+from kipopt.formulations.consumers.level_lagrange import _fill, lagrangian_bound, prices, vector_floor
 from kipopt.formulations.consumers.level_warm import box_terms, leaf_lp, relax, relax_box
 from kipopt.formulations.consumers.rules import balanced_objective, balanced_violations
 
@@ -65,6 +65,25 @@ def test_the_bound_never_exceeds_a_balanced_assignment_in_its_box(inst, rnd):
         least = _least_loads(inst, lay, a)
         if (least >= lo).all() and (least <= hi).all() and not balanced_violations(inst, a):
             assert bound <= balanced_objective(inst, a)
+
+
+@SETTINGS
+@given(tiny_groups(), st.randoms(use_true_random=False))
+def test_a_vectors_floor_never_exceeds_its_assignments(inst, rnd):
+    """``vector_floor`` (what the sweep skips a leaf LP by): ``-inf`` before any leaf LP left duals, then at
+    most every balanced assignment (all of them, by enumeration) whose least loads are the vector."""
+    case = _root_leaf(inst)
+    if case is None:
+        return
+    space, tr, leaf = case
+    vector = _vector(tr, rnd)
+    assert vector_floor(leaf, vector) == -math.inf
+    relax(leaf, vector if rnd.random() < 0.3 else _vector(tr, rnd))   # some leaf's duals carried
+    floor = vector_floor(leaf, vector)
+    lay = layout(inst)
+    for a in _all_assignments(inst):
+        if (_least_loads(inst, lay, a) == vector).all() and not balanced_violations(inst, a):
+            assert floor <= balanced_objective(inst, a)
 
 
 @SETTINGS

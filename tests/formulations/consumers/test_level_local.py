@@ -3,6 +3,8 @@ sweep that lowers the smaller topics: its vectors, its first guess and its walk.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from kipopt.formulations.consumers.level_local import descend, first_guess, least_levels, lowered, moves, sweep
@@ -65,11 +67,13 @@ def test_first_guess_is_the_fewest_largest_topics_with_sixty_percent():
     assert first_guess(np.array([0, 0])) == 1
 
 
-def _walk(f, topics, start, until=float("inf"), workers=1):
+def _walk(f, topics, start, until=float("inf"), workers=1, beats=None):
     seen, calls = [], []
 
-    def score(rs):
+    def score(rs, beat):
         assert 0 < len(rs) <= workers
+        if beats is not None:
+            beats.append(beat)
         seen.extend(rs)
         calls.append(list(rs))
         return [f(r) for r in rs]
@@ -82,6 +86,15 @@ def test_sweep_walks_to_the_minimum_of_a_single_valley():
     assert seen == [2, 1, 3, 4, 5, 6, 7, 8] and stats["sweep_scores"] == 8
     _, seen = _walk(lambda r: (r - 1) ** 2, 12, 4)
     assert seen == [4, 3, 5, 2, 1]            # the walk stops at the end of the range
+
+
+def test_sweep_tells_the_score_to_beat_and_a_bound_at_it_stops_the_walk():
+    beats = []
+    _, seen = _walk(lambda r: (r - 7) ** 2, 12, 5, beats=beats)
+    assert seen == [5, 4, 6, 7, 8] and beats == [math.inf, 4, 4, 1, 0]   # the score of the r walked from
+    # a caller that answers "at least beat" for r = 6 (a bound, no solve) keeps the walk where it is
+    _, seen = _walk(lambda r: 4 if r == 6 else (r - 7) ** 2, 12, 5)
+    assert seen == [5, 4, 6]
 
 
 def test_sweep_with_two_workers_scores_pairs_and_finds_the_same_minimum():
