@@ -69,7 +69,8 @@ guess with its lower neighbour at once and then two steps ahead at a time, and a
 beside the leaf of least bound in line, wherever it stands among the boxes (neither settled by the
 carried duals), each in a child of its own
 (:func:`~kipopt.formulations.consumers.level_warm.relax_rounded_each`); with no other leaf in line,
-beside the vector nearest it in the box of least bound (``level_policy.SPECULATIVE_PARTNERS``).
+beside the vector nearest it in the box of least bound (``level_policy.SPECULATIVE_PARTNERS``); the line's
+item kinds and these two scans: :mod:`~kipopt.formulations.consumers.level_line`.
 
 A start made beside. Where a second core is allowed, the tree's index, arcs and first leaf LP (the
 sweep's first vector when the dec-min members hold ``⌊P / M⌋`` or one more) are made in a thread during
@@ -133,13 +134,14 @@ from kipopt.formulations.consumers.level_hot_local import hot_vector
 from kipopt.formulations.consumers.level_local import descend, first_guess, lowered, sweep
 from kipopt.formulations.consumers.level_search import SearchResult, arcs, fixed_model
 from kipopt.formulations.consumers.level_start import Start
+from kipopt.formulations.consumers.level_line import (BOX, ENUMERATED, LEAF, RELAXED, SPLIT, nearest_inside,
+                                                      take_leaves)
 from kipopt.formulations.consumers.level_lagrange import (PRICED, rounded_or_priced, rounded_or_priced_each,
                                                           settled_or_priced, vector_floor)
 from kipopt.formulations.consumers.level_warm import leaf_columns, leaf_lp, relax, relax_box
 from kipopt.formulations.highs import WarmLP, WarmStart, call_highs_before, in_guarded_child, solve_lp
 
 
-BOX, LEAF, RELAXED, SPLIT, ENUMERATED = 0, 1, 2, 3, 4   # SPLIT: in a box whose MILP did not settle it, split only
 
 
 def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | None = None,
@@ -331,53 +333,26 @@ def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | Non
         return True
 
     def partners(popped: np.ndarray) -> list[tuple[np.ndarray, float]]:
-        """The leaves of least bound in line (not solved before), wherever they stand among the boxes, to
-        solve beside the one popped: up to ``workers`` in all. Each must be solved unless a later solve's
-        duals settle it, and the core would wait otherwise. Those the carried duals settle already are
-        dropped on the way. Where no such leaf is in line, the vector nearest ``popped`` in the box of
-        least bound (:func:`inside`, marked ``inf``: its value only remembered, the box left in line)."""
-        more, dropped, taken = [], [], set()
-        leaves = sorted((i for i, item in enumerate(heap) if item[3] == LEAF and item[0] < best_value
-                         and tuple(item[4].tolist()) not in known), key=lambda i: heap[i][:3])
-        for i in leaves:
-            if len(more) + 1 >= workers:
-                break
-            bound, vector = heap[i][0], heap[i][4]
-            taken.add(i)
-            settled = settled_or_priced(warm, vector, cutoff())
-            (more if settled is None else dropped).append((vector, bound, settled))
-        if taken:
-            heap[:] = [item for i, item in enumerate(heap) if i not in taken]
-            heapq.heapify(heap)
-        stats["level_boxes"] += len(taken)
+        """Up to ``workers - 1`` vectors to solve beside the leaf popped (:mod:`~kipopt.formulations.consumers.level_line`):
+        the leaves of least bound in line, each of which must be solved unless a later solve's duals settle it
+        (the core would wait otherwise; those the carried duals settle already are dropped on the way); else
+        the vector nearest ``popped`` in a box of least bound, marked ``inf`` (its value only remembered, the
+        box left in line)."""
+        def settle(vector: np.ndarray):
+            return settled_or_priced(warm, vector, cutoff())
+
+        more, dropped, taken = take_leaves(heap, best_value, known, workers - 1, settle)
+        stats["level_boxes"] += taken
         stats["level_relaxed"] += len(dropped)
         for vector, bound, settled in dropped:
             relaxed_leaf(vector, bound, settled)
-        more = [(vector, bound) for vector, bound, _ in more]
         if policy.SPECULATIVE_PARTNERS:
-            more += inside(popped, workers - 1 - len(more))
-        return more
-
-    def inside(popped: np.ndarray, wanted: int) -> list[tuple[np.ndarray, float]]:
-        """Up to ``wanted`` vectors, each the one nearest ``popped`` in a box of least bound in line (not solved
-        before, nor settled by the carried duals): its LP value is remembered for when its leaf comes up."""
-        out: list[tuple[np.ndarray, float]] = []
-        if wanted <= 0:
-            return out
-        boxes = heapq.nsmallest(policy.INSIDE_TRIES, (item for item in heap if item[3] in (BOX, SPLIT)
-                                               and item[0] < best_value), key=lambda item: item[:3])
-        for item in boxes:  # a few only: each try bounds its vector by every carried dual
-            vector = np.clip(popped, item[4], item[5])
-            if tuple(vector.tolist()) in known or any((vector == v).all() for v, _ in out):
-                continue
-            settled = settled_or_priced(warm, vector, cutoff())
-            if settled is not None:
+            near, met = nearest_inside(heap, popped, workers - 1 - len(more), best_value, known, settle,
+                                       policy.INSIDE_TRIES)
+            for vector, settled in met:
                 remember(vector, box_value(sp, settled))
-                continue
-            out.append((vector, math.inf))
-            if len(out) >= wanted:
-                break
-        return out
+            more += [(vector, math.inf) for vector in near]
+        return more
 
     def carried(bound: float, kind: int, lo: np.ndarray, hi: np.ndarray, start) -> tuple[bool, bool, object]:
         """A box bounded by the duals the leaves' solves left (above ``level_policy.BOX_LP_MAX_COLUMNS``): ``(settled,
