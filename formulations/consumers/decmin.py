@@ -19,7 +19,7 @@ import numpy as np
 from kipopt.instance import ConsumersInstance
 
 from kipopt.formulations.consumers.groups import (Dealer, Layout, cheapest, class_counts, integral_flows, layout,
-                                                  least_cross, level_bounds, owner_of, quotas)
+                                                  least_cross, level_bounds, owners_in_order, quotas)
 from kipopt.formulations.consumers.levels import owned_by_group
 from kipopt.formulations.consumers.rules import owners, revoked
 from kipopt.formulations.maxflow import max_flow
@@ -328,13 +328,13 @@ def free_bound(instance: ConsumersInstance, lay: Layout) -> float:
     """Rule objective with balance dropped: each partition to its cheapest subscriber (a lower bound).
 
     Revoked there: owned partitions whose owner does not subscribe to them or reads them at more than
-    their group's least cost (and those of topics nobody subscribes to), counted per topic with numpy
-    on :func:`~kipopt.formulations.consumers.groups.owner_of`."""
+    their group's least cost (and those of topics nobody subscribes to), counted over all topics at once
+    on :func:`~kipopt.formulations.consumers.groups.owners_in_order`."""
     lost = len(owners(instance))
     weight = lost + 1
     best = cheapest(lay)
     if lay.topics:  # every topic's partitions at once
-        owner = np.concatenate(list(owner_of(instance, lay).values()))
+        owner = owners_in_order(instance, lay)
         group = np.concatenate([lay.group_of_partition[t] for t in lay.topics])
         owned = np.flatnonzero(owner >= 0)
         g = group[owned]

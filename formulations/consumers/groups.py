@@ -60,16 +60,28 @@ class Layout:
     def least_cost(self) -> np.ndarray:
         """Per partition group, the least cross-rack cost over its topic's subscribers' racks
         (:func:`cheapest`)."""
-        at = {t: i for i, t in enumerate(self.topics)}
-        pairs = np.fromiter((at[t] for ts in self.member_topics for t in ts), dtype=np.int64)
-        rack = np.repeat(self.member_rack, [len(ts) for ts in self.member_topics])
+        member, topic_of = self.subscription_pairs
         present = np.zeros((len(self.topics), len(self.racks)), dtype=bool)  # some subscriber of t on rack r
-        present[pairs, rack] = True
+        present[topic_of, self.member_rack[member]] = True
+        at = self.topic_index
         topic = np.fromiter((at[g.topic] for g in self.groups), dtype=np.int64, count=len(self.groups))
         big = np.iinfo(np.int64).max
         least = np.where(present[topic], self.cross, big).min(axis=1, initial=big)
         least.flags.writeable = False
         return least
+
+    @cached_property
+    def topic_index(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(self.topics)}
+
+    @cached_property
+    def subscription_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every subscription as ``(member indices, topic indices)``, member-major; read only."""
+        at = self.topic_index
+        member = np.repeat(np.arange(len(self.members), dtype=np.int64), [len(ts) for ts in self.member_topics])
+        topic = np.fromiter((at[t] for ts in self.member_topics for t in ts), dtype=np.int64, count=len(member))
+        member.flags.writeable = topic.flags.writeable = False
+        return member, topic
 
     @cached_property
     def subscribers(self) -> dict[str, np.ndarray]:
@@ -216,31 +228,40 @@ def owner_of(instance: ConsumersInstance, lay: Layout) -> dict[str, np.ndarray]:
     as a member index where that owner subscribes to the topic (the only owner that can keep it), -1
     elsewhere: one parse of the owned partitions' names, shared by the fallback and the balance-free bound
     (kept for the last instance and layout asked; read only)."""
-    hit = _OWNER_OF.get("last")
-    if hit is not None and hit[0] is instance and hit[1] is lay:
-        return hit[2]
+    return _owners(instance, lay)[1]
+
+
+def owners_in_order(instance: ConsumersInstance, lay: Layout) -> np.ndarray:
+    """:func:`owner_of`'s arrays as one, topic after topic in ``lay.topics`` order (its arrays are views of it)."""
+    return _owners(instance, lay)[0]
+
+
+def _owners(instance: ConsumersInstance, lay: Layout) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """``(every topic's owners in one array, per topic its view)`` for :func:`owner_of`, cached."""
+    cached = _OWNER_OF.get("last")
+    if cached is not None and cached[0] is instance and cached[1] is lay:
+        return cached[2]
     sizes = [instance.topics[t].partitions for t in lay.topics]
     start = dict(zip(lay.topics, np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).tolist()))
     owner = np.full(sum(sizes), -1, dtype=np.int64)   # every topic's partitions, one after another
     index = lay.member_index
     for name, member in owners(instance).items():
         t, _, number = name.rpartition("-")
-        at = start.get(t)
-        if at is not None:
-            owner[at + int(number)] = index[member]
+        first = start.get(t)
+        if first is not None:
+            owner[first + int(number)] = index[member]
     # an owner that does not subscribe to the topic cannot keep it: one sorted lookup of (member, topic) keys
     T = max(1, len(lay.topics))
-    topic = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    at = {t: i for i, t in enumerate(lay.topics)}
-    subscribed = np.sort(np.fromiter((m * T + at[t] for m, ts in enumerate(lay.member_topics) for t in ts),
-                                     dtype=np.int64))
+    member, topic = lay.subscription_pairs
+    subscribed = np.sort(member * T + topic)
+    topic_of = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
     owned = np.flatnonzero(owner >= 0)
-    keys = owner[owned] * T + topic[owned]
-    hit = np.searchsorted(subscribed, keys)
-    hit[hit == len(subscribed)] = 0
-    owner[owned[subscribed[hit] != keys] if len(subscribed) else owned] = -1
+    keys = owner[owned] * T + topic_of[owned]
+    found = np.searchsorted(subscribed, keys)
+    found[found == len(subscribed)] = 0
+    owner[owned[subscribed[found] != keys] if len(subscribed) else owned] = -1
     owner.flags.writeable = False
-    out = {t: owner[start[t]:start[t] + n] for t, n in zip(lay.topics, sizes)}
+    out = (owner, {t: owner[start[t]:start[t] + n] for t, n in zip(lay.topics, sizes)})
     _OWNER_OF["last"] = (instance, lay, out)
     return out
 

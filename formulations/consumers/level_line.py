@@ -62,8 +62,8 @@ def nearest_inside(heap: list, popped: np.ndarray, wanted: int, best: float, kno
                             key=lambda item: item[:3])
     for item in boxes:  # a few only: each try bounds its vector by every carried dual
         vector = np.clip(popped, item[4], item[5])
-        if tuple(vector.tolist()) in known or any((vector == v).all() for v in out) or \
-                any((vector == v).all() for v, _ in settled_on_way):
+        seen = out + [v for v, _ in settled_on_way]
+        if tuple(vector.tolist()) in known or any((vector == v).all() for v in seen):
             continue
         settled = settle(vector)
         if settled is not None:

@@ -142,8 +142,6 @@ from kipopt.formulations.consumers.level_warm import leaf_columns, leaf_lp, rela
 from kipopt.formulations.highs import WarmLP, WarmStart, call_highs_before, in_guarded_child, solve_lp
 
 
-
-
 def search_tree(instance: ConsumersInstance, lay: Layout, incumbent: float | None = None,
                 deadline: float | None = None, threads: int | None = None,
                 best: np.ndarray | None = None, answer: dict[str, tuple[str, ...]] | None = None,
