@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from kipopt import from_dict
