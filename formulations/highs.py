@@ -40,6 +40,7 @@ from kipopt.formulations.highs_lexicographic import (MERGE_LIMIT, LexResult, Spa
 from kipopt.formulations.highs_lp import (INTEGRALITY_TOL, SMALL_LP_COLUMNS,  # noqa: F401 (re-exported)
                                           SMALL_LP_SECONDS, build_csc, is_integral, quiet_stdout,
                                           restart_thread_pool, run_highs, size_thread_pool, solve_lp, solve_tu_lp)
+from kipopt.formulations.highs_face import dive_on_face, integral_value
 from kipopt.formulations.highs_lp import ArrayLP, HighsResult, _highs, _result, new_highs, pass_model
 
 T = TypeVar("T")
@@ -213,6 +214,9 @@ class WarmLP:
                    meanwhile: Callable[[], None] | None = None) -> tuple[HighsResult, HighsResult | None]:
         """:meth:`solve`, then (when that is optimal at most ``cutoff``) the same LP with its first
         ``len(fixed(x))`` columns fixed at ``fixed(x)``, ``x`` the first optimum, from the first's basis.
+        Where that second optimum is worse than the first's value and that value is an integer, a dive on the
+        first's optimal face (:func:`~kipopt.formulations.highs_face.dive_on_face`) may answer instead: an
+        optimum at the first's value with those columns integral.
 
         Above :data:`WARM_COLUMNS` under a time limit both run in one child: fixing columns keeps the
         first optimum's basis dual feasible, so the second is a short dual simplex in the same HiGHS
@@ -235,7 +239,11 @@ class WarmLP:
             first = self.solve(lp, time_limit, cutoff, start)
             if not _fixing_pays(first, cutoff):
                 return first, None
-            return first, self.solve(fix_columns(lp, fixed(first.x)), until.limit())
+            basis, values = self._basis, fixed(first.x)
+            second = self.solve(fix_columns(lp, values), until.limit())
+            if _rounding_missed(first, second):
+                second = _dived_here(lp, first, basis, len(values), until, self._threads) or second
+            return first, second
         settled = _first_settled(lp, self._duals, cutoff)
         if settled is not None:
             return settled, None
@@ -356,13 +364,42 @@ def _solve_then(lp: ArrayLP, fixed: Callable[[np.ndarray], np.ndarray], time_lim
     h, first = _or_plain(h, lp, until, threads)
     if not _fixing_pays(first, cutoff):
         return first, None
+    basis = h.getBasis()
     values = np.asarray(fixed(first.x), dtype=np.float64)
     k = len(values)
     h.changeColsBounds(k, np.arange(k, dtype=np.int32), values, values)
     h.setOptionValue("solver", "simplex")
     _time_limit(h, until.limit())
     h.run()
-    return first, _result(h, False)
+    second = _result(h, False)
+    if _rounding_missed(first, second):
+        h.changeColsBounds(k, np.arange(k, dtype=np.int32), lp.lower[:k], lp.upper[:k])
+        h.setBasis(basis)
+        second = dive_on_face(h, lp, first, k, until) or second
+    return first, second
+
+
+def _rounding_missed(first: HighsResult, second: HighsResult) -> bool:
+    """Whether the rounded solve ``second`` fell short of ``first``'s value where an integral point of
+    ``first``'s optimal face may still reach it (:func:`~kipopt.formulations.highs_face.dive_on_face`)."""
+    if not integral_value(first):
+        return False
+    return (second.status != "optimal" or second.x is None or second.objective > first.objective + 0.5
+            or not is_integral(second.x))
+
+
+def _dived_here(lp: ArrayLP, first: HighsResult, basis, k: int, until: Deadline,
+                threads: int | None) -> HighsResult | None:
+    """:func:`~kipopt.formulations.highs_face.dive_on_face` in a ``Highs`` object of its own, started at
+    ``first``'s optimal basis."""
+    if basis is None:
+        return None
+    h = _highs(lp, False, until.limit(), threads, False)
+    h.setBasis(basis)
+    h.run()
+    if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        return None
+    return dive_on_face(h, lp, first, k, until)
 
 
 INTERIOR_POINT = {"solver": "ipm", "run_crossover": "on"}
