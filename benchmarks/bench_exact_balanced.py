@@ -19,6 +19,12 @@ Run: ``nice python benchmarks/bench_exact_balanced.py [--sizes small,medium,larg
 scaling; 2026-12-02: 0.35, 1.19, 2.41 and 4.67 s in process at 625, 2,500, 5,000 and 10,000 members,
 where 2,500 took 6.9 s solved whole).
 
+2026-12-02, evening, the machine at its usual speed (a 10^7-step loop 0.43 s), after the leaf rounding's dive on
+the optimal face (``formulations/highs_face.py``): 1,000,000 x 10,000 seed 1 ``optimal`` at 217,490 in 65.2 s end
+to end (1,321 MB peak); 10,000 x 1,000 seeds 1-3 ``feasible`` at the 1 s limit (gaps 8.0, 2.7, 11.3 %; every
+one of seeds 1-10 proven in process in 0.85-2.2 s at a 60 s limit); 100,000 x 5,000 seeds 1-3 ``feasible`` at
+10 s (gaps 0.86, 1.47, 0.21 %), proven in process in 15.8, 14.6 and 12.7 s (seed 2 had stayed open).
+
 2026-12-02, the machine fast (a 10^7-step loop 0.21 s), after small boxes were enumerated: 10,000 x 1,000
 seed 1 optimal in 1.01 s end to end, seeds 2 and 3 ``feasible`` at the 1 s limit (gaps 2.6 and 11.3 %; proven
 in process in 1.16 and 1.6 s); 100,000 x 5,000 ``feasible`` at 10 s (gaps 1.2-4.1 %, beside other work), at a

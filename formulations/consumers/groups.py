@@ -86,11 +86,12 @@ class Layout:
     @cached_property
     def subscribers(self) -> dict[str, np.ndarray]:
         """Per topic, its subscribers' member indices (ascending); read only."""
-        found: dict[str, list[int]] = defaultdict(list)
-        for i, topics in enumerate(self.member_topics):
-            for t in topics:
-                found[t].append(i)
-        return {t: np.array(found[t], dtype=np.int64) for t in self.topics}
+        member, topic = self.subscription_pairs
+        order = np.argsort(topic, kind="stable")  # the pairs are member-major: members stay ascending
+        by_topic = member[order]
+        by_topic.flags.writeable = False
+        edge = np.searchsorted(topic[order], np.arange(len(self.topics) + 1))
+        return {t: by_topic[edge[i]:edge[i + 1]] for i, t in enumerate(self.topics)}
 
     @cached_property
     def groups_of_topic(self) -> dict[str, list[int]]:

@@ -35,6 +35,9 @@ def test_layout_arrays_and_owners_match_their_definitions(inst):
         assert lay.cross[g].tolist() == [int(is_cross_rack(r, group.racks)) for r in lay.racks]
         readers = lay.subscribers[group.topic]
         assert lay.least_cost[g] == min(int(lay.cross[g, lay.member_rack[m]]) for m in readers)
+    for t in lay.topics:
+        assert lay.subscribers[t].tolist() == [m for m, ts in enumerate(lay.member_topics) if t in ts]
+        assert not lay.subscribers[t].flags.writeable
     member, topic = lay.subscription_pairs
     assert sorted(zip(member.tolist(), topic.tolist())) == sorted(
         (m, lay.topics.index(t)) for m, ts in enumerate(lay.member_topics) for t in ts)
