@@ -37,6 +37,8 @@ DIVE_SOLVES_PER_COLUMN = 2
 """The dive's solves: at most this many per fractional column it starts from, plus :data:`DIVE_SOLVES_EXTRA`."""
 
 DIVE_SOLVES_EXTRA = 8
+"""Solves the dive may take beyond its share per fractional column (the other side of a dead end, columns
+that turn fractional on the way)."""
 
 
 def integral_value(result: HighsResult) -> bool:

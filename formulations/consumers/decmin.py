@@ -49,7 +49,9 @@ def balance_face(instance: ConsumersInstance, lay: Layout, time_limit: float | N
     dec-min member value lies in it), so the model does not grow with the partitions per member: on
     a 1,000,000 x 10,000 group every dec-min member holds 100, where ``[L_c, U_c)`` spans about 180
     levels per class (164,000 columns, 11 s). Were the window ever wrong (a numerical slip in its
-    LPs), the narrowed flow would have no solution, and the full one is solved instead."""
+    LPs), the narrowed flow would have no solution, and the full one is solved instead. Where the window
+    is even (everyone at ``⌊P / M⌋`` or one more, found by two maximum flows) every solution of the
+    narrowed flow costs the same, and the face is read with no LP (:func:`_flat_face`)."""
     t0 = time.perf_counter()
     classes, member_class, count, sizes = class_counts(instance, lay)
     L, U = level_bounds(lay, sizes, classes, count)
@@ -62,6 +64,8 @@ def balance_face(instance: ConsumersInstance, lay: Layout, time_limit: float | N
     info = {"stage1_window": None if window is None else list(window)}
     if window is not None:
         low, high = np.minimum(np.maximum(L, window[0]), U), np.maximum(np.minimum(U, window[1]), L)
+    if window is not None and window == _even_counts(f_class, count, supply):
+        return _timed(_flat_face(classes, member_class, count, arcs, supply, low, high, window[0]), t0, info, (L, U))
     if window is not None and ((low != L).any() or (high != U).any()):
         face = _face(classes, member_class, count, arcs, f_topic, f_class, supply, low, high, _left(t0, time_limit),
                      threads)
@@ -147,6 +151,28 @@ def _even_window(f_topic: np.ndarray, f_class: np.ndarray, count: np.ndarray, su
     if not saturated(q + (r > 0), total) or (r > 0 and not saturated(q, q * members)):
         return None
     return q, q + (r > 0)
+
+
+def _even_counts(f_class: np.ndarray, count: np.ndarray, supply: np.ndarray) -> tuple[int, int]:
+    """``(⌊P / M⌋, ⌈P / M⌉)`` over the members of classes with arcs: the window :func:`extreme_counts` gives
+    exactly when its two maximum flows found everyone there (:func:`_even_window`)."""
+    q, r = divmod(int(round(float(supply.sum()))), int(count[np.unique(f_class)].sum()))
+    return q, q + (r > 0)
+
+
+def _flat_face(classes, member_class, count, arcs, supply, low: np.ndarray, high: np.ndarray, level: int
+               ) -> BalanceFace:
+    """The face of the even window ``[level, level + 1]``, read with no LP. Every segment left there is
+    ``[level, level + 1)`` and costs ``2 level + 1``, and the segments together carry what the classes'
+    least totals leave (``P - Σ n_c low_c``), so every solution of the convex flow costs the same: each one
+    is optimal, the face is every solution (every arc allowed, each class between ``low_c`` and
+    ``high_c``), and the window's maximum flows showed there is one. The LP found the same face at a cost
+    that grows with the arcs: 60 s at 500,000 x 5,000 over 100 topics (249,628 columns, one member per
+    class), where the flows took 1.2 s."""
+    objective = (2 * level + 1) * (float(supply.sum()) - float(np.sum(count * low)))
+    info = {"stage1_columns": 0, "stage1_rows": 0, "stage1_status": "optimal", "stage1_lp": "none (even window)",
+            "classes": len(classes), "sum_squares": _sum_squares(objective, count, low)}
+    return BalanceFace(classes, member_class, low, high, frozenset(arcs), info)
 
 
 def _face(classes, member_class, count, arcs, f_topic, f_class, supply, L, U, time_limit, threads

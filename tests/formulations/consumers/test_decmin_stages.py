@@ -133,3 +133,32 @@ def test_stage2_by_interior_point_stops_at_its_time_limit():
     with mock.patch.object(decmin, "STAGE2_INTERIOR_COLUMNS", 0):
         result, _ = decmin._stage2(problem.lp, 1e-4, 1)
     assert result.status == "time_limit" and result.x is None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny_groups())
+def test_the_even_windows_face_read_with_no_lp_is_the_lps(inst):
+    """Where the window is even the face is read with no LP: the same dec-min answers (sum of squares,
+    stage-2 optimum) as the narrowed flow's LP gives, every valid assignment with counts in the face's
+    bounds pairwise balanced at that sum of squares."""
+    lay = layout(inst)
+    flat = balance_face(inst, lay)
+    assume(flat is not None and "stage1_lp" in flat.info)
+    with mock.patch.object(decmin, "_even_counts", return_value=(-1, -1)):
+        by_lp = balance_face(inst, lay)
+    assert by_lp is not None and "stage1_lp" not in by_lp.info
+    assert _same(inst, lay, flat, by_lp)
+    best = min(sum(n * n for n in c) for c in _counted(inst))
+    assert flat.info["sum_squares"] == best
+
+
+@pytest.mark.parametrize("params", [dict(partitions=5_000, members=50, topics=20, seed=4),
+                                    dict(partitions=3_000, members=100, topics=12, seed=5)])
+def test_an_even_window_solves_no_lp_at_scale(params):
+    inst = generate("consumers", subscriptions="mixed", **params)
+    lay = layout(inst)
+    face = balance_face(inst, lay)
+    assert face.info["stage1_lp"] == "none (even window)" and face.info["stage1_columns"] == 0
+    with mock.patch.object(decmin, "_even_counts", return_value=(-1, -1)):
+        by_lp = balance_face(inst, lay)
+    assert _same(inst, lay, face, by_lp)
