@@ -226,9 +226,9 @@ class BalancedProblem:
     group_members: tuple[tuple[int, ...], ...]  # members of h that own nothing
     owner_members: tuple[int, ...]            # members that own something (own rows)
     owned: dict[tuple[int, int], list[int]]   # (partition group, member) -> owned partition numbers
-    col_kind: np.ndarray                      # 0 = y (g -> h), 1 = z (keep), 2 = w (h -> owner)
-    col_a: np.ndarray                         # g for y/z, h for w
-    col_b: np.ndarray                         # h for y, member for z/w
+    col_kind: np.ndarray  # 0 = y (relay -> h), 1 = z (keep), 2 = w (h -> owner), 3 = x (g -> relay)
+    col_a: np.ndarray     # relay for y, g for z/x, h for w
+    col_b: np.ndarray     # h for y, member for z/w, relay for x
     lp: ArrayLP
 
 
@@ -251,8 +251,6 @@ def balanced_problem(instance: ConsumersInstance, lay: Layout, face: BalanceFace
             plain[h].append(i)
     groups = tuple(h_index)
     topic_of_group = [g.topic for g in lay.groups]
-    # (group, member group) columns where the face allows the group's topic to the member group's class,
-    # group by group: a (groups x member groups) mask, not a loop over every pair (21,000 at 10,000 partitions)
     topics = sorted({t for t, _ in face.allowed} | set(topic_of_group))
     at = {t: i for i, t in enumerate(topics)}
     allowed = np.zeros((len(topics), len(face.classes) if len(face.classes) else 1), dtype=bool)
@@ -261,42 +259,51 @@ def balanced_problem(instance: ConsumersInstance, lay: Layout, face: BalanceFace
     h_rack = np.array([r for r, _ in groups], dtype=np.int64)
     h_class = np.array([c for _, c in groups], dtype=np.int64)
     g_topic = np.array([at[t] for t in topic_of_group], dtype=np.int64)
-    pair_g, pair_h = np.nonzero(allowed[g_topic[:, None], h_class[None, :]]) if len(groups) else ((), ())
-    pair_g, pair_h = np.asarray(pair_g, dtype=np.int64), np.asarray(pair_h, dtype=np.int64)
-    kinds, a, b = [0] * len(pair_g), pair_g.tolist(), pair_h.tolist()
-    cost = (weight * lay.cross[pair_g, h_rack[pair_h]]).tolist()
-    for (g, m), numbers in owned.items():
-        c = int(face.member_class[m])
-        if (topic_of_group[g], c) in face.allowed:
-            kinds.append(1); a.append(g); b.append(m)
-            cost.append(weight * lay.cross[g, lay.member_rack[m]] - 1)
-    for m in owner_set:
-        kinds.append(2); a.append(owner_group[m]); b.append(m); cost.append(0)
-    kind, col_a, col_b = (np.array(v, dtype=np.int64) for v in (kinds, a, b))
-    G, H = len(lay.groups), len(groups)
-    owner_row = {m: G + H + i for i, m in enumerate(owner_set)}
-    k = len(kind)
-    rows_first = np.where(kind == 2, G + col_a, col_a)  # g row for y/z, h row for w
-    second = np.where(kind == 0, G + col_b, 0)
-    if k:
-        second[kind != 0] = [owner_row[int(m)] for m in col_b[kind != 0]]
-    vals_first = np.where(kind == 2, -1.0, 1.0)
-    start, index, value = build_csc(k, np.repeat(np.arange(k), 2), np.stack([rows_first, second], axis=1).ravel(),
-                                    np.stack([vals_first, np.ones(k)], axis=1).ravel())
     sizes = np.array([g.size for g in lay.groups], dtype=np.float64)
+    G, H, O = len(lay.groups), len(groups), len(owner_set)
+    owner_row = {m: G + H + i for i, m in enumerate(owner_set)}
+    # y: relay (topic, rack) -> member group, where the face allows the topic to the group's class (a
+    # (topics x member groups) mask); x: partition group -> relay of its topic, at the rack's cross-rack cost
+    y_t, y_h = (np.asarray(v, dtype=np.int64) for v in (np.nonzero(allowed[:, h_class]) if H else ((), ())))
+    relays, y_relay = np.unique(y_t * len(lay.racks) + h_rack[y_h], return_inverse=True)
+    relay_topic, relay_rack = relays // len(lay.racks), relays % len(lay.racks)
+    by_topic = np.argsort(g_topic, kind="stable")
+    edge = np.searchsorted(g_topic[by_topic], np.arange(len(topics) + 1))
+    x_relay = np.repeat(np.arange(len(relays)), edge[relay_topic + 1] - edge[relay_topic])
+    x_g = by_topic[np.concatenate([np.arange(edge[t], edge[t + 1]) for t in relay_topic])] if len(relays) \
+        else np.zeros(0, dtype=np.int64)
+    relay_row = G + H + O + np.arange(len(relays))
+    z = [(g, m) for (g, m) in owned if (topic_of_group[g], int(face.member_class[m])) in face.allowed]
+    z_g = np.array([g for g, _ in z], dtype=np.int64)
+    z_m = np.array([m for _, m in z], dtype=np.int64)
+    w_h = np.array([owner_group[m] for m in owner_set], dtype=np.int64)
+    w_m = np.array(owner_set, dtype=np.int64)
+    o_row = lambda ms: np.array([owner_row[int(m)] for m in ms], dtype=np.int64)  # noqa: E731
+    topic_size = np.bincount(g_topic, weights=sizes, minlength=len(topics))
+    # (kind, a, b, first row, its coefficient, second row, cost, upper): y, z (keeps), w (to owners), x
+    parts = [(0, y_relay, y_h, G + y_h, 1.0, relay_row[y_relay], np.zeros(len(y_h)), topic_size[relay_topic[y_relay]]),
+             (1, z_g, z_m, z_g, 1.0, o_row(z_m), weight * lay.cross[z_g, lay.member_rack[z_m]] - 1.0,
+              np.array([len(owned[(int(g), int(m))]) for g, m in z], dtype=np.float64)),
+             (2, w_h, w_m, G + w_h, -1.0, o_row(w_m), np.zeros(O), face.high[face.member_class[w_m]]),
+             (3, x_g, x_relay, x_g, 1.0, relay_row[x_relay], weight * lay.cross[x_g, relay_rack[x_relay]],
+              sizes[x_g])]
+    kind = np.concatenate([np.full(len(a), k, dtype=np.int64) for k, a, *_ in parts])
+    col_a, col_b = (np.concatenate([part[i] for part in parts]).astype(np.int64) for i in (1, 2))
+    first = np.concatenate([part[3] for part in parts]).astype(np.int64)
+    sign = np.concatenate([np.full(len(part[1]), part[4]) for part in parts])
+    second = np.concatenate([part[5] for part in parts]).astype(np.int64)
+    # the relay row's sign: -1 for what leaves it (y), +1 for what enters (x)
+    second_sign = np.where(kind == 0, -1.0, 1.0)
+    k = len(kind)
+    start, index, value = build_csc(k, np.repeat(np.arange(k), 2), np.stack([first, second], axis=1).ravel(),
+                                    np.stack([sign, second_sign], axis=1).ravel())
     n_plain = np.array([len(plain[h]) for h in range(H)], dtype=np.float64)
     o_class = face.member_class[owner_set] if owner_set else np.zeros(0, dtype=np.int64)
-    upper = np.zeros(k)
-    if k:
-        y = kind == 0
-        upper[y] = sizes[col_a[y]]
-        keep = kind == 1
-        upper[keep] = [len(owned[(int(g), int(m))]) for g, m in zip(col_a[keep], col_b[keep])]
-        w = kind == 2
-        upper[w] = face.high[face.member_class[col_b[w]]]
-    lp = ArrayLP(cost=np.array(cost, dtype=np.float64), lower=np.zeros(k), upper=upper.astype(np.float64),
-                 row_lower=np.concatenate([sizes, n_plain * face.low[h_class], face.low[o_class]]).astype(float),
-                 row_upper=np.concatenate([sizes, n_plain * face.high[h_class], face.high[o_class]]).astype(float),
+    no_relay = np.zeros(len(relays))
+    lp = ArrayLP(cost=np.concatenate([part[6] for part in parts]).astype(np.float64), lower=np.zeros(k),
+                 upper=np.concatenate([part[7] for part in parts]).astype(np.float64),
+                 row_lower=np.concatenate([sizes, n_plain * face.low[h_class], face.low[o_class], no_relay]).astype(float),
+                 row_upper=np.concatenate([sizes, n_plain * face.high[h_class], face.high[o_class], no_relay]).astype(float),
                  start=start, index=index, value=value)
     return BalancedProblem(lay, face, weight, len(owner_of), groups, tuple(tuple(plain[h]) for h in range(H)),
                            tuple(owner_set), dict(owned), kind, col_a, col_b, lp)
@@ -323,10 +330,18 @@ def read_back(problem: BalancedProblem, flows: np.ndarray) -> dict[str, tuple[st
     for g, group in enumerate(lay.groups):
         pools[g] = [p for p in group.partitions if p not in taken[g]]
     dealer = Dealer(pools, [g.topic for g in lay.groups])
-    incoming: dict[int, list[str]] = defaultdict(list)
-    for g, h, f in columns(0):
+    relayed: dict[int, list[str]] = defaultdict(list)
+    for g, relay, f in columns(3):
         if f:
-            incoming[h].extend(dealer.take(g, f))
+            relayed[relay].extend(dealer.take(g, f))
+    incoming: dict[int, list[str]] = defaultdict(list)
+    passed: dict[int, int] = defaultdict(int)
+    for relay, h, f in columns(0):
+        if f:
+            incoming[h].extend(relayed[relay][passed[relay]:passed[relay] + f])
+            passed[relay] += f
+    if any(n != len(relayed[r]) for r, n in passed.items()) or set(relayed) - set(passed):
+        raise ValueError("a relay's partitions in and out differ")
     to_owner: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for h, m, f in columns(2):
         to_owner[h].append((m, f))
