@@ -85,19 +85,22 @@ def dive_on_face(h, lp: ArrayLP, first: HighsResult, k: int, until: Deadline) ->
 
 def _restrict_to_face(h, lp: ArrayLP, first: HighsResult) -> None:
     """Pin every column with a nonzero reduced cost and every row with a nonzero dual at its tight bound."""
-    d, y = first.col_dual, first.row_dual
-    at_lower, at_upper = np.flatnonzero(d > FACE_TOL), np.flatnonzero(d < -FACE_TOL)
-    cols = np.r_[at_lower, at_upper]
-    values = np.r_[lp.lower[at_lower], lp.upper[at_upper]]
+    cols, values = _tight(first.col_dual, lp.lower, lp.upper)
+    if len(cols):
+        h.changeColsBounds(len(cols), cols, values, values)
+    rows, levels = _tight(first.row_dual, lp.row_lower, lp.row_upper)
+    if len(rows):
+        h.changeRowsBounds(len(rows), rows, levels, levels)
+
+
+def _tight(dual: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The entries whose dual is nonzero and the (finite) bound each is tight at: the lower where the dual is
+    positive, the upper where negative (a minimization's signs)."""
+    at_lower, at_upper = np.flatnonzero(dual > FACE_TOL), np.flatnonzero(dual < -FACE_TOL)
+    index = np.r_[at_lower, at_upper]
+    values = np.r_[lower[at_lower], upper[at_upper]]
     finite = np.isfinite(values)
-    if finite.any():
-        h.changeColsBounds(int(finite.sum()), cols[finite].astype(np.int32), values[finite], values[finite])
-    row_lower, row_upper = np.flatnonzero(y > FACE_TOL), np.flatnonzero(y < -FACE_TOL)
-    rows = np.r_[row_lower, row_upper]
-    levels = np.r_[lp.row_lower[row_lower], lp.row_upper[row_upper]]
-    finite = np.isfinite(levels)
-    if finite.any():
-        h.changeRowsBounds(int(finite.sum()), rows[finite].astype(np.int32), levels[finite], levels[finite])
+    return index[finite].astype(np.int32), values[finite].astype(np.float64)
 
 
 def _is_fractional(x: np.ndarray, k: int) -> np.ndarray:

@@ -37,6 +37,17 @@ def _feasible(lp: ArrayLP, x: np.ndarray) -> bool:
                 and np.all(activity >= lp.row_lower - 1e-7) and np.all(activity <= lp.row_upper + 1e-7))
 
 
+def _random_solved(seed: int, n: int, m: int):
+    """A random covering LP with some rows capped (``n`` columns in [0, 2], ``m`` rows, integer costs of both
+    signs), solved: ``(lp, its Highs object, the result)``."""
+    rng = np.random.default_rng(seed)
+    rows = [sorted(rng.choice(n, size=int(rng.integers(2, n + 1)), replace=False).tolist()) for _ in range(m)]
+    cover = rng.integers(1, 3, m).astype(float)
+    upper = np.where(rng.random(m) < 0.3, cover + rng.integers(0, 2, m), np.inf)
+    lp = _lp(rng.integers(-2, 4, n), rows, cover, upper, col_upper=2.0)
+    return (lp, *_solved(lp))
+
+
 TRIANGLE = _lp([1, 1, 1], [[0, 1], [1, 2], [0, 2], [0, 1, 2]], [1, 1, 1, 2], [np.inf] * 4)
 """Each pair covers 1 and all three cover 2: value 2, a face with fractional vertices such as (1/2, 1/2, 1)
 beside integral ones."""
@@ -62,13 +73,8 @@ def test_the_dive_gives_up_where_the_face_holds_no_integral_point_or_time_is_out
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**31 - 1), st.integers(3, 8), st.integers(2, 7), st.integers(1, 8))
 def test_whatever_the_dive_answers_is_an_optimum_with_the_chosen_columns_integral(seed, n, m, k):
-    rng = np.random.default_rng(seed)
     k = min(k, n)
-    rows = [sorted(rng.choice(n, size=int(rng.integers(2, n + 1)), replace=False).tolist()) for _ in range(m)]
-    cover = rng.integers(1, 3, m).astype(float)
-    upper = np.where(rng.random(m) < 0.3, cover + rng.integers(0, 2, m), np.inf)
-    lp = _lp(rng.integers(-2, 4, n), rows, cover, upper, col_upper=2.0)
-    h, first = _solved(lp)
+    lp, h, first = _random_solved(seed, n, m)
     if first.status != "optimal":
         return
     got = dive_on_face(h, lp, first, k, Deadline.after(10))
@@ -91,12 +97,8 @@ def test_solve_then_answers_by_the_dive_where_the_rounding_falls_short(monkeypat
 @given(st.integers(0, 2**31 - 1), st.integers(3, 8), st.integers(2, 7))
 def test_every_point_of_the_face_is_an_optimum(seed, n, m):
     from kipopt.formulations.highs_face import _restrict_to_face
-    rng = np.random.default_rng(seed)
-    rows = [sorted(rng.choice(n, size=int(rng.integers(2, n + 1)), replace=False).tolist()) for _ in range(m)]
-    cover = rng.integers(1, 3, m).astype(float)
-    upper = np.where(rng.random(m) < 0.3, cover + rng.integers(0, 2, m), np.inf)
-    lp = _lp(rng.integers(-2, 4, n), rows, cover, upper, col_upper=2.0)
-    h, first = _solved(lp)
+    rng = np.random.default_rng(seed + 1)
+    lp, h, first = _random_solved(seed, n, m)
     if first.status != "optimal":
         return
     _restrict_to_face(h, lp, first)
