@@ -23,7 +23,10 @@ where 2,500 took 6.9 s solved whole).
 the optimal face (``formulations/highs_face.py``): 1,000,000 x 10,000 seed 1 ``optimal`` at 217,490 in 65.2 s end
 to end (1,321 MB peak); 10,000 x 1,000 seeds 1-3 ``feasible`` at the 1 s limit (gaps 8.0, 2.7, 11.3 %; every
 one of seeds 1-10 proven in process in 0.85-2.2 s at a 60 s limit); 100,000 x 5,000 seeds 1-3 ``feasible`` at
-10 s (gaps 0.86, 1.47, 0.21 %), proven in process in 15.8, 14.6 and 12.7 s (seed 2 had stayed open).
+10 s (gaps 0.86, 1.47, 0.21 %), proven in process in 15.8, 14.6 and 12.7 s (seed 2 had stayed open). Then with
+stage 2 through (topic, rack) relays: 1,000,000 x 10,000 seed 1 ``optimal`` in 60.9 s end to end; 100,000 x 5,000
+seeds 1-4 proven in process in 14.5, 13.6, 12.3 and 9.8 s; at the targets' limits the same statuses and gaps
+(10,000 x 1,000: 4.5, 2.6, 10.9 % at 1.1 s).
 
 2026-12-02, the machine fast (a 10^7-step loop 0.21 s), after small boxes were enumerated: 10,000 x 1,000
 seed 1 optimal in 1.01 s end to end, seeds 2 and 3 ``feasible`` at the 1 s limit (gaps 2.6 and 11.3 %; proven
