@@ -25,7 +25,9 @@ solved to optimality are tried, which by weak duality bound every vector's LP an
 fixed and the LP solved again from the relaxation's basis
 (:func:`~kipopt.formulations.consumers.level_warm.relax_rounded`; for a large leaf LP both in one child,
 which at 100,000 x 5,000 gives the first leaf its answer within a 10 s limit: 23,877 where the dec-min
-one, 24,154, stood before): an integral answer, checked against the rule, becomes the best in hand
+one, 24,154, stood before; where the rounding falls short of an integral LP value, a dive on the LP's
+optimal face, :func:`~kipopt.formulations.highs_face.dive_on_face`, looks for an integral point at that
+value): an integral answer, checked against the rule, becomes the best in hand
 early, so that later relaxations stop at the cutoff, and settles the vector when it meets its
 relaxation. An unsettled vector is put back and solved as a MILP (seeking only answers below the best
 in hand) when it comes up again. The least bound of the open boxes is a valid bound on the rule's

@@ -111,7 +111,8 @@ def relax_rounded(leaf: LeafLP, vector: np.ndarray, time_limit: float | None = N
     """:func:`relax`, then (when its optimum is at most ``cutoff``) a primal heuristic from its basis: the
     relaxation's high counts ``η`` rounded (largest remainders, their sum kept: it is ``P - Σ n μ``) and
     fixed, the LP solved again, in one HiGHS object where the leaf LP is large
-    (:meth:`~kipopt.formulations.highs.WarmLP.solve_then`). An integral optimum of the second is an answer
+    (:meth:`~kipopt.formulations.highs.WarmLP.solve_then`, which dives on the relaxation's optimal face where
+    the rounding falls short of an integral value). An integral optimum of the second is an answer
     of the vector's MILP, returned with the model :func:`~kipopt.formulations.consumers.level_search.read_back`
     reads it through; ``None`` otherwise."""
     first, second = leaf.warm.solve_then(_model(leaf, vector, vector), lambda x: _rounded_high(leaf, x), time_limit,
